@@ -1,0 +1,114 @@
+"""The submission as the hidden suites see it: a proxy to the sandboxed worker.
+
+Suites call `remote.call("masked_softmax", scores, mask)` and get a `Reply`
+holding plain tensors rebuilt from bytes. The worker starts (and runs the
+notebook's cells) on the first call. When it dies (crash, limit, timeout) the
+function that was running is marked dead: its remaining tests fail at once
+with the same reason, and the next call to any other function starts a fresh
+worker.
+"""
+from dataclasses import dataclass, field
+
+from autograder.sandbox import Limits, WorkerClient, WorkerDied
+
+
+@dataclass
+class Reply:
+    ok: bool
+    value: object = None
+    error: str | None = None  # one line for the student
+    grads: dict | None = None
+    op_count: int | None = None
+    forbidden_seen: list = field(default_factory=list)
+    inputs_changed: list | None = None
+    params: dict | None = None
+
+
+def _error_line(err):
+    if not isinstance(err, dict):
+        return "the worker sent an error it could not describe"
+    where = f" ({err['where']})" if err.get("where") else ""
+    return f"raised {err.get('type', 'Exception')}{where}: {err.get('message', '')}"
+
+
+class Remote:
+    def __init__(self, submission, provided_source, limits=None, slot=0):
+        self.submission = submission
+        self.provided_source = provided_source
+        self.limits = limits or Limits()
+        self.slot = slot
+        self.client = None
+        self.dead = {}  # target -> reason
+        self.load_failure = None
+        self.cell_errors = []
+        self.defined = set()
+        self.calls = 0
+
+    # -- lifecycle ------------------------------------------------------
+    def _ensure(self):
+        if self.load_failure:
+            raise WorkerDied(self.load_failure)
+        if self.client is not None and self.client.alive:
+            return
+        if self.client is not None:
+            self.client.close()
+        self.client = WorkerClient(self.limits, self.slot)
+        self.client.start()
+        cells = [{"index": c.index, "source": c.source} for c in self.submission.cells]
+        try:
+            report = self.client.request(
+                {"op": "load", "cells": cells, "provided": self.provided_source},
+                cpu_seconds=self.limits.load_seconds,
+                wall_seconds=self.limits.load_seconds * 1.5 + 10,
+            )
+        except WorkerDied as exc:
+            self.load_failure = f"running the notebook's cells {exc.reason}"
+            self.close()
+            raise WorkerDied(self.load_failure) from None
+        self.cell_errors = [
+            f"cell {c['index']} {_error_line(c.get('error'))}"
+            for c in report.get("cells", []) if not c.get("ok")
+        ]
+        self.defined = set(report.get("names", []))
+
+    def close(self):
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+    # -- calls ----------------------------------------------------------
+    def call(self, target, *args, device="cpu", construct=None, state=None, to=None,
+             cotangents=None, trace=False, return_inputs=False, invoke=True, **kwargs):
+        if target in self.dead:
+            return Reply(False, error=self.dead[target])
+        try:
+            self._ensure()
+        except WorkerDied as exc:
+            return Reply(False, error=exc.reason)
+        message = {
+            "op": "call", "target": target, "args": list(args), "kwargs": kwargs,
+            "device": device, "construct": construct, "state": state, "to": to,
+            "cotangents": cotangents, "trace": trace, "return_inputs": return_inputs,
+            "invoke": invoke,
+        }
+        self.calls += 1
+        cpu = self.limits.cpu_seconds_per_call
+        try:
+            raw = self.client.request(message, cpu_seconds=cpu, wall_seconds=cpu * 2 + 10)
+        except WorkerDied as exc:
+            self.dead[target] = f"`{target}` {exc.reason}"
+            self.close()
+            return Reply(False, error=self.dead[target])
+        if not isinstance(raw, dict):
+            return Reply(False, error="the worker sent a reply that is not a dict")
+        if not raw.get("ok"):
+            return Reply(False, error=_error_line(raw.get("error")))
+        return Reply(
+            True,
+            value=raw.get("value"),
+            grads=raw.get("grads"),
+            op_count=raw.get("op_count"),
+            forbidden_seen=list(raw.get("forbidden_seen") or []),
+            inputs_changed=raw.get("inputs_changed"),
+            params=raw.get("params"),
+        )

@@ -1,0 +1,318 @@
+"""Start and talk to a sandboxed worker (`autograder.worker`).
+
+Limits come from `grading.yml` and are enforced by the operating system:
+RLIMIT_CPU (set per call from the judge with prlimit), RLIMIT_DATA (not
+RLIMIT_AS: torch reserves ~640 MB of address space at import), RLIMIT_FSIZE
+(printed output goes to a capped file), RLIMIT_NPROC, RLIMIT_CORE = 0, a
+process group of its own that is killed whole, and a wall-clock timeout in the
+judge. When the judge runs as root the worker also gets a private mount
+namespace in which the reference solutions and hidden suites are hidden under
+empty tmpfs mounts, and drops to an unprivileged uid (one per pool slot).
+"""
+import os
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder import wire
+
+UID_BASE = 61000
+KIT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class WorkerDied(Exception):
+    """The worker is gone (crash, limit, timeout); `reason` says why in one line."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Limits:
+    cpu_seconds_per_call: float = 20
+    load_seconds: float = 90
+    memory_mb: int = 3072
+    output_bytes: int = 1_000_000
+    processes: int = 64
+    submission_cpu_seconds: float = 900
+    reply_bytes: int = 256 << 20
+
+    @classmethod
+    def from_config(cls, cfg):
+        known = {k: v for k, v in (cfg or {}).items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+def protected_paths():
+    """What the worker must not read: reference solutions and hidden suites."""
+    import solutions
+
+    return [Path(solutions.__file__).resolve().parent, Path(__file__).resolve().parent / "suites"]
+
+
+def _preexec(limits, uid, hide, reach):
+    def setup():
+        os.setsid()
+        mb = 1 << 20
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_DATA, (limits.memory_mb * mb, limits.memory_mb * mb))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_bytes, limits.output_bytes))
+        cpu = int(limits.load_seconds) + 1
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, int(limits.submission_cpu_seconds)))
+        if uid is not None:
+            _prepare_mounts(hide, reach)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+
+    return setup
+
+
+def _libc():
+    import ctypes
+
+    return ctypes, ctypes.CDLL(None, use_errno=True)
+
+
+def _mount(libc, ctypes, src, dst, fstype, flags, data):
+    if libc.mount(src, str(dst).encode(), fstype, flags, data) != 0:
+        raise OSError(ctypes.get_errno(), f"mount on {dst} failed")
+
+
+def _prepare_mounts(hide, reach):
+    """In a private mount namespace (root only): hide `hide` under empty tmpfs
+    mounts, and make the paths in `reach` traversable by the unprivileged uid.
+
+    A path such as the interpreter under /root (mode 700) is reached by
+    mounting a tmpfs over the blocking directory and binding back only the
+    child that leads to it; the host's permissions are left as they are.
+    """
+    ctypes, libc = _libc()
+    CLONE_NEWNS, MS_REC, MS_PRIVATE, MS_BIND = 0x00020000, 0x4000, 1 << 18, 4096
+    if libc.unshare(CLONE_NEWNS) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS) failed")
+    libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
+    blocked = {}  # blocking directory -> children to bind back
+    for path in reach:
+        parts = Path(path).parts
+        for i in range(2, len(parts)):
+            parent = Path(*parts[:i])
+            if not os.stat(parent).st_mode & 0o001:
+                blocked.setdefault(parent, set()).add(parts[i])
+                break
+    if blocked:
+        stage = Path("/mnt")
+        _mount(libc, ctypes, b"tmpfs", stage, b"tmpfs", 0, b"mode=700")
+        n = 0
+        for parent, children in sorted(blocked.items(), key=lambda kv: len(str(kv[0]))):
+            staged = []
+            for child in sorted(children):
+                target = stage / str(n)
+                n += 1
+                target.mkdir()
+                _mount(libc, ctypes, str(parent / child).encode(), target, None, MS_BIND | MS_REC, None)
+                staged.append((child, target))
+            _mount(libc, ctypes, b"tmpfs", parent, b"tmpfs", 0, b"mode=755")
+            for child, target in staged:
+                (parent / child).mkdir()
+                _mount(libc, ctypes, str(target).encode(), parent / child, None, MS_BIND | MS_REC, None)
+    for p in hide:
+        _mount(libc, ctypes, b"tmpfs", p, b"tmpfs", 0, b"size=4k,mode=000")
+
+
+def reachable_paths():
+    """What the worker must reach: the interpreter, its environment and the kit."""
+    import torch
+
+    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), KIT_ROOT,
+             Path(torch.__file__).resolve().parent.parent, Path(sys.executable).resolve().parent}
+    return sorted(str(p) for p in paths)
+
+
+@dataclass
+class Process:
+    proc: subprocess.Popen
+    to_worker: int
+    from_worker: int
+    scratch: Path
+    dead: str | None = None
+    peak_rss_kb: int = 0
+    notes: list = field(default_factory=list)
+
+
+class WorkerClient:
+    """One live worker process. Raises `WorkerDied` once it is gone."""
+
+    def __init__(self, limits, slot=0):
+        self.limits = limits
+        self.slot = slot
+        self.p = None
+
+    # -- lifecycle ------------------------------------------------------
+    def start(self):
+        uid = UID_BASE + self.slot if os.geteuid() == 0 else None
+        scratch = Path(tempfile.mkdtemp(prefix="kit-worker-"))
+        if uid is not None:
+            os.chown(scratch, uid, uid)
+        os.chmod(scratch, 0o700)
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        out = open(scratch / "output.txt", "wb")
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(scratch),
+            "TMPDIR": str(scratch),
+            "LANG": "C.UTF-8",
+            "MPLBACKEND": "Agg",
+            "MPLCONFIGDIR": str(scratch),
+            "OMP_NUM_THREADS": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPATH": str(KIT_ROOT),
+        }
+        if "CUDA_VISIBLE_DEVICES" in os.environ:
+            env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "autograder.worker", str(req_r), str(rep_w)],
+            pass_fds=(req_r, rep_w),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=scratch,
+            env=env,
+            preexec_fn=_preexec(self.limits, uid, *(  (protected_paths(), reachable_paths()) if uid is not None else ([], []))),
+        )
+        out.close()
+        os.close(req_r)
+        os.close(rep_w)
+        self.p = Process(proc, req_w, rep_r, scratch)
+
+    def close(self):
+        p = self.p
+        if p is None:
+            return
+        if p.proc.poll() is None:
+            try:
+                wire_bytes = wire.encode({"op": "exit"})
+                os.write(p.to_worker, wire_bytes)
+            except OSError:
+                pass
+            try:
+                p.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        self._kill()
+        for fd in (p.to_worker, p.from_worker):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        shutil.rmtree(p.scratch, ignore_errors=True)
+        self.p = None
+
+    def _kill(self):
+        p = self.p
+        try:
+            os.killpg(p.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            p.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    @property
+    def alive(self):
+        return self.p is not None and self.p.dead is None
+
+    def output_tail(self, n=2000):
+        """The end of what the student's code printed (it goes to a capped file)."""
+        try:
+            data = (self.p.scratch / "output.txt").read_bytes()
+        except (OSError, AttributeError):
+            return ""
+        return data[-n:].decode(errors="replace")
+
+    # -- requests -------------------------------------------------------
+    def request(self, message, cpu_seconds, wall_seconds):
+        """Send one request and wait for its reply, within the given budgets."""
+        p = self.p
+        if p is None or p.dead:
+            raise WorkerDied(p.dead if p else "worker not started")
+        # Root here lacks CAP_SYS_RESOURCE, so the judge cannot prlimit the
+        # worker: the worker lowers its own soft RLIMIT_CPU before each request;
+        # the hard limit (the submission's whole CPU budget, set before the
+        # student's code ran) cannot be raised by it.
+        message = dict(message, cpu_seconds=cpu_seconds)
+        try:
+            data = wire.encode(message)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(p.to_worker, view):]
+        except (BrokenPipeError, OSError):
+            self._died()
+        deadline = time.monotonic() + wall_seconds
+        buf = bytearray()
+        need = 8
+        body_len = None
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._died(timeout=wall_seconds)
+            ready, _, _ = select.select([p.from_worker], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(p.from_worker, 1 << 20)
+            if not chunk:
+                self._died()
+            buf += chunk
+            if body_len is None and len(buf) >= 8:
+                body_len = int.from_bytes(buf[:8], "big")
+                if body_len > self.limits.reply_bytes:
+                    self._kill()
+                    p.dead = f"the worker sent a reply of {body_len} bytes, over the {self.limits.reply_bytes}-byte limit"
+                    raise WorkerDied(p.dead)
+                need = 8 + body_len
+            if body_len is not None and len(buf) >= need:
+                break
+        try:
+            return wire.decode(bytes(buf[8:need]))
+        except wire.WireError as exc:
+            self._kill()
+            p.dead = f"the worker sent a malformed reply ({exc})"
+            raise WorkerDied(p.dead) from None
+
+    def _died(self, timeout=None):
+        p = self.p
+        if timeout is not None:
+            self._kill()
+            p.dead = f"timed out after {timeout:g} s (wall clock)"
+            raise WorkerDied(p.dead)
+        try:
+            p.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._kill()
+        rc = p.proc.returncode
+        self._kill()
+        if rc is not None and rc < 0:
+            sig = -rc
+            if sig == signal.SIGXCPU:
+                p.dead = f"exceeded the CPU time limit of {self.limits.cpu_seconds_per_call:g} s (killed by SIGXCPU)"
+            elif sig == signal.SIGXFSZ:
+                p.dead = f"printed more than the {self.limits.output_bytes}-byte output limit"
+            else:
+                p.dead = f"crashed with signal {sig} ({signal.Signals(sig).name})"
+        else:
+            p.dead = f"the worker exited early (exit status {rc})"
+        tail = self.output_tail(300).strip().splitlines()
+        if tail and rc not in (None, 0):
+            p.notes.append(tail[-1][:200])
+        raise WorkerDied(p.dead)
