@@ -151,6 +151,9 @@ def _score(cfg, assignment, outcomes):
         if name in questions:
             q = questions[name]
             q.score = round(q.max_score * sum(fractions) / len(fractions), 2)
+    for name, q in questions.items():
+        if name not in per_question:
+            q.lines.append("not graded: no hidden test ran for this question (grader error, reported to the course staff)")
     return questions
 
 

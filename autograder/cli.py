@@ -1,0 +1,46 @@
+"""`python -m autograder VERB ...`: one package per verb."""
+import argparse
+import sys
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder", description="Attention-mechanisms autograding kit.")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    p = verbs.add_parser("build", help="build student notebooks (refreshing student_template/) and autograder zips")
+    p.add_argument("--out", default="dist", help="output folder (default: dist)")
+    p.add_argument("--check", action="store_true", help="only report drift between solutions/ and the notebooks")
+
+    p = verbs.add_parser("grade", help="grade submissions (notebooks or otter export zips) in the trusted judge")
+    p.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="files or folders of submissions")
+    p.add_argument("--assignment", help="assignment name (default: detected from each notebook)")
+    p.add_argument("--out", required=True, help="folder for <id>/results.json and grades.csv")
+    p.add_argument("--resume", action="store_true", help="skip submissions whose results.json already exists")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    p = verbs.add_parser("check", help="run a notebook's public tests (what grader.check_all() runs)")
+    p.add_argument("notebook")
+    p.add_argument("--assignment")
+
+    p = verbs.add_parser("gradescope", help="grade /autograder/submission into /autograder/results (run_autograder)")
+    p.add_argument("--root", default=None, help="Gradescope root (default: $KIT_AUTOGRADER_ROOT or /autograder)")
+
+    p = verbs.add_parser("demo", help="build everything, grade the example submissions, print a score table")
+    p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
+
+    args = parser.parse_args(argv)
+    if args.verb == "build":
+        from autograder.build import main as run
+    elif args.verb == "grade":
+        from autograder.grade import main as run
+    elif args.verb == "check":
+        from autograder.check import main as run
+    elif args.verb == "gradescope":
+        from autograder.gradescope import main as run
+    else:
+        from autograder.grade.demo import main as run
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
