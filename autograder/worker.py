@@ -30,6 +30,12 @@ def _where(exc):
 
 
 def _error(exc):
+    if isinstance(exc, OSError) and exc.errno == 27:  # EFBIG: RLIMIT_FSIZE on printed output
+        import resource
+
+        cap = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        return {"type": "OutputLimit", "message": f"printed more than the {cap}-byte output limit; output truncated",
+                "where": _where(exc)}
     msg = str(exc)
     if len(msg) > MESSAGE_CHARS:
         msg = msg[:MESSAGE_CHARS] + " ..."

@@ -1,0 +1,37 @@
+"""Shared helpers for the kit's own tests."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENTS = ("classic_attention", "scaled_dot_product", "multi_head")
+
+
+def run_cli(*args, check=True, timeout=900, env=None):
+    """Run `python -m autograder ARGS` as a user would; return the CompletedProcess."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", *map(str, args)],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"autograder {' '.join(map(str, args))} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def scores(results_json):
+    data = json.loads(Path(results_json).read_text())
+    return {t["name"]: (t["score"], t["max_score"]) for t in data["tests"]}
+
+
+def template(assignment):
+    return json.loads((ROOT / "student_template" / f"{assignment}.ipynb").read_text())
+
+
+@pytest.fixture(scope="session")
+def root():
+    return ROOT

@@ -1,0 +1,113 @@
+"""The worker sandbox: student code runs in another process, limited, and cannot
+reach the judge, the solutions or the hidden suites."""
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder.notebook import Cell, Submission
+from autograder.remote import Remote
+from autograder.sandbox import Limits
+
+CODE = '''
+import os, sys, time, torch
+def double(x):
+    return x * 2
+def whoami():
+    return os.getuid()
+def read_solution():
+    import solutions.classic_attention
+    return "read"
+def list_suites(path):
+    return os.listdir(path)
+def spin(x):
+    while True:
+        pass
+def segfault(x):
+    import ctypes
+    return ctypes.string_at(0)
+def exit_quietly(x):
+    os._exit(0)
+def kill_parent(x):
+    os.kill(os.getppid(), 9)
+    return "killed"
+def kill_everything(x):
+    os.kill(-1, 9)
+    return "alive"
+def allocate(x):
+    return torch.empty(20 * 2**30, dtype=torch.uint8).fill_(1).sum()
+def shout(x):
+    sys.stdout.write("x" * 100_000_000)
+    return 1
+def numpy_back(x):
+    return x.numpy()
+'''
+
+
+@pytest.fixture
+def remote():
+    sub = Submission(Path("inline.ipynb"), {}, [Cell(1, CODE, CODE)])
+    r = Remote(sub, "", Limits(cpu_seconds_per_call=2, load_seconds=30, memory_mb=2048, output_bytes=1_000_000))
+    yield r
+    r.close()
+
+
+def test_calls_return_plain_tensors(remote):
+    x = torch.arange(6.0).reshape(2, 3)
+    reply = remote.call("double", x)
+    assert reply.ok and torch.equal(reply.value, x * 2)
+    bad = remote.call("numpy_back", x)
+    assert bad.ok and type(bad.value).__name__ == "Other" and bad.value.type_name == "numpy.ndarray"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the uid drop and hidden paths need a root judge")
+def test_worker_is_unprivileged_and_cannot_read_solutions_or_suites(remote):
+    import autograder
+
+    assert remote.call("whoami").value != 0
+    reply = remote.call("read_solution")
+    assert not reply.ok and "solutions" in reply.error
+    suites = Path(autograder.__file__).parent / "suites"
+    listing = remote.call("list_suites", str(suites))
+    assert not listing.ok or listing.value == [], listing
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root judge drops the worker to another uid")
+def test_killing_the_parent_or_everything_fails_only_that_call(remote):
+    assert not remote.call("kill_parent", 1).ok
+    # kill(-1) as the worker's uid reaches no process of the judge's (and spares the caller)
+    remote.call("kill_everything", 1)
+    assert remote.call("double", torch.ones(1)).ok
+
+
+@pytest.mark.parametrize("target,reason", [
+    ("spin", "CPU time limit"),
+    ("segfault", "signal 11"),
+    ("exit_quietly", "exited early"),
+    ("shout", "output limit"),
+])
+def test_a_dying_function_fails_alone_and_fails_fast_afterwards(remote, target, reason):
+    first = remote.call(target, 1)
+    assert not first.ok and reason in first.error, first.error
+    again = remote.call(target, 1)
+    assert not again.ok and again.error == first.error
+    assert remote.call("double", torch.ones(2)).ok  # a fresh worker serves the rest
+
+
+def test_memory_limit_is_an_error_not_a_crash(remote):
+    reply = remote.call("allocate", 1)
+    assert not reply.ok and ("memory" in reply.error.lower() or "alloc" in reply.error.lower()), reply.error
+    assert remote.call("double", torch.ones(2)).ok
+
+
+def test_a_notebook_that_never_finishes_loading_fails_every_call_with_the_reason():
+    src = "while True:\n    pass\n"
+    sub = Submission(Path("loop.ipynb"), {}, [Cell(3, src, src)])
+    r = Remote(sub, "", Limits(cpu_seconds_per_call=2, load_seconds=3))
+    try:
+        reply = r.call("anything")
+        assert not reply.ok and "running the notebook's cells" in reply.error and "CPU" in reply.error
+        assert r.call("other").error == reply.error
+    finally:
+        r.close()
