@@ -175,7 +175,8 @@ def detect_assignment(nb, known):
     return None
 
 
-def load_submission(path, known_assignments):
+def load_submission(path, known_assignments, keep_provided=False):
+    """The submission's cells as the worker runs them (provided cells dropped unless kept)."""
     nb = read_notebook_json(path)
     sub = Submission(Path(path), nb)
     sub.assignment = detect_assignment(nb, known_assignments)
@@ -183,7 +184,7 @@ def load_submission(path, known_assignments):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         original = cell_text(cell)
-        if is_provided(cell):
+        if is_provided(cell) and not keep_provided:
             continue
         sub.cells.append(Cell(i, strip_otter(strip_magics(original)), original))
     return sub

@@ -84,6 +84,59 @@ class Worker:
         names = sorted(k for k, v in self.ns.items() if callable(v) and not k.startswith("_"))
         return {"cells": report, "names": names}
 
+    # -- public tests -----------------------------------------------------
+    def public(self, req):
+        """Run otter exception-style public tests against the notebook's globals.
+
+        Each test file's `@test_case` functions get their arguments by name
+        from the notebook's globals (`env` gets the globals), as otter does.
+        The tests are public: running them here, beside the student's code, is
+        the self-check `grader.check_all()` gives, not grading.
+        """
+        import inspect
+        import types
+
+        results = []
+        for test in req["tests"]:
+            cases = []
+
+            def test_case(*_a, **_k):
+                if _a and callable(_a[0]) and not _k:  # bare @test_case
+                    cases.append(_a[0])
+                    return _a[0]
+
+                def wrap(fn):
+                    cases.append(fn)
+                    return fn
+                return wrap
+
+            fake = types.ModuleType("otter.test_files")
+            fake.test_case = test_case
+            saved = {k: sys.modules.get(k) for k in ("otter", "otter.test_files")}
+            sys.modules["otter"] = types.ModuleType("otter")
+            sys.modules["otter.test_files"] = fake
+            outcome = {"name": test["name"], "cases": []}
+            try:
+                exec(compile(test["source"], f"<public test {test['name']}>", "exec"), {"__name__": "public_test"})
+            except BaseException as exc:  # noqa: BLE001
+                outcome["error"] = _error(exc)
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        sys.modules.pop(k, None)
+                    else:
+                        sys.modules[k] = v
+            for fn in cases:
+                params = inspect.signature(fn).parameters
+                kwargs = {p: (self.ns if p == "env" else self.ns.get(p)) for p in params}
+                try:
+                    fn(**kwargs)
+                    outcome["cases"].append({"name": fn.__name__, "ok": True})
+                except BaseException as exc:  # noqa: BLE001
+                    outcome["cases"].append({"name": fn.__name__, "ok": False, "error": _error(exc)})
+            results.append(outcome)
+        return {"ok": True, "results": results}
+
     # -- call -----------------------------------------------------------
     def call(self, req):
         torch = self.torch
@@ -221,6 +274,8 @@ def serve(fd_in, fd_out):
             worker = Worker()
         if op == "load":
             reply = worker.load(req)
+        elif op == "public":
+            reply = worker.public(req)
         elif op == "call":
             device = req.get("device", "cpu")
             req = wire.decode(body, device=device)  # inputs where the judge asked

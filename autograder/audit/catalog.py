@@ -21,6 +21,7 @@ class Entry:
     correct: bool
     functions: list
     questions: list
+    example: bool
     sources: dict  # function name -> source text
 
 
@@ -60,6 +61,7 @@ def load_entry(path):
         assignment=path.parent.name, name=path.stem, path=path,
         description=str(meta.get("correct") if correct else meta.get("bug")),
         correct=correct, functions=functions, questions=list(meta.get("questions") or []),
+        example=str(meta.get("example", "")).lower() in ("true", "yes"),
         sources={f: defs[f] for f in functions},
     )
 

@@ -2,6 +2,7 @@
 correct: every score with einsum, softmax through logsumexp with a finite fill value and fully masked rows zeroed
 functions: [masked_softmax, additive_attention, general_attention]
 questions: []
+example: true
 """
 import torch
 

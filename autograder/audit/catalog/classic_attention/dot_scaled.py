@@ -2,6 +2,7 @@
 bug: Luong dot scores divided by sqrt(d) (that is scaled dot-product, not Luong dot)
 functions: [dot_attention]
 questions: [dot_attention]
+example: true
 """
 import math
 

@@ -2,6 +2,7 @@
 correct: split with unflatten + permute, merge with permute + flatten, projections in a loop
 functions: [split_heads, merge_heads, MultiHeadAttention]
 questions: []
+example: true
 """
 from torch import nn
 

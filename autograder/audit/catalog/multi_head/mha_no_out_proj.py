@@ -2,6 +2,7 @@
 bug: the heads are merged but the output projection is never applied
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+example: true
 """
 from torch import nn
 

@@ -2,6 +2,7 @@
 correct: scale q before the matmul, masks with torch.where and comparisons of aranges
 functions: [causal_mask, padding_mask, scaled_dot_product_attention]
 questions: []
+example: true
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: padding mask with <= keeps one padded position
 functions: [padding_mask]
 questions: [padding_mask]
+example: true
 """
 import torch
 
