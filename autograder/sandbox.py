@@ -101,23 +101,23 @@ def _prepare_mounts(hide, reach):
     if libc.unshare(CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS) failed")
     libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
-    blocked = {}  # blocking directory -> children to bind back
-    for path in reach:
-        parts = Path(path).parts
-        for i in range(2, len(parts)):
-            parent = Path(*parts[:i])
-            if not os.stat(parent).st_mode & 0o001:
-                blocked.setdefault(parent, set()).add(parts[i])
-                break
-    if blocked:
-        stage = Path("/mnt")
-        _mount(libc, ctypes, b"tmpfs", stage, b"tmpfs", 0, b"mode=700")
-        n = 0
-        for parent, children in sorted(blocked.items(), key=lambda kv: len(str(kv[0]))):
+    # Level by level from the root, so that nested blocking directories
+    # (/tmp/a (700)/b (700)/kit) are each opened in turn.
+    stage, staged_count = Path("/mnt"), 0
+    depth = max(len(Path(p).parts) for p in reach) if reach else 0
+    for i in range(2, depth):
+        blocked = {}  # blocking directory at this depth -> children to bind back
+        for path in reach:
+            parts = Path(path).parts
+            if len(parts) > i and not os.stat(Path(*parts[:i])).st_mode & 0o001:
+                blocked.setdefault(Path(*parts[:i]), set()).add(parts[i])
+        for parent, children in sorted(blocked.items()):
+            if staged_count == 0:
+                _mount(libc, ctypes, b"tmpfs", stage, b"tmpfs", 0, b"mode=700")
             staged = []
             for child in sorted(children):
-                target = stage / str(n)
-                n += 1
+                target = stage / str(staged_count)
+                staged_count += 1
                 target.mkdir()
                 _mount(libc, ctypes, str(parent / child).encode(), target, None, MS_BIND | MS_REC, None)
                 staged.append((child, target))

@@ -1,0 +1,166 @@
+"""Run otter assign on a master notebook and make its student notebook the kit's.
+
+`run_otter_assign(master, workdir)` -> `AssignOutput` (paths of otter's student
+notebook, autograder zip and tests). `student_notebook(path, assignment)` ->
+the normalised student notebook (a NotebookNode): deterministic cell ids, no
+outputs, `metadata.kit_assignment`. `check_no_leaks(nb, assignment)` raises
+when the student notebook holds reference code outside the provided cell.
+"""
+import contextlib
+import copy
+import io
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from autograder.build import sync
+
+
+class AssignError(Exception):
+    """otter assign failed or produced something unexpected."""
+
+
+@dataclass
+class AssignOutput:
+    workdir: Path
+    student: Path  # otter's student notebook
+    autograder_zip: Path  # otter's generated autograder zip
+    log: str
+
+
+def run_otter_assign(master, workdir, in_process=False):
+    """otter assign `master` into `workdir` (a fresh folder): no PDFs, no test run.
+
+    The master notebook is first copied into `workdir/master/` so that otter's
+    outputs never land beside the committed notebook. By default otter runs in
+    a subprocess (`python -m otter assign`), which keeps its logging and
+    global state out of this process."""
+    master = Path(master).resolve()
+    workdir = Path(workdir).resolve()
+    src = workdir / "master"
+    src.mkdir(parents=True)
+    shutil.copy2(master, src / master.name)
+    result = workdir / "result"
+    if in_process:
+        from otter.assign import main as assign_main
+
+        buf = io.StringIO()
+        handler = logging.StreamHandler(buf)
+        otter_logger = logging.getLogger("otter")
+        otter_logger.addHandler(handler)
+        try:
+            with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+                assign_main(str(src / master.name), str(result), no_pdfs=True, no_run_tests=True)
+        except Exception as exc:  # otter raises many kinds
+            raise AssignError(f"otter assign failed on {master.name}: {type(exc).__name__}: {exc}\n{buf.getvalue()[-3000:]}") from exc
+        finally:
+            otter_logger.removeHandler(handler)
+        log = buf.getvalue()
+    else:
+        cmd = [sys.executable, "-m", "otter", "assign", "--no-pdfs", "--no-run-tests",
+               str(src / master.name), str(result)]
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True, env=env)
+        log = proc.stdout + proc.stderr
+        if proc.returncode != 0:
+            raise AssignError(f"otter assign failed on {master.name} (exit {proc.returncode}):\n{log[-3000:]}")
+    student = result / "student" / master.name
+    zips = sorted((result / "autograder").glob("*-autograder_*.zip"))
+    if not student.exists():
+        raise AssignError(f"otter assign wrote no student notebook for {master.name}:\n{log[-3000:]}")
+    if len(zips) != 1:
+        raise AssignError(f"otter assign wrote {len(zips)} autograder zips for {master.name}:\n{log[-3000:]}")
+    return AssignOutput(workdir, student, zips[0], log)
+
+
+# Cell metadata otter or Jupyter add that changes from run to run, or that
+# students do not need.
+_VOLATILE_CELL_META = ("execution", "collapsed", "scrolled", "ExecuteTime")
+
+
+def student_notebook(path, assignment):
+    """otter's student notebook, normalised so that rebuilding gives identical bytes."""
+    nb = nbformat.read(str(path), as_version=4)
+    nb = copy.deepcopy(nb)
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{assignment.replace('_', '-')}-{i:03d}"
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+        else:
+            cell.pop("outputs", None)
+            cell.pop("execution_count", None)
+        for key in _VOLATILE_CELL_META:
+            cell.get("metadata", {}).pop(key, None)
+        if isinstance(cell.get("source"), list):
+            cell["source"] = "".join(cell["source"])
+    nb.metadata["kit_assignment"] = assignment
+    nbformat.validate(nb)
+    return nb
+
+
+def _reference_lines(assignment):
+    """Distinctive lines of the graded reference bodies (stripped, comments dropped)."""
+    from autograder import config as config_mod
+
+    want = sync.expected_cells(assignment, config_mod.load().questions(assignment))
+    lines = set()
+    for src in want["solutions"].values():
+        inside = False
+        for line in src.split("\n"):
+            s = line.strip()
+            if s == "# BEGIN SOLUTION NO PROMPT":
+                inside = True
+                continue
+            if s == "# END SOLUTION":
+                inside = False
+                continue
+            if inside:
+                code = s.split("  #")[0].strip()
+                if len(code) >= 12 and not code.startswith("#"):
+                    lines.add(code)
+    return lines
+
+
+def _hidden_suite_lines(assignment):
+    folder = sync.KIT_ROOT / "autograder" / "suites" / assignment
+    lines = set()
+    for f in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+        for line in f.read_text().split("\n"):
+            s = line.strip()
+            if len(s) >= 40 and not s.startswith(("#", "import ", "from ", '"""')):
+                lines.add(s)
+    return lines
+
+
+def check_no_leaks(nb, assignment):
+    """Raise AssignError when a student notebook holds graded reference code or
+    hidden-suite code (provided cells are allowed to hold reference code)."""
+    ref = _reference_lines(assignment)
+    hidden = _hidden_suite_lines(assignment)
+    leaks = []
+    for i, cell in enumerate(nb.cells, start=1):
+        tags = (cell.get("metadata") or {}).get("tags") or []
+        text = cell.get("source", "")
+        if sync.PROVIDED_TAG in tags:
+            continue
+        for line in text.split("\n"):
+            s = line.strip()
+            code = s.split("  #")[0].strip()
+            if code in ref:
+                leaks.append(f"cell {i}: reference code {code!r}")
+            if s in hidden:
+                leaks.append(f"cell {i}: hidden-suite code {s!r}")
+    meta_text = nbformat.writes(nbformat.from_dict({**nb, "cells": []}))
+    for line in sorted(ref):
+        if line in meta_text:
+            leaks.append(f"metadata: reference code {line!r}")
+    if leaks:
+        raise AssignError(f"{assignment}: the student notebook leaks:\n  " + "\n  ".join(leaks[:20]))

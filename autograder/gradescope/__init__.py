@@ -1,0 +1,156 @@
+"""`python -m autograder gradescope [--root /autograder]`: Gradescope's entry point.
+
+`run_autograder` in the kit's zip calls this for every submission. It finds
+the submitted notebook (or otter export zip) in `ROOT/submission/`, grades it
+with the trusted judge (`autograder.judge.grade`), and writes
+`ROOT/results/results.json` in Gradescope's format
+(`GradeResult.to_gradescope()`).
+
+- The root is `--root`, else `$KIT_AUTOGRADER_ROOT`, else `/autograder`.
+- The assignment is `$KIT_ASSIGNMENT` (set by `run_autograder`), else the one
+  the notebook names.
+- Nothing is ever unpickled, and otter is never imported: a `.OTTER_LOG` in an
+  export zip is ignored, and the submission's code only runs in the judge's
+  sandboxed worker.
+- results.json is always written, with a score of 0 and a message when the
+  submission cannot be graded, and even when the grader itself fails.
+"""
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+DEFAULT_ROOT = "/autograder"
+IGNORED_PARTS = ("__MACOSX", ".ipynb_checkpoints")
+
+
+class NoSubmission(Exception):
+    """No single notebook to grade; the message says why, for the student."""
+
+
+def resolve_root(arg=None):
+    return Path(arg or os.environ.get("KIT_AUTOGRADER_ROOT") or DEFAULT_ROOT)
+
+
+def _candidates(folder, suffix):
+    found = []
+    for path in sorted(folder.rglob(f"*{suffix}")):
+        rel = path.relative_to(folder)
+        if not path.is_file() or path.is_symlink():
+            continue
+        if any(p.startswith(".") or p in IGNORED_PARTS for p in rel.parts):
+            continue
+        found.append(path)
+    return found
+
+
+def find_submission(folder, assignment=None):
+    """The one file to grade in `folder`: a notebook, else an otter export zip.
+
+    With several notebooks, the one named `<assignment>.ipynb` wins (Gradescope
+    submissions sometimes carry extra files); otherwise it is an error."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise NoSubmission(f"no submission folder ({folder})")
+    notebooks = _candidates(folder, ".ipynb")
+    if len(notebooks) > 1 and assignment:
+        named = [p for p in notebooks if p.name == f"{assignment}.ipynb"]
+        if len(named) == 1:
+            return named[0]
+    if len(notebooks) == 1:
+        return notebooks[0]
+    if len(notebooks) > 1:
+        names = ", ".join(str(p.relative_to(folder)) for p in notebooks)
+        raise NoSubmission(f"the submission holds {len(notebooks)} notebooks ({names}); submit exactly one"
+                           + (f", named {assignment}.ipynb" if assignment else ""))
+    zips = _candidates(folder, ".zip")
+    if len(zips) == 1:
+        return zips[0]
+    if len(zips) > 1:
+        names = ", ".join(str(p.relative_to(folder)) for p in zips)
+        raise NoSubmission(f"the submission holds no notebook and {len(zips)} zip files ({names}); "
+                           "submit one notebook or the one zip file that grader.export() made")
+    raise NoSubmission("the submission holds no notebook (.ipynb) and no zip file from grader.export()")
+
+
+def _zero_result(assignment, message):
+    """A results.json for a submission that could not be graded."""
+    tests = []
+    try:
+        from autograder import config as config_mod
+
+        cfg = config_mod.load()
+        if assignment in cfg.assignments:
+            tests = [{"name": q, "score": 0.0, "max_score": float(p),
+                      "output": f"0 / {p:g}\nnot graded: {message}", "visibility": "visible"}
+                     for q, p in cfg.questions(assignment).items()]
+    except Exception:  # noqa: BLE001 - the zero result must not fail
+        pass
+    return {"score": 0.0, "tests": tests, "output": f"Not graded: {message}", "execution_time": 0.0}
+
+
+def _write(results_dir, data):
+    results_dir.mkdir(parents=True, exist_ok=True)
+    tmp = results_dir / "results.json.tmp"
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(results_dir / "results.json")
+
+
+def grade_root(root, assignment=None):
+    """Grade `root/submission` into `root/results/results.json`; returns the results dict.
+    Never raises for a bad submission or an internal failure."""
+    root = Path(root)
+    assignment = assignment or os.environ.get("KIT_ASSIGNMENT") or None
+    try:
+        path = find_submission(root / "submission", assignment)
+    except NoSubmission as exc:
+        data = _zero_result(assignment, str(exc))
+        _write(root / "results", data)
+        return data
+    try:
+        from autograder.judge import grade
+
+        result = grade(path, assignment=assignment)
+        data = result.to_gradescope()
+        detected = _detected_assignment(path)
+        if assignment and detected and detected != assignment:
+            note = (f"Note: this notebook is for the {detected} assignment, but it was submitted "
+                    f"to {assignment}; check that you uploaded the right file.")
+            data["output"] = "\n".join(x for x in (data.get("output"), note) if x)
+        for line in getattr(result, "internal_errors", []) or []:
+            print(f"internal grader error: {line}", file=sys.stderr)
+    except Exception:  # noqa: BLE001 - whatever happens, Gradescope gets a results.json
+        print(traceback.format_exc(), file=sys.stderr)
+        data = _zero_result(assignment, "the autograder failed on this submission; "
+                                        "the course staff can see why in the autograder output")
+    _write(root / "results", data)
+    return data
+
+
+def _detected_assignment(path):
+    try:
+        from autograder import config as config_mod
+        from autograder.notebook import detect_assignment, read_notebook_json
+
+        return detect_assignment(read_notebook_json(path), config_mod.load().assignments)
+    except Exception:  # noqa: BLE001 - only used for a note
+        return None
+
+
+def main(args):
+    root = resolve_root(getattr(args, "root", None))
+    assignment = getattr(args, "assignment", None)
+    try:
+        data = grade_root(root, assignment)
+    except BaseException:  # noqa: BLE001 - last resort: still write results.json
+        print(traceback.format_exc(), file=sys.stderr)
+        try:
+            _write(root / "results", _zero_result(assignment or os.environ.get("KIT_ASSIGNMENT"),
+                                                   "the autograder failed; please tell the course staff"))
+        except OSError:
+            pass
+        return 1
+    total = sum(t.get("max_score", 0) for t in data.get("tests", []))
+    print(f"graded: {data.get('score', 0):g} / {total:g}")
+    return 0

@@ -1,0 +1,118 @@
+"""Grading through the CLI, as an instructor does: the reference gets full
+marks, the untouched template 0, each example loses points exactly where it
+should; the otter autograder zip, run the way Gradescope runs it, agrees."""
+import json
+import shutil
+
+import pytest
+
+from autograder.audit import examples as examples_mod
+from autograder.audit.catalog import fill_reference
+from conftest import ASSIGNMENTS, ROOT, run_cli, scores, template
+
+EXPECTED = examples_mod.expected()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Every example submission graded once by `python -m autograder grade`."""
+    out = tmp_path_factory.mktemp("graded")
+    run_cli("grade", examples_mod.EXAMPLES, "--out", out, "--no-progress")
+    return out
+
+
+def result_for(out, rel):
+    a, stem = rel.split("/")
+    stem = stem.removesuffix(".ipynb")
+    # ids collide across assignments (reference, template), so they carry the folder
+    for sid in (f"{a}-{stem}", stem):
+        path = out / sid / "results.json"
+        if path.exists():
+            return path
+    raise AssertionError(f"no results.json for {rel}")
+
+
+@pytest.mark.parametrize("rel", sorted(EXPECTED))
+def test_each_example_scores_as_expected(graded, rel):
+    exp = EXPECTED[rel]
+    got = scores(result_for(graded, rel))
+    from autograder import config
+
+    maxes = config.load().questions(exp["assignment"])
+    assert set(got) == set(maxes), "results.json names every question of grading.yml"
+    lost = sorted(q for q, (s, m) in got.items() if s < m)
+    if exp["expect"] == "zero":
+        assert all(s == 0 for s, _ in got.values()), got
+    else:
+        assert lost == sorted(exp["loses"]), f"{rel}: lost points on {lost}, expected {exp['loses']}"
+    for q, (s, m) in got.items():
+        assert m == maxes[q]
+
+
+def test_failure_messages_name_the_check_and_hide_hidden_data(graded):
+    data = json.loads(result_for(graded, "scaled_dot_product/sdpa_scaled_by_dk.ipynb").read_text())
+    out = {t["name"]: t["output"] for t in data["tests"]}["scaled_dot_product_attention"]
+    assert "FAIL" in out and "expected" in out
+    assert "tensor(" not in out, "never print hidden tensors"
+
+
+def test_template_gets_zero_with_not_implemented_messages(graded):
+    for a in ASSIGNMENTS:
+        data = json.loads(result_for(graded, f"{a}/template.ipynb").read_text())
+        assert data["score"] == 0
+        assert all("NotImplementedError" in t["output"] for t in data["tests"]), a
+
+
+def test_grades_csv_has_one_row_per_submission_and_a_column_per_question(graded):
+    import csv
+
+    rows = list(csv.DictReader(open(graded / "grades.csv")))
+    assert len(rows) == len(EXPECTED)
+    assert {"id", "path", "total", "masked_softmax", "multi_head_attention"} <= set(rows[0])
+    assert len({r["id"] for r in rows}) == len(rows)
+
+
+def test_same_names_in_different_folders_get_distinct_ids_and_broken_files_do_not_stop_the_batch(tmp_path):
+    for who in ("alice", "bob"):
+        (tmp_path / who).mkdir()
+        shutil.copy(examples_mod.EXAMPLES / "classic_attention" / "reference.ipynb", tmp_path / who / "submission.ipynb")
+    (tmp_path / "carol").mkdir()
+    (tmp_path / "carol" / "submission.ipynb").write_text('{"cells": [')
+    out = tmp_path / "out"
+    run_cli("grade", tmp_path / "alice", tmp_path / "bob", tmp_path / "carol", "--assignment", "classic_attention",
+            "--out", out, "--no-progress")
+    assert scores(out / "alice-submission" / "results.json")["masked_softmax"] == (4.0, 4.0)
+    assert scores(out / "bob-submission" / "results.json")["masked_softmax"] == (4.0, 4.0)
+    broken = json.loads((out / "carol-submission" / "results.json").read_text())
+    assert broken["score"] == 0 and "not a notebook" in broken["output"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    run_cli("build", "--out", out)
+    return out
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_otter_zip_in_gradescope_layout_agrees_with_the_judge(tmp_path, assignment, graded, built):
+    from autograder.grade.demo import question_scores, run_zip
+
+    zips = sorted((built / assignment).glob("*-autograder*.zip"))
+    assert len(zips) == 1, zips
+    for name in ("reference", "template"):
+        sub = examples_mod.EXAMPLES / assignment / f"{name}.ipynb"
+        via_zip = question_scores(run_zip(zips[0], sub, tmp_path / f"gs-{name}"))
+        via_judge = {q: s for q, (s, _) in scores(result_for(graded, f"{assignment}/{name}.ipynb")).items()}
+        assert via_zip == via_judge
+
+
+def test_reference_filled_into_the_committed_template_gets_full_marks(tmp_path):
+    for a in ASSIGNMENTS:
+        nb = fill_reference(template(a), a)
+        (tmp_path / f"{a}.ipynb").write_text(json.dumps(nb))
+    out = tmp_path / "out"
+    run_cli("grade", tmp_path, "--out", out, "--no-progress")
+    for a in ASSIGNMENTS:
+        got = scores(out / a / "results.json")
+        assert all(s == m for s, m in got.values()), (a, got)
