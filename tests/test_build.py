@@ -1,0 +1,85 @@
+"""Generated files stay in sync with their single sources (golden files with an
+update switch: `python -m autograder build` rewrites them)."""
+import ast
+import copy
+import inspect
+import json
+
+import nbformat
+import pytest
+
+from autograder.audit.catalog import fill_reference, reference_sources
+from autograder.build import assign, sync
+from conftest import ASSIGNMENTS, ROOT, run_cli, template
+
+
+def test_master_notebooks_templates_and_examples_are_in_sync():
+    """Fails on drift between solutions/ or grading.yml and the committed
+    master notebooks, student templates or example submissions."""
+    proc = run_cli("build", "--check", check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_sync_restores_an_edited_solution_cell(assignment):
+    from autograder import config
+
+    nb = nbformat.read(sync.master_path(assignment), as_version=4)
+    edited = copy.deepcopy(nb)
+    cell = next(c for c in edited.cells if sync.SOLUTION_TAG in c.metadata.get("tags", []))
+    cell.source = cell.source.replace("# BEGIN SOLUTION NO PROMPT", "# BEGIN SOLUTION NO PROMPT\n    x = 1")
+    changes = sync.sync_notebook(edited, assignment, config.load().questions(assignment))
+    assert changes, "an edited solution cell is drift"
+    assert edited == nb
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_student_template_has_stubs_not_solutions(assignment):
+    nb = template(assignment)
+    assign.check_no_leaks(nbformat.reads(json.dumps(nb), as_version=4), assignment)  # raises on a leaked line
+    filled = fill_reference(nb, assignment)
+    with pytest.raises(assign.AssignError):
+        assign.check_no_leaks(nbformat.reads(json.dumps(filled), as_version=4), assignment)
+    stubs = {}
+    for cell in nb["cells"]:
+        if "kit-solution" in cell["metadata"].get("tags", []):
+            src = "".join(cell["source"])
+            assert "BEGIN SOLUTION" not in src and "PROMPT" not in src
+            tree = ast.parse(src)
+            stubs[tree.body[0].name] = tree.body[0]
+    refs = reference_sources(assignment)
+    assert set(stubs) == set(refs)
+    for name, ref_src in refs.items():
+        ref = ast.parse(ref_src).body[0]
+        stub = stubs[name]
+        assert ast.get_docstring(stub) == ast.get_docstring(ref), f"{name} keeps its docstring"
+        ref_fns = [n for n in ast.walk(ref) if isinstance(n, ast.FunctionDef)]
+        stub_fns = {n.name: n for n in ast.walk(stub) if isinstance(n, ast.FunctionDef)}
+        for fn in ref_fns:
+            assert ast.dump(stub_fns[fn.name].args) == ast.dump(fn.args), f"{name}.{fn.name} keeps its signature"
+            raises = [n for n in ast.walk(stub_fns[fn.name]) if isinstance(n, ast.Raise)]
+            assert raises and "NotImplementedError" in ast.unparse(raises[0]) and "Task " in ast.unparse(raises[0])
+
+
+@pytest.mark.parametrize("assignment", ["scaled_dot_product", "multi_head"])
+def test_provided_cells_hold_the_reference_source(assignment):
+    import importlib
+
+    module = importlib.import_module(f"solutions.{assignment}")
+    nb = template(assignment)
+    provided = "".join("".join(c["source"]) for c in nb["cells"] if "kit-provided" in c["metadata"].get("tags", []))
+    assert provided.startswith("# PROVIDED:")
+    for name in module.PROVIDED:
+        assert inspect.getsource(getattr(module, name)).strip() in provided
+
+
+def test_question_names_agree_everywhere():
+    from autograder import config
+
+    cfg = config.load()
+    for a in ASSIGNMENTS:
+        tests = json.loads((ROOT / "student_template" / f"{a}.ipynb").read_text())["metadata"]["otter"]["tests"]
+        assert list(cfg.questions(a)) == sorted(cfg.questions(a), key=list(cfg.questions(a)).index)
+        assert set(tests) == set(cfg.questions(a)), "every question has public tests under its grading.yml name"
+        suites = {p.stem.removeprefix("test_") for p in (ROOT / "autograder" / "suites" / a).glob("test_*.py")}
+        assert suites == set(cfg.questions(a)), "one hidden suite file per question"
