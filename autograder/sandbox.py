@@ -68,7 +68,10 @@ def _preexec(limits, uid, hide, reach):
         cpu = int(limits.load_seconds) + 1
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, int(limits.submission_cpu_seconds)))
         if uid is not None:
-            _prepare_mounts(hide, reach)
+            try:
+                _prepare_mounts(hide, reach)
+            except OSError:
+                _restrict_by_mode(hide, reach)
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
@@ -127,6 +130,21 @@ def _prepare_mounts(hide, reach):
                 _mount(libc, ctypes, str(target).encode(), parent / child, None, MS_BIND | MS_REC, None)
     for p in hide:
         _mount(libc, ctypes, b"tmpfs", p, b"tmpfs", 0, b"size=4k,mode=000")
+
+
+def _restrict_by_mode(hide, reach):
+    """Fallback where no mount namespace can be made (a container without
+    CAP_SYS_ADMIN): hidden paths become root-only (0700), and directories that
+    block the way to the interpreter or the kit get o+x (traverse, not list)."""
+    for p in hide:
+        os.chmod(p, 0o700)
+    for path in reach:
+        parts = Path(path).parts
+        for i in range(2, len(parts)):
+            parent = Path(*parts[:i])
+            mode = os.stat(parent).st_mode
+            if not mode & 0o001:
+                os.chmod(parent, (mode & 0o7777) | 0o001)
 
 
 def reachable_paths():

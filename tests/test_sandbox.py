@@ -111,3 +111,16 @@ def test_a_notebook_that_never_finishes_loading_fails_every_call_with_the_reason
         assert r.call("other").error == reply.error
     finally:
         r.close()
+
+
+def test_fallback_without_a_mount_namespace_hides_by_mode(tmp_path):
+    from autograder.sandbox import _restrict_by_mode
+
+    hidden = tmp_path / "solutions"
+    hidden.mkdir(mode=0o755)
+    blocked = tmp_path / "home"
+    (blocked / "python").mkdir(parents=True)
+    blocked.chmod(0o700)
+    _restrict_by_mode([hidden], [str(blocked / "python")])
+    assert hidden.stat().st_mode & 0o777 == 0o700
+    assert blocked.stat().st_mode & 0o777 == 0o701

@@ -1,0 +1,109 @@
+"""Seconds and peak memory to grade one submission with the kit, the whole
+examples folder, and `otter run` on the same submission, measured here.
+
+    python bench/grade_one.py [--assignment classic_attention] [--repeat 3]
+
+Each command runs as a child process; its peak memory is the largest sum of
+the resident set sizes of its whole process tree (judge, worker, kernels),
+sampled from /proc every 20 ms. Prints a table of medians. Figures, not a
+pass/fail: the README quotes them with this command.
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def tree_rss_kb(pid):
+    """Sum of VmRSS over pid and all its descendants."""
+    children = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(d))
+        except (OSError, ValueError, IndexError):
+            pass
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def measure(cmd, cwd=ROOT, env=None):
+    """(seconds, peak MB of the process tree, exit status)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, env={**os.environ, **(env or {})},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss_kb(proc.pid))
+        time.sleep(0.02)
+    return time.monotonic() - start, peak / 1024, proc.returncode
+
+
+def median_of(cmd, repeat, **kw):
+    runs = [measure(cmd, **kw) for _ in range(repeat)]
+    bad = [r for r in runs if r[2] != 0]
+    if bad:
+        raise SystemExit(f"{' '.join(map(str, cmd))} exited {bad[0][2]}")
+    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--assignment", default="scaled_dot_product")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    from autograder.audit import examples as examples_mod
+    from autograder.build import assign, sync
+
+    py = sys.executable
+    sub = examples_mod.EXAMPLES / args.assignment / "reference.ipynb"
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kit-bench-") as tmp:
+        tmp = Path(tmp)
+        t, m = median_of([py, "-m", "autograder", "grade", sub, "--assignment", args.assignment,
+                          "--out", tmp / "one", "--no-progress"], args.repeat)
+        rows.append((f"kit grade, 1 submission ({args.assignment}/reference)", t, m))
+        n = len(list(examples_mod.EXAMPLES.rglob("*.ipynb")))
+        t, m = median_of([py, "-m", "autograder", "grade", examples_mod.EXAMPLES, "--out", tmp / "all",
+                          "--no-progress"], 1)
+        rows.append((f"kit grade, examples folder ({n} submissions)", t, m))
+        otter = shutil.which("otter", path=str(Path(py).parent)) or shutil.which("otter")
+        if otter:
+            built = assign.run_otter_assign(sync.master_path(args.assignment), tmp / "assign")
+            named = tmp / "otter-sub" / f"{args.assignment}.ipynb"  # otter wants the assignment's file name
+            named.parent.mkdir()
+            shutil.copy(sub, named)
+            (tmp / "otter-out").mkdir()
+            t, m = median_of([otter, "run", "-a", built.autograder_zip, "-o", tmp / "otter-out", named], args.repeat)
+            rows.append((f"otter run, 1 submission (public tests only)", t, m))
+    width = max(len(r[0]) for r in rows)
+    print(f"{'what'.ljust(width)}  {'seconds':>8}  {'peak MB':>8}")
+    for what, t, m in rows:
+        print(f"{what.ljust(width)}  {t:8.2f}  {m:8.0f}")
+    print(f"(median of {args.repeat} runs for single submissions; peak = whole process tree; "
+          f"{os.cpu_count()} CPUs)")
+
+
+if __name__ == "__main__":
+    main()
