@@ -25,6 +25,10 @@ def main(argv=None):
     p = verbs.add_parser("gradescope", help="grade /autograder/submission into /autograder/results (run_autograder)")
     p.add_argument("--root", default=None, help="Gradescope root (default: $KIT_AUTOGRADER_ROOT or /autograder)")
 
+    p = verbs.add_parser("audit", help="grade every catalog entry and print what the hidden suites catch")
+    p.add_argument("--assignment")
+    p.add_argument("--no-progress", action="store_true")
+
     p = verbs.add_parser("demo", help="build everything, grade the example submissions, print a score table")
     p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
 
@@ -35,6 +39,8 @@ def main(argv=None):
         from autograder.grade import main as run
     elif args.verb == "check":
         from autograder.check import main as run
+    elif args.verb == "audit":
+        from autograder.audit.run import main as run
     elif args.verb == "gradescope":
         from autograder.gradescope import main as run
     else:

@@ -22,7 +22,7 @@ class Entry:
     functions: list
     questions: list
     example: bool
-    sources: dict  # function name -> source text
+    sources: dict  # function name -> source text, with the entry's imports first
 
 
 def _defs(source):
@@ -52,6 +52,10 @@ def load_entry(path):
     source = path.read_text()
     meta = _header(ast.get_docstring(ast.parse(source)) or "")
     defs = _defs(source)
+    imports = "".join(
+        ast.get_source_segment(source, n) + "\n"
+        for n in ast.parse(source).body if isinstance(n, (ast.Import, ast.ImportFrom))
+    )
     functions = list(meta.get("functions") or [])
     missing = [f for f in functions if f not in defs]
     if missing:
@@ -62,7 +66,7 @@ def load_entry(path):
         description=str(meta.get("correct") if correct else meta.get("bug")),
         correct=correct, functions=functions, questions=list(meta.get("questions") or []),
         example=str(meta.get("example", "")).lower() in ("true", "yes"),
-        sources={f: defs[f] for f in functions},
+        sources={f: (imports + "\n\n" if imports else "") + defs[f] for f in functions},
     )
 
 

@@ -1,0 +1,102 @@
+"""`python -m autograder audit [--assignment NAME]`: the mutation audit of the hidden suites.
+
+Fills the student template with every catalog entry (the reference for the
+other functions), grades each through the real judge (the same path as
+`grade`), and prints a matrix: entry x question, points lost, and the first
+failure message on the questions the entry targets. Exit status 1 when a
+buggy entry keeps full marks on a question it targets, or a correct entry
+loses any point.
+
+It also reports the likely-cause rate: the share of buggy entries whose
+message on a targeted question offers a likely cause.
+"""
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from autograder import config as config_mod
+from autograder.audit.catalog import entries, fill_entry
+from autograder.grade import grade_batch
+
+TEMPLATES = Path(__file__).resolve().parent.parent.parent / "student_template"
+
+
+def first_failure(output):
+    for line in output.splitlines():
+        if line.startswith("FAIL "):
+            return line[5:]
+    return ""
+
+
+def audit(assignment=None, cfg=None, progress=True, log=print):
+    """[(entry, {question: (score, max)}, {question: output}, verdict)]"""
+    cfg = cfg or config_mod.load()
+    chosen = [e for e in entries(assignment)]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kit-audit-") as tmp:
+        tmp = Path(tmp)
+        files = []
+        for e in chosen:
+            template = json.loads((TEMPLATES / f"{e.assignment}.ipynb").read_text())
+            path = tmp / e.assignment / f"{e.name}.ipynb"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(json.dumps(fill_entry(template, e)))
+            files.append(path)
+        graded = grade_batch(files, tmp / "out", progress=progress, cfg=cfg)
+    for e, (_, _, data) in zip(chosen, graded):
+        scores = {t["name"]: (t["score"], t["max_score"]) for t in data.get("tests", [])}
+        outputs = {t["name"]: t["output"] for t in data.get("tests", [])}
+        lost = {q for q, (s, m) in scores.items() if s < m}
+        if e.correct:
+            verdict = "ok" if not lost else "FALSE ALARM"
+        else:
+            missed = [q for q in e.questions if q not in lost]
+            verdict = "caught" if not missed else f"MISSED on {', '.join(missed)}"
+        rows.append((e, scores, outputs, verdict))
+    return rows
+
+
+def report(rows, cfg, out=sys.stdout):
+    bad = 0
+    buggy = [r for r in rows if not r[0].correct]
+    caught = [r for r in buggy if r[3] == "caught"]
+    hinted = [r for r in caught if any("Likely cause:" in r[2].get(q, "") for q in r[0].questions)]
+    for assignment in cfg.assignments:
+        mine = [r for r in rows if r[0].assignment == assignment]
+        if not mine:
+            continue
+        qs = list(cfg.questions(assignment))
+        width = max(len(r[0].name) for r in mine) + 2
+        print(f"\n{assignment}: points lost per question", file=out)
+        print("  " + "entry".ljust(width) + "".join(f"{q[:12]:>13}" for q in qs) + "  verdict", file=out)
+        for e, scores, outputs, verdict in mine:
+            cells = ""
+            for q in qs:
+                s, m = scores.get(q, (0, 0))
+                mark = "*" if q in e.questions else " "
+                cells += f"{(m - s):>12.2f}{mark}" if s < m else f"{'.':>12}{mark}"
+            print("  " + e.name.ljust(width) + cells + f"  {verdict}", file=out)
+            bad += verdict not in ("ok", "caught")
+            for q in e.questions:
+                msg = first_failure(outputs.get(q, ""))
+                if msg:
+                    print(f"      {q}: {msg[:220]}", file=out)
+    print("\n(* marks the questions an entry targets)", file=out)
+    correct = [r for r in rows if r[0].correct]
+    print(f"buggy entries caught on their questions: {len(caught)}/{len(buggy)}"
+          f"{f' ({100 * len(caught) / len(buggy):.0f}%)' if buggy else ''}", file=out)
+    print(f"correct entries at full marks: {sum(r[3] == 'ok' for r in correct)}/{len(correct)}", file=out)
+    print(f"likely-cause rate (caught entries whose message offers a likely cause): "
+          f"{len(hinted)}/{len(caught)}{f' ({100 * len(hinted) / len(caught):.0f}%)' if caught else ''}", file=out)
+    return bad
+
+
+def main(args):
+    cfg = config_mod.load()
+    if args.assignment and args.assignment not in cfg.assignments:
+        print(f"unknown assignment {args.assignment!r}", file=sys.stderr)
+        return 2
+    rows = audit(args.assignment, cfg, progress=not args.no_progress)
+    bad = report(rows, cfg)
+    return 1 if bad else 0

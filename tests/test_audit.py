@@ -1,0 +1,15 @@
+"""The mutation audit: every catalog bug is caught on its questions, every
+correct variant keeps full marks (a change that weakens a hidden test fails here)."""
+import re
+
+from conftest import run_cli
+
+
+def test_audit_catches_every_bug_and_passes_every_correct_variant():
+    proc = run_cli("audit", "--no-progress", check=False)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+    caught = re.search(r"caught on their questions: (\d+)/(\d+)", proc.stdout)
+    correct = re.search(r"correct entries at full marks: (\d+)/(\d+)", proc.stdout)
+    assert caught and caught.group(1) == caught.group(2) and int(caught.group(2)) >= 10
+    assert correct and correct.group(1) == correct.group(2) and int(correct.group(2)) >= 3
+    assert "likely-cause rate" in proc.stdout
