@@ -16,6 +16,7 @@ def main(argv=None):
     p.add_argument("--assignment", help="assignment name (default: detected from each notebook)")
     p.add_argument("--out", required=True, help="folder for <id>/results.json and grades.csv")
     p.add_argument("--resume", action="store_true", help="skip submissions whose results.json already exists")
+    p.add_argument("--jobs", type=int, default=None, help="judges in parallel (default: one per CPU)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     p = verbs.add_parser("check", help="run a notebook's public tests (what grader.check_all() runs)")

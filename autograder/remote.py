@@ -32,8 +32,9 @@ def _error_line(err):
 
 
 class Remote:
-    def __init__(self, submission, provided_source, limits=None, slot=0):
+    def __init__(self, submission, provided_source, limits=None, slot=0, forkserver=None):
         self.submission = submission
+        self.forkserver = forkserver
         self.provided_source = provided_source
         self.limits = limits or Limits()
         self.slot = slot
@@ -52,7 +53,7 @@ class Remote:
             return
         if self.client is not None:
             self.client.close()
-        self.client = WorkerClient(self.limits, self.slot)
+        self.client = WorkerClient(self.limits, self.slot, self.forkserver)
         self.client.start()
         cells = [{"index": c.index, "source": c.source} for c in self.submission.cells]
         try:

@@ -58,26 +58,26 @@ def protected_paths():
     return [Path(solutions.__file__).resolve().parent, Path(__file__).resolve().parent / "suites"]
 
 
-def _preexec(limits, uid, hide, reach):
-    def setup():
-        os.setsid()
-        mb = 1 << 20
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_DATA, (limits.memory_mb * mb, limits.memory_mb * mb))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_bytes, limits.output_bytes))
-        cpu = int(limits.load_seconds) + 1
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, int(limits.submission_cpu_seconds)))
-        if uid is not None:
-            try:
-                _prepare_mounts(hide, reach)
-            except OSError:
-                _restrict_by_mode(hide, reach)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-
-    return setup
+def apply_limits(limits, uid, hide, reach):
+    """In the new worker process, before any student code: its own session and
+    process group, rlimits, and (root only) the private mount namespace and
+    the unprivileged uid."""
+    os.setsid()
+    mb = 1 << 20
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_DATA, (limits.memory_mb * mb, limits.memory_mb * mb))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_bytes, limits.output_bytes))
+    cpu = int(limits.load_seconds) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, int(limits.submission_cpu_seconds)))
+    if uid is not None:
+        try:
+            _prepare_mounts(hide, reach)
+        except OSError:
+            _restrict_by_mode(hide, reach)
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
 
 
 def _libc():
@@ -167,17 +167,112 @@ class Process:
     notes: list = field(default_factory=list)
 
 
+def worker_env(scratch):
+    """The whole environment of a worker: nothing of the judge's beyond PATH."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "LANG": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": str(scratch),
+        "OMP_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(KIT_ROOT),
+    }
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    return env
+
+
+class ForkedProcess:
+    """A worker forked by the fork server: the parts of Popen the client uses."""
+
+    def __init__(self, pid, server):
+        self.pid = pid
+        self.server = server
+        self.returncode = None
+
+    def _set(self, status):
+        if status is not None:
+            self.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+    def poll(self):
+        if self.returncode is None:
+            self._set(self.server.wait(self.pid, 0))
+        return self.returncode
+
+    def wait(self, timeout=None):
+        if self.returncode is None:
+            self._set(self.server.wait(self.pid, 3600 if timeout is None else timeout))
+            if self.returncode is None:
+                raise subprocess.TimeoutExpired("worker", timeout)
+        return self.returncode
+
+
+class ForkServer:
+    """The judge's side of `autograder.forkserver`: one per judge process."""
+
+    def __init__(self):
+        import socket
+
+        self._socket = socket
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = worker_env("/tmp")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "autograder.forkserver", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd="/", env=env,
+        )
+        theirs.close()
+        self.sock = ours
+
+    def _ask(self, message, fds=()):
+        import json
+
+        if fds:
+            self._socket.send_fds(self.sock, [json.dumps(message).encode()], list(fds))
+        else:
+            self.sock.send(json.dumps(message).encode())
+        reply = self.sock.recv(1 << 16)
+        if not reply:
+            raise WorkerDied("the fork server is gone")
+        return json.loads(reply)
+
+    def spawn(self, limits, uid, hide, reach, scratch, env, fds):
+        reply = self._ask({
+            "op": "fork", "limits": dict(limits.__dict__), "uid": uid, "hide": [str(p) for p in hide],
+            "reach": list(reach), "scratch": str(scratch), "env": env,
+        }, fds)
+        return ForkedProcess(reply["pid"], self)
+
+    def wait(self, pid, timeout):
+        return self._ask({"op": "wait", "pid": pid, "timeout": timeout})["status"]
+
+    def close(self):
+        try:
+            self.sock.send(b'{"op": "exit"}')
+        except OSError:
+            pass
+        self.sock.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
 class WorkerClient:
     """One live worker process. Raises `WorkerDied` once it is gone."""
 
-    def __init__(self, limits, slot=0):
+    def __init__(self, limits, slot=0, forkserver=None):
         self.limits = limits
         self.slot = slot
+        self.forkserver = forkserver
         self.p = None
 
     # -- lifecycle ------------------------------------------------------
     def start(self):
         uid = UID_BASE + self.slot if os.geteuid() == 0 else None
+        hide, reach = (protected_paths(), reachable_paths()) if uid is not None else ([], [])
         scratch = Path(tempfile.mkdtemp(prefix="kit-worker-"))
         if uid is not None:
             os.chown(scratch, uid, uid)
@@ -185,32 +280,20 @@ class WorkerClient:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         out = open(scratch / "output.txt", "wb")
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(scratch),
-            "TMPDIR": str(scratch),
-            "LANG": "C.UTF-8",
-            "MPLBACKEND": "Agg",
-            "MPLCONFIGDIR": str(scratch),
-            "OMP_NUM_THREADS": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONPATH": str(KIT_ROOT),
-        }
-        if "CUDA_VISIBLE_DEVICES" in os.environ:
-            env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "autograder.worker", str(req_r), str(rep_w)],
-            pass_fds=(req_r, rep_w),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=scratch,
-            env=env,
-            preexec_fn=_preexec(self.limits, uid, *(  (protected_paths(), reachable_paths()) if uid is not None else ([], []))),
-        )
-        out.close()
-        os.close(req_r)
-        os.close(rep_w)
+        env = worker_env(scratch)
+        try:
+            if self.forkserver is not None:
+                proc = self.forkserver.spawn(self.limits, uid, hide, reach, scratch, env, (req_r, rep_w, out.fileno()))
+            else:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "autograder.worker", str(req_r), str(rep_w)],
+                    pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    cwd=scratch, env=env, preexec_fn=lambda: apply_limits(self.limits, uid, hide, reach),
+                )
+        finally:
+            out.close()
+            os.close(req_r)
+            os.close(rep_w)
         self.p = Process(proc, req_w, rep_r, scratch)
 
     def close(self):

@@ -45,10 +45,21 @@ def numpy_back(x):
 '''
 
 
-@pytest.fixture
-def remote():
+@pytest.fixture(scope="module")
+def forkserver():
+    from autograder.sandbox import ForkServer
+
+    fs = ForkServer()
+    yield fs
+    fs.close()
+
+
+@pytest.fixture(params=["spawned", "forked"])
+def remote(request, forkserver):
+    """A worker started as a new interpreter, or forked from the fork server."""
     sub = Submission(Path("inline.ipynb"), {}, [Cell(1, CODE, CODE)])
-    r = Remote(sub, "", Limits(cpu_seconds_per_call=2, load_seconds=30, memory_mb=2048, output_bytes=1_000_000))
+    r = Remote(sub, "", Limits(cpu_seconds_per_call=2, load_seconds=30, memory_mb=2048, output_bytes=1_000_000),
+               forkserver=forkserver if request.param == "forked" else None)
     yield r
     r.close()
 

@@ -82,12 +82,12 @@ def write_json_atomic(path, data):
     os.replace(tmp, path)
 
 
-def grade_one(path, assignment, cfg):
+def grade_one(path, assignment, cfg, slot=0, forkserver=None):
     """results.json dict for one file; never raises."""
     from autograder.judge import grade
 
     try:
-        result = grade(path, assignment, cfg)
+        result = grade(path, assignment, cfg, slot=slot, forkserver=forkserver)
         data = result.to_gradescope()
         data["assignment"] = result.assignment
         if getattr(result, "internal_errors", None):
@@ -115,28 +115,93 @@ def write_csv(out, rows, cfg):
             w.writerow([sid, str(path), *[scores.get(n, "") for n in names], data.get("score", 0.0)])
 
 
-def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=None):
+# -- a pool of judges ---------------------------------------------------------
+# Each pool process is a trusted judge with its own slot (the worker uid) and its
+# own fork server, so torch is imported once per judge, not once per submission.
+_POOL = {}
+
+
+def _pool_init(slots, assignment):
+    import atexit
+
+    from autograder.sandbox import ForkServer
+
+    _POOL["slot"] = slots.get()
+    _POOL["assignment"] = assignment
+    _POOL["forkserver"] = ForkServer()
+    atexit.register(_POOL["forkserver"].close)
+
+
+def _pool_grade(path):
+    return grade_one(Path(path), _POOL["assignment"], config_mod.load(), _POOL["slot"], _POOL["forkserver"])
+
+
+def _grade_all(todo, assignment, cfg, jobs, done):
+    """Grade [(path, id)], calling done(path, id, data) as each finishes."""
+    if jobs <= 1 or len(todo) <= 1:
+        forkserver = None
+        if len(todo) > 1:
+            from autograder.sandbox import ForkServer
+
+            forkserver = ForkServer()
+        try:
+            for f, sid in todo:
+                done(f, sid, grade_one(f, assignment, cfg, 0, forkserver))
+        finally:
+            if forkserver is not None:
+                forkserver.close()
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ctx = multiprocessing.get_context("spawn")  # judges start clean: no torch state forked
+    slots = ctx.Queue()
+    for i in range(jobs):
+        slots.put(i)
+    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init, initargs=(slots, assignment)) as pool:
+        futures = {pool.submit(_pool_grade, str(f)): (f, sid) for f, sid in todo}
+        for fut in as_completed(futures):
+            f, sid = futures[fut]
+            try:
+                data = fut.result()
+            except Exception as exc:  # noqa: BLE001 - a judge process died: grade it alone
+                data = grade_one(f, assignment, cfg)
+                data.setdefault("internal_errors", []).append(f"pool: {type(exc).__name__}: {exc}")
+            done(f, sid, data)
+
+
+def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=None, jobs=None):
+    """Grade every submission under `paths` into `out`; returns [(id, path, results)] in input order.
+
+    Results are written as each submission finishes, so an interrupted batch
+    resumes (`resume=True`) without regrading what is done.
+    """
     cfg = cfg or config_mod.load()
+    jobs = jobs or os.cpu_count() or 1
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files = collect(paths)
     ids = assign_ids(files)
     bar = Progress(len(files), progress)
-    rows = []
+    results, todo = {}, []
     for f in files:
-        sid = ids[f]
-        target = out / sid / "results.json"
-        data = None
+        target = out / ids[f] / "results.json"
         if resume and target.exists():
             try:
-                data = json.loads(target.read_text())
+                results[f] = json.loads(target.read_text())
+                bar.step(ids[f] + " (done before)")
+                continue
             except ValueError:
-                data = None
-        if data is None:
-            data = grade_one(f, assignment, cfg)
-            write_json_atomic(target, data)
-        rows.append((sid, f, data))
+                pass
+        todo.append((f, ids[f]))
+
+    def done(f, sid, data):
+        write_json_atomic(out / sid / "results.json", data)
+        results[f] = data
         bar.step(sid)
+
+    _grade_all(todo, assignment, cfg, min(jobs, max(len(todo), 1)), done)
+    rows = [(ids[f], f, results[f]) for f in files]
     write_csv(out, rows, cfg)
     return rows
 
@@ -166,7 +231,8 @@ def main(args):
     if args.assignment and args.assignment not in cfg.assignments:
         print(f"unknown assignment {args.assignment!r}; known: {', '.join(cfg.assignments)}", file=sys.stderr)
         return 2
-    rows = grade_batch(args.submissions, args.out, args.assignment, args.resume, not args.no_progress, cfg)
+    rows = grade_batch(args.submissions, args.out, args.assignment, args.resume, not args.no_progress, cfg,
+                       jobs=args.jobs)
     if not rows:
         print("no submissions found", file=sys.stderr)
         return 2

@@ -1,0 +1,90 @@
+"""A fork server for workers: pay the torch import once per judge, not once per submission.
+
+The judge starts `python -m autograder.forkserver FD` (trusted code only). It
+imports torch but runs no torch operation (forking after one hung every child
+when measured on this machine), then waits on a Unix socket for requests:
+
+    {"op": "fork", ...} + 3 file descriptors (requests in, replies out, output file)
+        forks a child that applies the same limits as a spawned worker
+        (`sandbox.apply_limits`: own session, rlimits, private mount namespace,
+        unprivileged uid) and serves the judge (`worker.serve`); replies {"pid": N}
+    {"op": "wait", "pid": N, "timeout": s}
+        reaps the child within `timeout` seconds; replies {"status": raw wait
+        status} or {"status": null} while it still runs
+
+The children are the fork server's, so the judge learns how one ended (exit
+code, signal) through "wait".
+"""
+import json
+import os
+import socket
+import sys
+import time
+
+MAX_MESSAGE = 1 << 16
+
+
+def _child(req, fds):
+    from autograder import sandbox, worker
+
+    req_r, rep_w, out = fds
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    os.environ.clear()
+    os.environ.update(req["env"])
+    os.chdir(req["scratch"])
+    sandbox.apply_limits(sandbox.Limits(**req["limits"]), req["uid"], req["hide"], req["reach"])
+    worker.serve(req_r, rep_w)
+
+
+def serve(fd):
+    sock = socket.socket(fileno=fd)
+    import torch  # noqa: F401 - imported, never used: forking stays safe
+
+    from autograder import sandbox, worker  # noqa: F401 - loaded once, shared by every child
+
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 3)
+        except OSError:
+            return
+        if not msg:
+            return
+        req = json.loads(msg)
+        if req["op"] == "fork":
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    sock.close()
+                    _child(req, fds)
+                except BaseException:  # noqa: BLE001 - the child must never return into this loop
+                    code = 70
+                finally:
+                    os._exit(code)
+            for f in fds:
+                os.close(f)
+            sock.send(json.dumps({"pid": pid}).encode())
+        elif req["op"] == "wait":
+            deadline = time.monotonic() + float(req.get("timeout", 0))
+            status = None
+            while True:
+                try:
+                    done, raw = os.waitpid(req["pid"], os.WNOHANG)
+                except ChildProcessError:
+                    done, raw = req["pid"], 0
+                if done:
+                    status = raw
+                    break
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.01)
+            sock.send(json.dumps({"status": status}).encode())
+        elif req["op"] == "exit":
+            return
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))
+    sys.exit(0)
