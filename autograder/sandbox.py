@@ -7,7 +7,8 @@ RLIMIT_AS: torch reserves ~640 MB of address space at import), RLIMIT_FSIZE
 process group of its own that is killed whole, and a wall-clock timeout in the
 judge. When the judge runs as root the worker also gets a private mount
 namespace in which the reference solutions and hidden suites are hidden under
-empty tmpfs mounts, and drops to an unprivileged uid (one per pool slot).
+empty tmpfs mounts, and drops to an unprivileged uid (one per judge process,
+held with a lock file, so concurrent judges never share one).
 """
 import os
 import resource
@@ -167,6 +168,34 @@ class Process:
     notes: list = field(default_factory=list)
 
 
+_UID = {}
+
+
+def worker_uid():
+    """This judge process's own unprivileged uid for its workers (root only).
+
+    Held with a lock file for the life of the process, so that concurrent
+    judges (a pool, or two batches on one machine) never share a uid: a
+    student's `kill(-1, SIGKILL)` then reaches no other submission's worker.
+    """
+    import fcntl
+
+    if "uid" in _UID:
+        return _UID["uid"]
+    locks = Path(tempfile.gettempdir()) / "kit-worker-uids"
+    locks.mkdir(mode=0o700, exist_ok=True)
+    for uid in range(UID_BASE, UID_BASE + 4096):
+        fd = os.open(locks / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _UID.update(uid=uid, fd=fd)  # the lock lasts as long as this process
+        return uid
+    raise RuntimeError("no free worker uid")
+
+
 def worker_env(scratch):
     """The whole environment of a worker: nothing of the judge's beyond PATH."""
     env = {
@@ -271,7 +300,7 @@ class WorkerClient:
 
     # -- lifecycle ------------------------------------------------------
     def start(self):
-        uid = UID_BASE + self.slot if os.geteuid() == 0 else None
+        uid = worker_uid() if os.geteuid() == 0 else None
         hide, reach = (protected_paths(), reachable_paths()) if uid is not None else ([], [])
         scratch = Path(tempfile.mkdtemp(prefix="kit-worker-"))
         if uid is not None:

@@ -135,3 +135,16 @@ def test_fallback_without_a_mount_namespace_hides_by_mode(tmp_path):
     _restrict_by_mode([hidden], [str(blocked / "python")])
     assert hidden.stat().st_mode & 0o777 == 0o700
     assert blocked.stat().st_mode & 0o777 == 0o701
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="worker uids are allocated by a root judge")
+def test_concurrent_judges_never_share_a_worker_uid():
+    import subprocess
+    import sys
+
+    from autograder.sandbox import worker_uid
+
+    mine = worker_uid()
+    other = subprocess.run([sys.executable, "-c", "from autograder.sandbox import worker_uid; print(worker_uid())"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert mine != int(other) and mine == worker_uid()
