@@ -201,4 +201,5 @@ def grade(path, assignment=None, cfg=None, slot=0, pytest_args=(), forkserver=No
     notes += [f"Note: {e}" for e in remote.cell_errors[:10]]
     result = GradeResult(Path(path), name, questions, notes, time.monotonic() - start)
     result.internal_errors = plugin.internal_errors
+    result.outcomes = plugin.outcomes
     return result
