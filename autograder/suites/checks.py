@@ -79,11 +79,64 @@ def describe_call(name, args, kwargs=None):
     return f"{name}({', '.join(parts)})"
 
 
+# What an error raised by the student's code usually means: (substrings of the
+# error line, likely cause). Read from the error the worker reports, nothing else.
+ERROR_CAUSES = [
+    (("expected scalar type", "to have the same dtype", "same dtype", "dtype mismatch",
+      "found Double", "found Float", "found Half", "found BFloat16"),
+     "tensors of different dtypes meet in one operation: one was cast (.float(), .double()) or created "
+     "without dtype= (torch.zeros/ones/tensor default to float32); keep the inputs' dtype."),
+    (("mat1 and mat2 shapes cannot be multiplied", "same reduction dim", "Expected size for first two dimensions",
+      "size mismatch", "shapes cannot be multiplied"),
+     "a matrix product with an operand the wrong way round: a weight W of shape (out, in) applies as "
+     "x @ W.T, and a batched product needs matching batch axes (a missing transpose or unsqueeze?)."),
+    (("must match the size of tensor",),
+     "tensors of different shapes combined elementwise: broadcasting lines axes up from the right "
+     "(a missing unsqueeze, or an axis assumed to have another length?)."),
+    (("Dimension out of range",),
+     "an axis numbered from the front (transpose(2, 3), dim=2) assumes a fixed number of dimensions; "
+     "count from the end (transpose(-2, -1), dim=-1)."),
+    (("cannot be called on meta tensors", "Cannot copy out of meta tensor", "meta tensors"),
+     "values read into Python or numpy (.item(), .tolist(), int(t), .numpy(), a Python loop or if over a "
+     "tensor's values): keep the computation in torch operations (on the meta device tensors have no values)."),
+    (("Can't call numpy() on Tensor that requires grad", "to numpy", "numpy()", "unsupported ScalarType"),
+     "a .numpy() round trip: it leaves autograd and the device; stay in torch operations."),
+    (("cannot be converted to type",),
+     "a fill value too large for the dtype (-1e9 overflows float16): use float('-inf') or "
+     "torch.finfo(scores.dtype).min, and zero fully masked rows afterwards."),
+    (("is not on the expected device", "Expected all tensors to be on the same device", "device type",
+      "on the same device"),
+     "a tensor created without device= (it lands on the CPU): use device=x.device, zeros_like or new_zeros."),
+    (("leaf Variable that requires grad is being used in an in-place operation",
+      "modified by an inplace operation"),
+     "an in-place operation (masked_fill_, +=, /=, x[...] = ...) on an input tensor; use out-of-place "
+     "operations (masked_fill, x = x / s)."),
+]
+
+
+def error_hint(error):
+    """A likely cause for an error line the worker reported (or None)."""
+    for needles, cause in ERROR_CAUSES:
+        if any(n in error for n in needles):
+            return cause
+    return None
+
+
+def with_cause(error, cause=None):
+    """The worker's error line followed by a likely cause when one is known."""
+    error = error.rstrip()
+    cause = cause if cause is not None else error_hint(error)
+    if not cause or "Likely cause" in error:
+        return error
+    return f"{error} Likely cause: {cause}" if error.endswith((".", "!", "?", ":")) else \
+        f"{error}. Likely cause: {cause}"
+
+
 def call(sub, name, args, kwargs=None, **opts):
     """Call the student's `name`; fail with its error unless it returned."""
     reply = sub.call(name, *args, **(kwargs or {}), **opts)
     if not reply.ok:
-        fail(f"{describe_call(name, args, kwargs)} {reply.error}")
+        fail(f"{describe_call(name, args, kwargs)} {with_cause(reply.error)}")
     return reply
 
 
@@ -118,10 +171,15 @@ def same_device(got, want):
     return got == want or (want == "cuda" and got.startswith("cuda")) or (got == "cuda:0" and want == "cuda")
 
 
-def check_meta(t, what, shape=None, dtype=None, device=None):
-    """Shape, dtype and device of a returned tensor, with a likely cause."""
+def check_meta(t, what, shape=None, dtype=None, device=None, hint=None):
+    """Shape, dtype and device of a returned tensor, with a likely cause.
+
+    `hint(got_shape, expected_shape)` may name a likely cause for a wrong shape.
+    """
     if shape is not None and tuple(t.shape) != tuple(shape):
-        fail(f"{what}: shape {tuple(t.shape)}, expected {tuple(shape)}{shape_hint(tuple(t.shape), tuple(shape))}")
+        cause = hint(tuple(t.shape), tuple(shape)) if hint else None
+        fail(f"{what}: shape {tuple(t.shape)}, expected {tuple(shape)}"
+             + (f". Likely cause: {cause}" if cause else shape_hint(tuple(t.shape), tuple(shape))))
     if dtype is not None and t.dtype != dtype:
         hint = ""
         if dtype != torch.float32 and t.dtype == torch.float32:
@@ -191,8 +249,20 @@ def weights_hint(got, expected, mask=None):
             return "columns sum to 1 along axis -2: softmax over the query axis instead of the key axis (dim=-1)?"
         if g.shape[-1] == g.shape[-2] and torch.allclose(g.transpose(-1, -2), e, atol=1e-4):
             return "the weights are transposed (queries and keys swapped)?"
+    m = mask.cpu().expand_as(g) if mask is not None else torch.ones_like(g, dtype=torch.bool)
+    if g.dim() >= 1 and g.shape[-1] > 1:
+        n = m.sum(-1, keepdim=True)
+        uniform = torch.where(m, 1.0 / n.clamp(min=1).double(), torch.zeros_like(g))
+        live = m.any(-1)
+        if (live.any() and torch.allclose(g[live], uniform[live], atol=1e-6)
+                and not torch.allclose(e[live], uniform[live], atol=1e-3)):
+            return ("the weights are uniform over the allowed keys: the scores do not reach the softmax "
+                    "(constant or hard-coded scores?).")
     if mask is not None:
-        m = mask.expand_as(g)
+        dead = ~m.any(-1)  # rows with no allowed key
+        if dead.any() and g[dead].abs().max() > 0 and (g[~dead] - e[~dead]).abs().max() < 1e-4:
+            return ("a row with no allowed key gets non-zero weights (uniform, from a large finite fill such as "
+                    "-1e9 without a guard?): it must give all-zero weights.")
         leak = g[~m].abs()
         if leak.numel() and leak.max() > 0:
             inside = g[m].abs()
@@ -209,13 +279,14 @@ def weights_hint(got, expected, mask=None):
     return None
 
 
-def check_outputs(got, expected, what, cfg, dtype, device, hints=None):
+def check_outputs(got, expected, what, cfg, dtype, device, hints=None, shape_hints=None):
     """Each named output: shape, dtype, device, then values (not on meta).
 
     Values of the weights are checked first: their pattern tells the most.
     """
     for name, exp in expected.items():
-        check_meta(got[name], f"{what} -> {name}", tuple(exp.shape), dtype, device)
+        check_meta(got[name], f"{what} -> {name}", tuple(exp.shape), dtype, device,
+                   hint=(shape_hints or {}).get(name))
     for name in sorted(expected, key=lambda n: n != "weights"):
         t, exp = got[name], expected[name]
         if str(device) != "meta":
@@ -234,7 +305,7 @@ def reference_outputs(ref_fn, args, kwargs, out_names):
 
 # -- families -----------------------------------------------------------------
 def check_values(sub, cfg, name, args, kwargs, ref_fn, out_names, *, dtype=torch.float64,
-                 device="cpu", hints=None, ref_args=None, ref_kwargs=None, **opts):
+                 device="cpu", hints=None, ref_args=None, ref_kwargs=None, shape_hints=None, **opts):
     """The student's outputs against the reference on the same inputs."""
     args_d = to(args, device, dtype)
     kwargs_d = to(kwargs or {}, device, dtype)
@@ -245,8 +316,12 @@ def check_values(sub, cfg, name, args, kwargs, ref_fn, out_names, *, dtype=torch
     got = outputs(reply.value, what, out_names)
     expected = reference_outputs(ref_fn, ref_args if ref_args is not None else args,
                                  ref_kwargs if ref_kwargs is not None else kwargs, out_names)
-    check_outputs(got, expected, what, cfg, dtype, device, hints)
+    check_outputs(got, expected, what, cfg, dtype, device, hints, shape_hints)
     return got, expected
+
+
+DETACHED = ("the computation leaves autograd on the way (.detach(), a .numpy()/.item()/.tolist() round trip, "
+            "torch.tensor(...) of computed values, or torch.no_grad()).")
 
 
 def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_args=None, **opts):
@@ -265,7 +340,7 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
     check_outputs(got, expected, what, cfg, torch.float64, "cpu")
     grads = reply.grads or {}
     if "error" in grads:
-        fail(f"gradients of {what}: {grads['error']}")
+        fail(f"gradients of {what}: {with_cause(grads['error'], error_hint(grads['error']) or DETACHED)}")
     r_args = [a.detach().clone().requires_grad_(i in grad_args) if isinstance(a, torch.Tensor) else a
               for i, a in enumerate(args)]
     r_out = ref_fn(*r_args, **kwargs)
@@ -279,7 +354,7 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
         if rg is None:
             continue
         if gg is None:
-            fail(f"{label}: no gradient reached this input (detached, or a .numpy()/.item() round trip?)")
+            fail(f"{label}: no gradient reached this input. Likely cause: {DETACHED}")
         assert_close(gg, rg, label, cfg, torch.float64)
     return reply, r_grads
 
@@ -291,8 +366,9 @@ def check_inputs_unchanged(sub, name, args, kwargs=None, **opts):
     for i, c in enumerate(changed):
         if c:
             fail(f"{describe_call(name, args, kwargs)} changed its input tensor number {i + 1} "
-                 f"(shape {tuple(flat[i].shape) if i < len(flat) else '?'}) in place; "
-                 "use out-of-place operations (masked_fill, not masked_fill_; x = x / s, not x /= s).")
+                 f"(shape {tuple(flat[i].shape) if i < len(flat) else '?'}) in place. Likely cause: an in-place "
+                 "operation on an input (masked_fill_, +=, /=, x[...] = ..., transpose_); use out-of-place "
+                 "operations (masked_fill, not masked_fill_; x = x / s, not x /= s).")
     return reply
 
 
@@ -309,7 +385,8 @@ def check_vectorised(sub, name, small, large, what_grows, **opts):
         fail(f"{name}: the worker did not report its operation count")
     if counts[1] > counts[0]:
         fail(f"{name}: ran {counts[0]} torch operations for the smaller input and {counts[1]} "
-             f"when only {what_grows} grew: a Python loop over {what_grows}? Use batched tensor operations.")
+             f"when only {what_grows} grew. Likely cause: a Python loop over {what_grows} (or over a tensor's "
+             "rows); use batched tensor operations.")
 
 
 def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
@@ -320,9 +397,11 @@ def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
     reply = call(sub, name, args, kwargs, trace=True, **opts)
     found = forbidden_uses(cells, name, provided)
     if found:
-        fail(f"`{name}` must implement attention itself: {found[0]}")
+        fail(f"`{name}` must implement attention itself: {found[0]}. Likely cause: a call to torch's built-in "
+             "attention; compute the scores, the masked softmax and the weighted sum with tensor operations.")
     if reply.forbidden_seen:
-        fail(f"`{name}` called torch's built-in `{reply.forbidden_seen[0]}` while it ran; implement it yourself.")
+        fail(f"`{name}` called torch's built-in `{reply.forbidden_seen[0]}` while it ran. Likely cause: a call to "
+             "torch's built-in attention (directly or through a helper); implement it yourself.")
     return reply
 
 
@@ -330,6 +409,8 @@ def expect_value_error(sub, name, args, kwargs=None, why="", **opts):
     reply = sub.call(name, *args, **(kwargs or {}), **opts)
     what = describe_call(name, args, kwargs)
     if reply.ok:
-        fail(f"{what} returned normally; expected ValueError ({why})")
+        fail(f"{what} returned normally; expected ValueError ({why}). Likely cause: the sizes are not checked; "
+             "test them first and raise ValueError with a message.")
     if not reply.error.startswith("raised ValueError"):
-        fail(f"{what} {reply.error}; expected ValueError ({why})")
+        fail(f"{what} {reply.error.rstrip()}; expected ValueError ({why}). Likely cause: the sizes are not checked "
+             "before they are used, so the computation fails on its own; test them first and raise ValueError.")

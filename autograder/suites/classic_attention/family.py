@@ -37,8 +37,73 @@ def inputs(spec, B, T, d_s, d_h, d_attn, seed, mask=True, lengths=None):
     return [s, H, *params], kwargs
 
 
-def hints(kwargs):
-    return {"weights": lambda g, e: c.weights_hint(g, e, kwargs.get("mask"))}
+# -- likely causes ---------------------------------------------------------------
+def _close(got, want):
+    tol = {torch.float64: 1e-7, torch.float32: 1e-4}.get(got.dtype, 2e-2)
+    g = got.detach().double().cpu()
+    return g.shape == want.shape and not torch.isnan(g).any() and torch.allclose(g, want, atol=tol, rtol=tol)
+
+
+def _alternative_weights(spec, args, mask):
+    """(cause, weights) for the usual mistakes, computed here from the inputs: the
+    spec's own wrong scores (SPEC["alternatives"]), then a mask left out."""
+    from solutions.classic_attention import masked_softmax
+
+    args = [a.detach().double().cpu() for a in args]
+    out = []
+    for cause, scores in (spec.get("alternatives") or (lambda *a: []))(*args):
+        if scores is not None:
+            out.append((cause, masked_softmax(scores, mask, dim=-1)))
+    if mask is not None:
+        with torch.no_grad():
+            out.append(("the mask is not applied (pass it to masked_softmax).", spec["ref"](*args)[1]))
+    return out
+
+
+def hints(spec, args, kwargs):
+    """Likely causes for wrong weights and a wrong context, from what they hold."""
+    mask = kwargs.get("mask")
+    cache = []
+
+    def weights(g, e):
+        if not cache:
+            cache.extend(_alternative_weights(spec, args, mask))
+        for cause, w in cache:
+            if _close(g, w):
+                return cause
+        return c.weights_hint(g, e, mask)
+
+    def context(g, e):
+        T = args[1].shape[1]
+        if T > 1 and _close(g, e / T):
+            return "the weighted encoder states are averaged over T (mean) instead of summed."
+        w = None
+        if mask is not None:
+            with torch.no_grad():
+                w = spec["ref"](*[a.detach().double().cpu() for a in args])[1]
+            if _close(g, (w.unsqueeze(1) @ args[1].detach().double().cpu()).squeeze(1)):
+                return "the context uses weights computed without the mask."
+        if torch.isnan(g).any():
+            return "NaN in the context: a fully masked row (guard the softmax's division)?"
+        return None
+
+    return {"weights": weights, "context": context}
+
+
+def shape_hints(args):
+    """A likely cause for a context of the wrong size."""
+    d_h = args[1].shape[-1]
+    sizes = {a.shape[0] for a in args[2:] if a.dim() >= 1} | {args[0].shape[-1]}  # d_attn, d_s
+
+    def context(got, want):
+        if len(got) == 2 and got[0] == want[0] and got[1] != d_h and got[1] in sizes:
+            return (f"the context has size {got[1]}, a projected size: it must be the weighted sum of the encoder "
+                    f"states h_i themselves (size d_h = {d_h}), not of their projections.")
+        if len(got) == 2 and got[0] == want[0] and got[1] == args[1].shape[1]:
+            return "the context has T entries: weights summed over the wrong axis (sum over T, keep d_h)."
+        return None
+
+    return {"context": context}
 
 
 def test_shapes_and_values(sub, cfg, request):
@@ -46,7 +111,8 @@ def test_shapes_and_values(sub, cfg, request):
     for k, size in enumerate(sizes(spec)):
         for masked in (False, True):
             args, kwargs = inputs(spec, *size, seed=200 + 10 * k, mask=masked)
-            got, _ = c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, hints=hints(kwargs))
+            got, _ = c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT,
+                                    hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
             w = got["weights"].double()
             sums = w.sum(-1)
             c.assert_close(sums, torch.ones_like(sums), f"{spec['name']}: weights summed over the key axis", cfg,
@@ -59,7 +125,8 @@ def test_padding(sub, cfg, request):
     B, T, d_s, d_h, d_attn = sizes(spec)[0]
     lengths = [T, T - 2, 1]
     args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=300, lengths=lengths)
-    got, _ = c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, hints=hints(kwargs))
+    got, _ = c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT,
+                            hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
     mask = kwargs["mask"]
     leak = got["weights"][~mask]
     if leak.abs().max() != 0:
@@ -79,7 +146,8 @@ def test_fully_masked_rows(sub, cfg, request):
     spec = _spec(request)
     B, T, d_s, d_h, d_attn = sizes(spec)[0]
     args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=400, lengths=[T, 0, 2])
-    got, _ = c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, hints=hints(kwargs))
+    got, _ = c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT,
+                            hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
     if torch.isnan(got["context"]).any() or got["context"][1].abs().max() != 0 or got["weights"][1].abs().max() != 0:
         c.fail(f"{spec['name']}: a batch row with no real token must give all-zero weights and context, never NaN")
 
@@ -94,7 +162,8 @@ def test_dtype_and_device(sub, cfg, dd, request):
     spec = _spec(request)
     device, dtype = dd
     args, kwargs = inputs(spec, *sizes(spec)[1], seed=600)
-    c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, dtype=dtype, device=device, hints=hints(kwargs))
+    c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, dtype=dtype, device=device,
+                   hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
 
 
 def test_meta_device(sub, cfg, request):

@@ -9,6 +9,17 @@ QUESTION = "dot_attention"
 SPEC = {"name": "dot_attention", "ref": ref.dot_attention, "params": lambda d_s, d_h, d_attn, seed: [], "square": True}
 
 
+def _alternatives(s, H):
+    """(likely cause, scores) of the usual mistakes, from the inputs (for the failure message only)."""
+    scores = (H @ s.unsqueeze(-1)).squeeze(-1)
+    d = s.shape[-1]
+    return [("the scores are divided by sqrt(d): Luong dot attention is not scaled.", scores / d ** 0.5),
+            ("the scores are divided by d: Luong dot attention is not scaled.", scores / d)]
+
+
+SPEC["alternatives"] = _alternatives
+
+
 def test_value_error_when_sizes_differ(sub, cfg):
     s = c.randn((3, 4), 1000)
     H = c.randn((3, 5, 6), 1001)

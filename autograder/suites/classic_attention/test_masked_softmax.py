@@ -22,10 +22,25 @@ def test_values_and_row_sums(sub, cfg):
         c.assert_close(sums, torch.ones_like(sums), f"row sums of {NAME} over dim=-1 for shape {shape}", cfg)
 
 
+def _dim_hint(dim):
+    """A likely cause when the softmax is taken over another axis than `dim`."""
+    def h(got, expected):
+        g = got.detach().double().cpu()
+        if torch.isnan(g).any():
+            return None
+        for axis in range(g.dim()):
+            if axis != dim % g.dim() and torch.allclose(g.sum(axis), torch.ones(()).double(), atol=1e-3):
+                return (f"the weights sum to 1 along axis {axis}, not along dim={dim}: the softmax ignores the "
+                        "`dim` argument (take the maximum and the sum over `dim`).")
+        return None
+    return h
+
+
 def test_dim_argument(sub, cfg):
     scores = c.randn((3, 4, 5), 110, scale=2.0)
     for dim in (0, 1, -2):
-        c.check_values(sub, cfg, NAME, [scores], {"dim": dim}, ref.masked_softmax, OUT)
+        c.check_values(sub, cfg, NAME, [scores], {"dim": dim}, ref.masked_softmax, OUT,
+                       hints={"weights": _dim_hint(dim)})
 
 
 def test_mask_broadcast_and_exact_zeros(sub, cfg):
@@ -85,3 +100,13 @@ def test_inputs_unchanged(sub, cfg):
     mask = c.rand_mask((3, 5), 191)
     c.check_values(sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT)
     c.check_inputs_unchanged(sub, NAME, [scores], {"mask": mask})
+
+
+def test_vectorised(sub, cfg):
+    """The number of torch operations must not grow with the number of rows."""
+    scores = c.randn((3, 5), 195)
+    c.check_values(sub, cfg, NAME, [scores], {}, ref.masked_softmax, OUT, hints=_hints())
+    pair = []
+    for k, rows in enumerate((2, 8)):
+        pair.append(([c.randn((rows, 5), 196 + k)], {"mask": c.rand_mask((rows, 5), 198 + k)}))
+    c.check_vectorised(sub, NAME, pair[0], pair[1], "the rows")

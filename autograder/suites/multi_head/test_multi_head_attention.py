@@ -94,7 +94,7 @@ def _close(got, want):
     return g.shape == want.shape and not torch.isnan(g).any() and torch.allclose(g, want, atol=tol, rtol=tol)
 
 
-def _manual(case, scale=None, split="ok", merge="ok", out_proj=True, mask="ok", swap_kv=False):
+def _manual(case, scale=None, split="ok", merge="ok", out_proj=True, mask="ok", swap_kv=False, v_proj="v_proj"):
     """Multi-head attention written out here, with one mistake at a time."""
     st, h = case.state, case.h
     q, k, v = (a.double() for a in case.args)
@@ -113,7 +113,7 @@ def _manual(case, scale=None, split="ok", merge="ok", out_proj=True, mask="ok", 
             return x.reshape(B, T, d, h).permute(0, 3, 1, 2)
         return x.reshape(B, T, h, d).transpose(1, 2)
 
-    Q, K, V = sp(lin(q, "q_proj"), T_q), sp(lin(k, "k_proj"), T_k), sp(lin(v, "v_proj"), T_k)
+    Q, K, V = sp(lin(q, "q_proj"), T_q), sp(lin(k, "k_proj"), T_k), sp(lin(v, v_proj), T_k)
     if swap_kv:
         K, V = sp(lin(k, "v_proj"), T_k), sp(lin(v, "k_proj"), T_k)
     m = case.mask
@@ -148,6 +148,8 @@ def _alternatives(case):
         ("out_proj is not applied to the merged heads.", _manual(case, out_proj=False)),
         ("the key and value projections are swapped (k_proj must project the keys, v_proj the values).",
          _manual(case, swap_kv=True)),
+        ("the values are projected with k_proj: v_proj must project the values.", _manual(case, v_proj="k_proj")),
+        ("the values are projected with q_proj: v_proj must project the values.", _manual(case, v_proj="q_proj")),
     ]
     if h > 1:
         alts += [
@@ -227,9 +229,11 @@ def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", *
 def _join(error, cause):
     """The worker's error line and a likely cause, punctuated."""
     error, cause = error.rstrip(), cause.strip()
+    if not cause and c.error_hint(error):
+        cause = f"Likely cause: {c.error_hint(error)}"
     if not cause:
         return error
-    return f"{error} {cause}" if error.endswith(":") else f"{error.rstrip('.')}. {cause}"
+    return f"{error} {cause}" if error.endswith(":") else f"{error.rstrip('.!')}. {cause}"
 
 
 def _fit(x, T):
@@ -248,7 +252,8 @@ def values(sub, cfg, case, dtype=torch.float64, device="cpu"):
     extra = sorted(n for n in (reply.params or {}) if n.endswith(".bias") and n.split(".")[0] in PROJ)
     if not case.bias and extra:
         c.fail(f"MultiHeadAttention({case.D}, {case.h}, bias=False) has the parameter {extra[0]}: with bias=False "
-               "the projections have no bias (pass bias=bias to nn.Linear).")
+               "the projections have no bias. Likely cause: the bias argument is not passed on "
+               "(nn.Linear(embed_dim, embed_dim, bias=bias)).")
     got = c.outputs(reply.value, what, OUT)
     w = got["weights"]
     want_w = (case.B, case.h, case.T_q, case.T_k)
@@ -278,8 +283,9 @@ def test_parameters(sub, cfg):
                 name = f"{p}.{kind}"
                 if kind == "bias" and not bias:
                     if name in params:
-                        c.fail(f"{what} has a parameter {name}: with bias=False the projections have no bias "
-                               "(pass bias=bias to nn.Linear).")
+                        c.fail(f"{what} has a parameter {name}: with bias=False the projections have no bias. "
+                               "Likely cause: the bias argument is not passed on "
+                               "(nn.Linear(embed_dim, embed_dim, bias=bias)).")
                     continue
                 if name not in params:
                     c.fail(f"{what} has no parameter {name} (its parameters: {sorted(params)}); expected "
@@ -435,7 +441,8 @@ def test_gradients(sub, cfg):
             g = got.get(name)
             label = f"gradient of {case.describe()} w.r.t. the parameter {name}"
             if g is None:
-                c.fail(f"{label}: no gradient reached it (is {name.split('.')[0]} used in forward?)")
+                c.fail(f"{label}: no gradient reached it. Likely cause: {name.split('.')[0]} is not used in forward "
+                       "(another projection used in its place?), or its output is detached.")
             c.assert_close(g, rg, label, cfg, torch.float64)
 
 
@@ -467,9 +474,12 @@ def test_value_error_when_not_divisible(sub, cfg):
         reply = sub.call(NAME, construct={"args": [D, h], "kwargs": {}}, invoke=False)
         what = f"MultiHeadAttention({D}, {h})"
         if reply.ok:
-            c.fail(f"{what} was constructed; expected ValueError (embed_dim {D} is not divisible by n_heads {h})")
+            c.fail(f"{what} was constructed; expected ValueError (embed_dim {D} is not divisible by n_heads {h}). "
+                   "Likely cause: __init__ does not check embed_dim % n_heads; raise ValueError there.")
         if not reply.error.startswith("raised ValueError"):
-            c.fail(f"{what} {reply.error}; expected ValueError (embed_dim {D} is not divisible by n_heads {h})")
+            c.fail(f"{what} {reply.error.rstrip()}; expected ValueError (embed_dim {D} is not divisible by n_heads "
+                   f"{h}). Likely cause: __init__ does not check embed_dim % n_heads before using it; raise "
+                   "ValueError first.")
 
 
 def test_from_scratch(sub, cfg, cells, provided):
@@ -496,4 +506,4 @@ def test_vectorised(sub, cfg):
             c.fail(f"{NAME}: the worker did not report its operation count")
         if counts[1] > counts[0]:
             c.fail(f"{NAME}: ran {counts[0]} torch operations for the smaller input and {counts[1]} when only "
-                   f"{grow} grew: a Python loop over {grow}? Use batched tensor operations.")
+                   f"{grow} grew. Likely cause: a Python loop over {grow}; use batched tensor operations.")

@@ -11,16 +11,18 @@ import torch
 from autograder.suites import checks as c
 
 
-def check_mask(got, expected, what, device="cpu", variants=()):
+def check_mask(got, expected, what, device="cpu", variants=(), shape_hint=None):
     """`got` is a bool tensor on `device` equal to `expected` (values skipped on meta).
 
     `variants` is a list of (label, tensor): when the returned mask equals one
-    of them, its label is the likely cause.
+    of them, its label is the likely cause. `shape_hint(got_shape, expected_shape)`
+    may name a likely cause for a wrong shape.
     """
     c.tensor(got, what)
     if tuple(got.shape) != tuple(expected.shape):
+        cause = shape_hint(tuple(got.shape), tuple(expected.shape)) if shape_hint else None
         c.fail(f"{what}: shape {tuple(got.shape)}, expected {tuple(expected.shape)}"
-               f"{c.shape_hint(tuple(got.shape), tuple(expected.shape))}")
+               + (f". Likely cause: {cause}" if cause else c.shape_hint(tuple(got.shape), tuple(expected.shape))))
     if got.dtype != torch.bool:
         c.fail(f"{what}: dtype {c.wire.dtype_name(got.dtype)}, expected bool. Likely cause: the mask was built "
                "with ones/zeros of a number dtype (add dtype=torch.bool, or build it with a comparison).")

@@ -7,12 +7,14 @@ from solutions import scaled_dot_product as ref
 
 QUESTION = "causal_mask"
 NAME = "causal_mask"
-LENGTHS = [1, 2, 5, 8]
+LENGTHS = [5, 2, 8, 1]  # the most telling size first: its failure message names the cause
 
 
 def _variants(T):
     ones = torch.ones(T, T, dtype=torch.bool)
     return [
+        ("every entry False, the diagonal too: True must mean 'may attend', and query t may attend to keys "
+         "0 .. t (tril with diagonal=0).", torch.zeros(T, T, dtype=torch.bool)),
         ("True above the diagonal: triu instead of tril? Query t may attend to keys 0 .. t.", ones.triu()),
         ("the diagonal is False: a position must be allowed to attend to itself (tril with diagonal=0).",
          ones.tril(-1)),

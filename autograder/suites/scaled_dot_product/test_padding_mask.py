@@ -35,17 +35,28 @@ def _check(sub, lengths, max_len=None, device="cpu"):
     what = c.describe_call(NAME, send) + ("" if device == "cpu" else f" with lengths on {device}")
     reply = sub.call(NAME, *send, device=device)
     if not reply.ok:
-        note = ""
+        cause = None
         if "device" in reply.error:
-            note = (". Likely cause: a tensor created without device= (it lands on the CPU): "
-                    "torch.arange(max_len, device=lengths.device)")
-        elif device == "meta":
-            note = (" (on the meta device tensors have shapes but no values: with max_len given, build the mask "
-                    "from torch.arange(max_len, device=lengths.device) and a comparison, without reading "
-                    "values of lengths through .item(), int(), .tolist() or a Python loop)")
-        c.fail(f"{what} {reply.error}{note}")
-    check_mask(reply.value, expected, what, device, _variants(lengths, expected.shape[1]))
+            cause = ("a tensor created without device= (it lands on the CPU): "
+                     "torch.arange(max_len, device=lengths.device).")
+        elif device == "meta" and "meta" in reply.error:
+            cause = ("values of lengths read in Python (.item(), int(), .tolist() or a Python loop): on the meta "
+                     "device tensors have shapes but no values; with max_len given, build the mask from "
+                     "torch.arange(max_len, device=lengths.device) and a comparison.")
+        c.fail(f"{what} {c.with_cause(reply.error, cause)}")
+    check_mask(reply.value, expected, what, device, _variants(lengths, expected.shape[1]),
+               shape_hint=_shape_hint(lengths, max_len))
     return reply
+
+
+def _shape_hint(lengths, max_len):
+    """A likely cause for a mask of the wrong size."""
+    def h(got, want):
+        longest = int(lengths.cpu().max()) if lengths.numel() else 0
+        if max_len is not None and max_len != longest and tuple(got) == (want[0], longest):
+            return f"max_len is ignored: the mask has lengths.max() = {longest} columns instead of max_len = {max_len}."
+        return None
+    return h
 
 
 def test_default_max_len(sub):

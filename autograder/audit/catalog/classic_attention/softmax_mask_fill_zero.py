@@ -1,0 +1,14 @@
+"""
+bug: masked scores set to 0 instead of -inf, so masked keys keep weight
+functions: [masked_softmax]
+questions: [masked_softmax, additive_attention, dot_attention, general_attention, concat_attention]
+"""
+import torch
+
+
+def masked_softmax(scores, mask=None, dim=-1):
+    if mask is not None:
+        scores = scores * mask
+    scores = scores - scores.amax(dim=dim, keepdim=True)
+    exp = torch.exp(scores)
+    return exp / exp.sum(dim=dim, keepdim=True)

@@ -1,0 +1,12 @@
+"""
+bug: -inf fill and torch.softmax: a row with every key masked comes out NaN
+functions: [masked_softmax]
+questions: [masked_softmax, additive_attention, dot_attention, general_attention, concat_attention]
+"""
+import torch
+
+
+def masked_softmax(scores, mask=None, dim=-1):
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=dim)

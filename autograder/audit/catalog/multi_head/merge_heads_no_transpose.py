@@ -1,0 +1,10 @@
+"""
+bug: merge_heads reshapes (B, h, T, d_head) straight to (B, T, D) without moving the heads axis back
+functions: [merge_heads]
+questions: [merge_heads, multi_head_attention]
+"""
+
+
+def merge_heads(x):
+    B, h, T, d_head = x.shape
+    return x.reshape(B, T, h * d_head)

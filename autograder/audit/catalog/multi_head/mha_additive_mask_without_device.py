@@ -1,0 +1,33 @@
+"""
+bug: the mask turned into an additive -inf bias with torch.zeros(mask.shape): on the CPU whatever the inputs' device
+functions: [MultiHeadAttention]
+questions: [multi_head_attention]
+"""
+import math
+
+from torch import nn
+import torch
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, embed_dim, n_heads, bias=True):
+        super().__init__()
+        if embed_dim % n_heads != 0:
+            raise ValueError("embed_dim must be divisible by n_heads")
+        self.n_heads = n_heads
+        self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
+        self.k_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
+        self.v_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
+        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
+
+    def forward(self, query, key, value, mask=None):
+        q = split_heads(self.q_proj(query), self.n_heads)
+        k = split_heads(self.k_proj(key), self.n_heads)
+        v = split_heads(self.v_proj(value), self.n_heads)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            bias = torch.zeros(mask.shape, dtype=scores.dtype)
+            bias = bias.masked_fill(~mask, float("-inf"))
+            scores = scores + bias
+        weights = masked_softmax(scores, dim=-1)
+        return self.out_proj(merge_heads(weights @ v)), weights
