@@ -203,6 +203,10 @@ def worker_env(scratch):
         "HOME": str(scratch),
         "TMPDIR": str(scratch),
         "LANG": "C.UTF-8",
+        # The worker's uid has no passwd entry: getpass.getuser() (torch calls it
+        # on some first uses, e.g. the meta device in torch 2.11) reads these first.
+        "USER": "kit-worker",
+        "LOGNAME": "kit-worker",
         "MPLBACKEND": "Agg",
         "MPLCONFIGDIR": str(scratch),
         "OMP_NUM_THREADS": "1",
