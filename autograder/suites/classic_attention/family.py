@@ -38,11 +38,6 @@ def inputs(spec, B, T, d_s, d_h, d_attn, seed, mask=True, lengths=None):
 
 
 # -- likely causes ---------------------------------------------------------------
-def _close(got, want):
-    tol = {torch.float64: 1e-7, torch.float32: 1e-4}.get(got.dtype, 2e-2)
-    g = got.detach().double().cpu()
-    return g.shape == want.shape and not torch.isnan(g).any() and torch.allclose(g, want, atol=tol, rtol=tol)
-
 
 def _alternative_weights(spec, args, mask):
     """(cause, weights) for the usual mistakes, computed here from the inputs: the
@@ -69,19 +64,19 @@ def hints(spec, args, kwargs):
         if not cache:
             cache.extend(_alternative_weights(spec, args, mask))
         for cause, w in cache:
-            if _close(g, w):
+            if c.matches(g, w):
                 return cause
         return c.weights_hint(g, e, mask)
 
     def context(g, e):
         T = args[1].shape[1]
-        if T > 1 and _close(g, e / T):
+        if T > 1 and c.matches(g, e / T):
             return "the weighted encoder states are averaged over T (mean) instead of summed."
         w = None
         if mask is not None:
             with torch.no_grad():
                 w = spec["ref"](*[a.detach().double().cpu() for a in args])[1]
-            if _close(g, (w.unsqueeze(1) @ args[1].detach().double().cpu()).squeeze(1)):
+            if c.matches(g, (w.unsqueeze(1) @ args[1].detach().double().cpu()).squeeze(1)):
                 return "the context uses weights computed without the mask."
         if torch.isnan(g).any():
             return "NaN in the context: a fully masked row (guard the softmax's division)?"

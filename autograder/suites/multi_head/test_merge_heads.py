@@ -11,10 +11,6 @@ OUT = ("merged",)
 SIZES = [(2, 4, 3, 5), (4, 3, 4, 2), (2, 5, 5, 3), (3, 1, 2, 7), (2, 8, 3, 1)]
 
 
-def _close(got, want):
-    g = got.detach().double().cpu()
-    return g.shape == want.shape and torch.allclose(g, want, atol=1e-4, rtol=1e-4)
-
 
 def hint(x):
     def h(got, expected):
@@ -25,7 +21,7 @@ def hint(x):
             ("features interleaved across heads: transpose(1, 2) to (B, T, n_heads, d_head) and reshape; "
              "do not move the heads axis last.", x.permute(0, 2, 3, 1).reshape(B, T, n * d)),
         ):
-            if _close(got, alt):
+            if c.matches(got, alt):
                 return cause
         return None
     return h
