@@ -44,6 +44,14 @@ def serve(fd):
 
     from autograder import sandbox, worker  # noqa: F401 - loaded once, shared by every child
 
+    try:  # every notebook draws its heatmap: load matplotlib (no figure, no torch op) once too
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:
+        pass
+
     while True:
         try:
             msg, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 3)
