@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from autograder.sandbox import Limits, WorkerClient, WorkerDied
 
+MAX_SKIPPED_CELLS = 2
+
 
 @dataclass
 class Reply:
@@ -41,6 +43,7 @@ class Remote:
         self.client = None
         self.dead = {}  # target -> reason
         self.load_failure = None
+        self.skipped = {}  # cell index -> why it was skipped (it killed the worker)
         self.cell_errors = []
         self.defined = set()
         self.calls = 0
@@ -53,20 +56,29 @@ class Remote:
             return
         if self.client is not None:
             self.client.close()
-        self.client = WorkerClient(self.limits, self.slot, self.forkserver)
-        self.client.start()
-        cells = [{"index": c.index, "source": c.source} for c in self.submission.cells]
-        try:
-            report = self.client.request(
-                {"op": "load", "cells": cells, "provided": self.provided_source},
-                cpu_seconds=self.limits.load_seconds,
-                wall_seconds=self.limits.load_seconds * 1.5 + 10,
-            )
-        except WorkerDied as exc:
-            self.load_failure = f"running the notebook's cells {exc.reason}"
-            self.close()
-            raise WorkerDied(self.load_failure) from None
-        self.cell_errors = [
+        while True:
+            self.client = WorkerClient(self.limits, self.slot, self.forkserver)
+            self.client.start()
+            cells = [{"index": c.index, "source": c.source} for c in self.submission.cells
+                     if c.index not in self.skipped]
+            try:
+                report = self.client.request(
+                    {"op": "load", "cells": cells, "provided": self.provided_source},
+                    cpu_seconds=self.limits.load_seconds,
+                    wall_seconds=self.limits.load_seconds * 1.5 + 10,
+                )
+                break
+            except WorkerDied as exc:
+                # The worker notes each cell before running it: skip the one
+                # that killed it and run the rest, so other questions keep
+                # what they earned.
+                culprit = self.client.read_scratch_int("progress")
+                self.close()
+                if culprit is None or culprit in self.skipped or len(self.skipped) >= MAX_SKIPPED_CELLS:
+                    self.load_failure = f"running the notebook's cells {exc.reason}"
+                    raise WorkerDied(self.load_failure) from None
+                self.skipped[culprit] = exc.reason
+        self.cell_errors = [f"cell {i} was skipped: running it {why}" for i, why in self.skipped.items()] + [
             f"cell {c['index']} {_error_line(c.get('error'))}"
             for c in report.get("cells", []) if not c.get("ok")
         ]

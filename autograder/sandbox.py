@@ -367,6 +367,13 @@ class WorkerClient:
     def alive(self):
         return self.p is not None and self.p.dead is None
 
+    def read_scratch_int(self, name):
+        """A small integer the worker left in its scratch directory, or None."""
+        try:
+            return int((self.p.scratch / name).read_text()[:20].strip())
+        except (OSError, ValueError, AttributeError):
+            return None
+
     def output_tail(self, n=2000):
         """The end of what the student's code printed (it goes to a capped file)."""
         try:
@@ -386,6 +393,7 @@ class WorkerClient:
         # the hard limit (the submission's whole CPU budget, set before the
         # student's code ran) cannot be raised by it.
         message = dict(message, cpu_seconds=cpu_seconds)
+        self._cpu_budget = cpu_seconds
         try:
             data = wire.encode(message)
             view = memoryview(data)
@@ -439,7 +447,8 @@ class WorkerClient:
         if rc is not None and rc < 0:
             sig = -rc
             if sig == signal.SIGXCPU:
-                p.dead = f"exceeded the CPU time limit of {self.limits.cpu_seconds_per_call:g} s (killed by SIGXCPU)"
+                budget = getattr(self, "_cpu_budget", self.limits.cpu_seconds_per_call)
+                p.dead = f"exceeded the CPU time limit of {budget:g} s (killed by SIGXCPU)"
             elif sig == signal.SIGXFSZ:
                 p.dead = f"printed more than the {self.limits.output_bytes}-byte output limit"
             else:

@@ -72,6 +72,11 @@ class Worker:
             exec(compile(provided, "<provided>", "exec"), self.ns)
         for cell in req["cells"]:
             idx = cell["index"]
+            try:  # the judge reads this if the cell kills the worker, and skips that cell
+                with open("progress", "w") as f:
+                    f.write(str(idx))
+            except OSError:
+                pass
             try:
                 code = compile(cell["source"], f"<cell {idx}>", "exec")
                 exec(code, self.ns)

@@ -112,9 +112,21 @@ def test_memory_limit_is_an_error_not_a_crash(remote):
     assert remote.call("double", torch.ones(2)).ok
 
 
+def test_a_cell_that_never_finishes_is_skipped_and_the_rest_still_runs():
+    loop = "while True:\n    pass\n"
+    ok = "def double(x):\n    return x * 2\n"
+    sub = Submission(Path("loop.ipynb"), {}, [Cell(2, ok, ok), Cell(3, loop, loop)])
+    r = Remote(sub, "", Limits(cpu_seconds_per_call=2, load_seconds=3))
+    try:
+        assert r.call("double", torch.ones(2)).ok
+        assert any(e.startswith("cell 3 was skipped: running it exceeded the CPU time limit") for e in r.cell_errors), r.cell_errors
+    finally:
+        r.close()
+
+
 def test_a_notebook_that_never_finishes_loading_fails_every_call_with_the_reason():
     src = "while True:\n    pass\n"
-    sub = Submission(Path("loop.ipynb"), {}, [Cell(3, src, src)])
+    sub = Submission(Path("loop.ipynb"), {}, [Cell(3, src, src), Cell(4, src, src), Cell(5, src, src)])
     r = Remote(sub, "", Limits(cpu_seconds_per_call=2, load_seconds=3))
     try:
         reply = r.call("anything")
