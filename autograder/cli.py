@@ -23,6 +23,13 @@ def main(argv=None):
     p.add_argument("notebook")
     p.add_argument("--assignment")
 
+    p = verbs.add_parser("ci", help="grade one notebook in a CI job, write a Markdown job summary, fail below the pass mark")
+    p.add_argument("notebook", nargs="?")
+    p.add_argument("--assignment")
+    p.add_argument("--out", default="grading", help="folder for results.json (default: grading)")
+    p.add_argument("--summary", help="Markdown file to append to (default: $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--workflow", action="store_true", help="print the GitHub Actions workflow template")
+
     p = verbs.add_parser("gradescope", help="grade /autograder/submission into /autograder/results (run_autograder)")
     p.add_argument("--root", default=None, help="Gradescope root (default: $KIT_AUTOGRADER_ROOT or /autograder)")
 
@@ -42,6 +49,8 @@ def main(argv=None):
         from autograder.check import main as run
     elif args.verb == "audit":
         from autograder.audit.run import main as run
+    elif args.verb == "ci":
+        from autograder.ci import main as run
     elif args.verb == "gradescope":
         from autograder.gradescope import main as run
     else:
