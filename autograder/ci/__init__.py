@@ -24,7 +24,10 @@ def summary_markdown(result, threshold):
              "| question | score | out of | first failed check |", "| --- | ---: | ---: | --- |"]
     for q in result.questions.values():
         first = next((line for line in q.lines if line.startswith(("FAIL ", "not graded"))), "")
-        first = first.removeprefix("FAIL ").replace("|", "\\|")[:160]
+        first = first.removeprefix("FAIL ")
+        if "Likely cause:" in first:  # the check's name and the cause say the most in a table cell
+            first = f"{first.split(':', 1)[0]}: likely cause: {first.split('Likely cause:', 1)[1].strip()}"
+        first = first.replace("|", "\\|")[:200]
         lines.append(f"| `{q.name}` | {q.score:g} | {q.max_score:g} | {first} |")
     verdict = "passes" if result.score >= threshold else "is below"
     lines += ["", f"The score {verdict} the pass mark of {threshold:g} (grading.yml `ci.pass_fraction`)."]
