@@ -11,7 +11,6 @@ OUT = ("merged",)
 SIZES = [(2, 4, 3, 5), (4, 3, 4, 2), (2, 5, 5, 3), (3, 1, 2, 7), (2, 8, 3, 1)]
 
 
-
 def hint(x):
     def h(got, expected):
         B, n, T, d = x.shape

@@ -11,7 +11,6 @@ OUT = ("heads",)
 SIZES = [(2, 3, 20, 4), (4, 4, 6, 3), (2, 5, 15, 5), (3, 2, 7, 1), (2, 3, 8, 8)]
 
 
-
 def hint(x):
     """A likely cause, from what the returned tensor holds (x: the input)."""
     def h(got, expected):
