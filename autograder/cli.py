@@ -36,6 +36,7 @@ def main(argv=None):
     p = verbs.add_parser("audit", help="grade every catalog entry and print what the hidden suites catch")
     p.add_argument("--assignment")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--hostile", action="store_true", help="grade the battery of hostile and broken submissions instead")
 
     p = verbs.add_parser("demo", help="build everything, grade the example submissions, print a score table")
     p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
@@ -47,6 +48,8 @@ def main(argv=None):
         from autograder.grade import main as run
     elif args.verb == "check":
         from autograder.check import main as run
+    elif args.verb == "audit" and args.hostile:
+        from autograder.audit.hostile import main as run
     elif args.verb == "audit":
         from autograder.audit.run import main as run
     elif args.verb == "ci":

@@ -156,6 +156,10 @@ class Worker:
         if req.get("return_inputs"):
             before = [t.detach().clone() for t in _flat_tensors([args, list(kwargs.values())], torch)]
         reply = {"ok": True}
+        # Grad mode is global and a notebook cell may have turned it off; the
+        # suites measure gradients through autograd, so every call starts with
+        # it on (the function itself may still turn it off).
+        torch.set_grad_enabled(True)
         counter = _make_counter(torch)() if req.get("trace") else None
         try:
             params = {}

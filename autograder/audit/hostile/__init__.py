@@ -1,0 +1,192 @@
+"""`python -m autograder audit --hostile`: grade a battery of hostile and broken submissions.
+
+Every case (see `cases.py`) is written to a temporary folder and graded by
+`autograder.grade.grade_batch`, the real batch path, under short limits (a
+copy of grading.yml with `limits` lowered, named by KIT_GRADING_YML). The
+table shows, per case, what the grader must do, what it did, the wall time
+(results.json's execution_time) and the verdict: `held`, `VIOLATED`, or `gap`
+(a documented known hole, shown but not failing the run). Exit status 1 when
+any case is violated. Peak memory per case is not measured (the worker does
+not report it): the column shows "-".
+"""
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from autograder import config as config_mod
+from autograder.audit.hostile.cases import CASES, KIT_ROOT, SECRET_ENV, reference
+
+SHORT_LIMITS = {"cpu_seconds_per_call": 3, "load_seconds": 20, "memory_mb": 2048, "output_bytes": 200000}
+
+
+def _messages(data):
+    return "\n".join([data.get("output", "")] + [t.get("output", "") for t in data.get("tests", [])])
+
+
+def _distinctive_lines(path, visible):
+    lines = []
+    for line in (KIT_ROOT / path).read_text().splitlines():
+        s = line.strip()
+        if len(s) >= 20 and (s.startswith(("def ", "from ", "import ", "return ")) or " = " in s) and s not in visible:
+            lines.append(s)
+    return lines
+
+
+def check(case, data, by_name):
+    """[problems] for one case's results.json dict (empty: the expectation held)."""
+    e = case.expect
+    problems = []
+    if data is None:
+        return ["no results.json written"]
+    scores = {t["name"]: (t["score"], t["max_score"]) for t in data.get("tests", [])}
+    total = data.get("score", 0.0)
+    if "max_score" in e and total > e["max_score"] + 1e-9:
+        problems.append(f"score {total:g} > {e['max_score']:g}")
+    for q in e.get("questions_keep_full", []):
+        s, m = scores.get(q, (0, 1))
+        if s < m:
+            problems.append(f"{q} lost points ({s:g}/{m:g})")
+    for q in e.get("questions_zero", []):
+        if scores.get(q, (0, 0))[0] > 0:
+            problems.append(f"{q} scored {scores[q][0]:g}")
+    if e.get("not_above"):
+        control = by_name.get(e["not_above"])
+        cscores = {t["name"]: t["score"] for t in (control or {}).get("tests", [])}
+        for q, (s, _) in scores.items():
+            if s > cscores.get(q, 0) + 1e-9:
+                problems.append(f"{q} {s:g} > {cscores.get(q, 0):g} in {e['not_above']}")
+    text = json.dumps(data)
+    messages = _messages(data)
+    wants = e.get("reason_contains")
+    if wants and not any(w in messages for w in wants):
+        problems.append(f"no message with {' / '.join(map(repr, wants))}")
+    for bad in list(e.get("must_not_contain", [])) + [SECRET_ENV[1]]:
+        if bad in text:
+            problems.append(f"results.json shows {bad!r}")
+    if e.get("leak_files"):
+        visible = json.dumps(reference(case.assignment))
+        for path in e["leak_files"]:
+            leaked = [s for s in _distinctive_lines(path, visible) if s in messages]
+            if leaked:
+                problems.append(f"{path} leaked: {leaked[0][:60]!r}")
+    if "max_score" in e and e["max_score"] > 0 and not data.get("tests"):
+        problems.append("not graded: " + (data.get("output", "").splitlines() or [""])[0][:80])
+    return problems
+
+
+def _expected(e):
+    parts = []
+    if "max_score" in e:
+        parts.append(f"<={e['max_score']:g}")
+    if e.get("not_above"):
+        parts.append(f"<={e['not_above']}")
+    if e.get("questions_zero"):
+        parts.append("0 on " + ",".join(q[:12] for q in e["questions_zero"]))
+    if e.get("questions_keep_full"):
+        parts.append("full " + ",".join(q[:12] for q in e["questions_keep_full"]))
+    return "; ".join(parts)
+
+
+def _got(data):
+    if data is None:
+        return "no results"
+    if not data.get("tests"):
+        return f"{data.get('score', 0):g} (not graded)"
+    cells = " ".join(f"{t['score']:g}" for t in data["tests"])
+    return f"{data['score']:g} [{cells}]"
+
+
+def _reason(data):
+    if data is None:
+        return ""
+    lines = _messages(data).splitlines()
+    for prefixes in (("FAIL ", "Not graded", "not graded", "Your notebook"), ("Note:",)):
+        for line in lines:
+            if line.startswith(prefixes):
+                return line[:110]
+    return ""
+
+
+def run(progress=True, cases=None, out=sys.stdout, jobs=None):
+    """Grade the battery; returns [(case, data, problems, verdict)]."""
+    from autograder.grade import grade_batch
+
+    chosen = list(cases or CASES)
+    skipped = [c for c in chosen if c.expect.get("root_only") and os.geteuid() != 0]
+    chosen = [c for c in chosen if c not in skipped]
+    with tempfile.TemporaryDirectory(prefix="kit-hostile-") as tmp:
+        tmp = Path(tmp)
+        base = yaml.safe_load(config_mod.load().path.read_text())
+        base["limits"] = {**(base.get("limits") or {}), **SHORT_LIMITS}
+        yml = tmp / "grading.yml"
+        yml.write_text(yaml.safe_dump(base, sort_keys=False))
+        files = []
+        for c in chosen:
+            suffix, data = c.build()
+            path = tmp / "cases" / f"{c.name}{suffix}"
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(data)
+            files.append(path)
+        saved = {k: os.environ.get(k) for k in ("KIT_GRADING_YML", SECRET_ENV[0])}
+        os.environ["KIT_GRADING_YML"] = str(yml)  # the pool's judges are spawned: they read it
+        os.environ[SECRET_ENV[0]] = SECRET_ENV[1]  # a judge secret no case may show
+        try:
+            cfg = config_mod.load(str(yml))
+            start = time.monotonic()
+            rows = grade_batch(files, tmp / "out", progress=progress, cfg=cfg, jobs=jobs)
+            elapsed = time.monotonic() - start
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        results = {}
+        for c, (sid, _, _) in zip(chosen, rows):
+            target = tmp / "out" / sid / "results.json"
+            results[c.name] = json.loads(target.read_text()) if target.exists() else None
+    report = []
+    for c in chosen:
+        data = results[c.name]
+        problems = check(c, data, results)
+        verdict = "held" if not problems else ("gap" if c.expect.get("gap") else "VIOLATED")
+        report.append((c, data, problems, verdict))
+    report += [(c, None, [c.expect["root_only"]], "skipped") for c in skipped]
+    _print(report, elapsed, out)
+    return report
+
+
+def _print(report, elapsed, out):
+    w = max(len(r[0].name) for r in report) + 2
+    print(f"\nhostile battery: {len(report)} cases, limits {SHORT_LIMITS}", file=out)
+    print("  " + "case".ljust(w) + "expected".ljust(62) + "got".ljust(22) + "wall s".rjust(7) + "  peak MB  verdict",
+          file=out)
+    for c, data, problems, verdict in report:
+        if verdict == "skipped":
+            print("  " + c.name.ljust(w) + f"skipped: {problems[0]}", file=out)
+            continue
+        wall = f"{data.get('execution_time', 0):.1f}" if data else "-"
+        print("  " + c.name.ljust(w) + _expected(c.expect)[:60].ljust(62) + _got(data)[:21].ljust(22)
+              + wall.rjust(7) + "  " + "-".rjust(7) + "  " + verdict, file=out)
+        print("  " + " " * w + f"does: {c.what[:100]}", file=out)
+        reason = _reason(data)
+        if reason:
+            print("  " + " " * w + f"reason: {reason}", file=out)
+        for p in problems:
+            print("  " + " " * w + f"!! {p}", file=out)
+        if verdict == "gap":
+            print("  " + " " * w + f"known gap: {c.expect['gap']}", file=out)
+    counts = {v: sum(r[3] == v for r in report) for v in ("held", "gap", "VIOLATED", "skipped")}
+    print(f"\nheld {counts['held']}, known gaps {counts['gap']}, violated {counts['VIOLATED']}, "
+          f"skipped {counts['skipped']}; "
+          f"graded in {elapsed:.0f} s (peak memory not measured: '-')", file=out)
+
+
+def main(args):
+    report = run(progress=not getattr(args, "no_progress", False))
+    return 1 if any(r[3] == "VIOLATED" for r in report) else 0

@@ -1,0 +1,13 @@
+"""`python -m autograder audit --hostile`: every hostile or broken submission is graded as it must be."""
+from autograder.audit.hostile.cases import CASES
+from conftest import run_cli
+
+
+def test_hostile_battery_holds():
+    proc = run_cli("audit", "--hostile", "--no-progress", check=False, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    rows = {line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  ") and line.split()}
+    missing = [c.name for c in CASES if c.name not in rows]
+    assert not missing, f"cases missing from the table: {missing}\n{proc.stdout[-3000:]}"
+    assert "violated 0" in proc.stdout
+    assert len(CASES) >= 20
