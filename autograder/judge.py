@@ -172,7 +172,7 @@ def _run_suites(plugin, assignment, extra_args=()):
     return code, sink.getvalue()
 
 
-def grade(path, assignment=None, cfg=None, slot=0, pytest_args=(), forkserver=None):
+def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
     """Grade one notebook or export zip; never raises for a bad submission."""
     cfg = cfg or config_mod.load()
     start = time.monotonic()
@@ -188,7 +188,7 @@ def grade(path, assignment=None, cfg=None, slot=0, pytest_args=(), forkserver=No
         note = (f"Not graded: could not tell which assignment {Path(path).name} is for; "
                 f"pass --assignment (one of {', '.join(known)})")
         return GradeResult(Path(path), None, {}, [note], time.monotonic() - start)
-    remote = Remote(submission, provided_source(name), Limits.from_config(cfg.limits), slot=slot, forkserver=forkserver)
+    remote = Remote(submission, provided_source(name), Limits.from_config(cfg.limits), forkserver=forkserver)
     plugin = KitPlugin(remote, submission, cfg, name)
     try:
         _run_suites(plugin, name, pytest_args)

@@ -34,19 +34,16 @@ def _error_line(err):
 
 
 class Remote:
-    def __init__(self, submission, provided_source, limits=None, slot=0, forkserver=None):
+    def __init__(self, submission, provided_source, limits=None, forkserver=None):
         self.submission = submission
         self.forkserver = forkserver
         self.provided_source = provided_source
         self.limits = limits or Limits()
-        self.slot = slot
         self.client = None
         self.dead = {}  # target -> reason
         self.load_failure = None
         self.skipped = {}  # cell index -> why it was skipped (it killed the worker)
         self.cell_errors = []
-        self.defined = set()
-        self.calls = 0
 
     # -- lifecycle ------------------------------------------------------
     def _ensure(self):
@@ -57,7 +54,7 @@ class Remote:
         if self.client is not None:
             self.client.close()
         while True:
-            self.client = WorkerClient(self.limits, self.slot, self.forkserver)
+            self.client = WorkerClient(self.limits, self.forkserver)
             self.client.start()
             cells = [{"index": c.index, "source": c.source} for c in self.submission.cells
                      if c.index not in self.skipped]
@@ -82,7 +79,6 @@ class Remote:
             f"cell {c['index']} {_error_line(c.get('error'))}"
             for c in report.get("cells", []) if not c.get("ok")
         ]
-        self.defined = set(report.get("names", []))
 
     def close(self):
         if self.client is not None:
@@ -104,7 +100,6 @@ class Remote:
             "cotangents": cotangents, "trace": trace, "return_inputs": return_inputs,
             "invoke": invoke,
         }
-        self.calls += 1
         cpu = self.limits.cpu_seconds_per_call
         try:
             raw = self.client.request(message, cpu_seconds=cpu, wall_seconds=cpu * 2 + 10)

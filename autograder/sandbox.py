@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import wire
@@ -164,8 +164,6 @@ class Process:
     from_worker: int
     scratch: Path
     dead: str | None = None
-    peak_rss_kb: int = 0
-    notes: list = field(default_factory=list)
 
 
 _UID = {}
@@ -296,9 +294,8 @@ class ForkServer:
 class WorkerClient:
     """One live worker process. Raises `WorkerDied` once it is gone."""
 
-    def __init__(self, limits, slot=0, forkserver=None):
+    def __init__(self, limits, forkserver=None):
         self.limits = limits
-        self.slot = slot
         self.forkserver = forkserver
         self.p = None
 
@@ -455,7 +452,4 @@ class WorkerClient:
                 p.dead = f"crashed with signal {sig} ({signal.Signals(sig).name})"
         else:
             p.dead = f"the worker exited early (exit status {rc})"
-        tail = self.output_tail(300).strip().splitlines()
-        if tail and rc not in (None, 0):
-            p.notes.append(tail[-1][:200])
         raise WorkerDied(p.dead)

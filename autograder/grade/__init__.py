@@ -82,12 +82,12 @@ def write_json_atomic(path, data):
     os.replace(tmp, path)
 
 
-def grade_one(path, assignment, cfg, slot=0, forkserver=None):
+def grade_one(path, assignment, cfg, forkserver=None):
     """results.json dict for one file; never raises."""
     from autograder.judge import grade
 
     try:
-        result = grade(path, assignment, cfg, slot=slot, forkserver=forkserver)
+        result = grade(path, assignment, cfg, forkserver=forkserver)
         data = result.to_gradescope()
         data["assignment"] = result.assignment
         if getattr(result, "internal_errors", None):
@@ -116,24 +116,23 @@ def write_csv(out, rows, cfg):
 
 
 # -- a pool of judges ---------------------------------------------------------
-# Each pool process is a trusted judge with its own slot (the worker uid) and its
+# Each pool process is a trusted judge with its own worker uid (sandbox.worker_uid) and its
 # own fork server, so torch is imported once per judge, not once per submission.
 _POOL = {}
 
 
-def _pool_init(slots, assignment):
+def _pool_init(assignment):
     import atexit
 
     from autograder.sandbox import ForkServer
 
-    _POOL["slot"] = slots.get()
     _POOL["assignment"] = assignment
     _POOL["forkserver"] = ForkServer()
     atexit.register(_POOL["forkserver"].close)
 
 
 def _pool_grade(path):
-    return grade_one(Path(path), _POOL["assignment"], config_mod.load(), _POOL["slot"], _POOL["forkserver"])
+    return grade_one(Path(path), _POOL["assignment"], config_mod.load(), _POOL["forkserver"])
 
 
 def _grade_all(todo, assignment, cfg, jobs, done):
@@ -146,7 +145,7 @@ def _grade_all(todo, assignment, cfg, jobs, done):
             forkserver = ForkServer()
         try:
             for f, sid in todo:
-                done(f, sid, grade_one(f, assignment, cfg, 0, forkserver))
+                done(f, sid, grade_one(f, assignment, cfg, forkserver))
         finally:
             if forkserver is not None:
                 forkserver.close()
@@ -155,10 +154,7 @@ def _grade_all(todo, assignment, cfg, jobs, done):
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     ctx = multiprocessing.get_context("spawn")  # judges start clean: no torch state forked
-    slots = ctx.Queue()
-    for i in range(jobs):
-        slots.put(i)
-    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init, initargs=(slots, assignment)) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init, initargs=(assignment,)) as pool:
         futures = {pool.submit(_pool_grade, str(f)): (f, sid) for f, sid in todo}
         for fut in as_completed(futures):
             f, sid = futures[fut]
