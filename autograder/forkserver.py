@@ -33,8 +33,9 @@ def _child(req, fds):
     os.close(out)
     os.environ.clear()
     os.environ.update(req["env"])
-    os.chdir(req["scratch"])
-    sandbox.apply_limits(sandbox.Limits(**req["limits"]), req["uid"], req["hide"], req["reach"])
+    os.chdir(os.path.join(req["scratch"], "work"))
+    sandbox.apply_limits(sandbox.Limits(**req["limits"]), req["uid"], req["hide"], req["reach"],
+                         req.get("cgroups", ()), req["scratch"])
     worker.serve(req_r, rep_w)
 
 

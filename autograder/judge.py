@@ -47,6 +47,7 @@ class GradeResult:
     questions: dict  # name -> QuestionResult
     notes: list = field(default_factory=list)  # submission-wide messages
     seconds: float = 0.0
+    peak_mb: float | None = None  # the largest worker peak memory, where measured
 
     @property
     def score(self):
@@ -69,6 +70,8 @@ class GradeResult:
         out = {"score": self.score, "tests": tests, "execution_time": round(self.seconds, 2)}
         if self.notes:
             out["output"] = "\n".join(self.notes)
+        if self.peak_mb is not None:
+            out["extra_data"] = {"worker_peak_mb": self.peak_mb}
         return out
 
 
@@ -199,7 +202,8 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
     if remote.load_failure:
         notes.append(f"Your notebook could not be run: {remote.load_failure}")
     notes += [f"Note: {e}" for e in remote.cell_errors[:10]]
-    result = GradeResult(Path(path), name, questions, notes, time.monotonic() - start)
+    notes += [f"Note: {n}" for n in list(remote.notes.values())[:10]]
+    result = GradeResult(Path(path), name, questions, notes, time.monotonic() - start, remote.peak_mb)
     result.internal_errors = plugin.internal_errors
     result.outcomes = plugin.outcomes
     return result

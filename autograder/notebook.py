@@ -101,6 +101,14 @@ def _parse(data, name):
         if isinstance(nb, dict) and "worksheets" in nb:
             raise SubmissionError(f"{name} is an nbformat 3 notebook; open and save it in Jupyter to convert it to nbformat 4")
         raise SubmissionError(f"{name} is not a notebook (no list of cells)")
+    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
+    spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
+    language = str(spec.get("language") or info.get("name") or "python").lower()
+    if language != "python":
+        kernel = spec.get("display_name") or spec.get("name") or language
+        raise SubmissionError(f"{name} was saved with the {kernel} kernel ({language}); the assignment is Python: "
+                              "open it with a Python 3 kernel, run it and save it again")
     return nb
 
 

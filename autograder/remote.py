@@ -44,6 +44,9 @@ class Remote:
         self.load_failure = None
         self.skipped = {}  # cell index -> why it was skipped (it killed the worker)
         self.cell_errors = []
+        self.notes = {}  # target -> a submission-wide remark for the student
+        self.peak_mb = None  # the largest worker peak (where a control group measured it)
+        self._tasks_after_load = None
 
     # -- lifecycle ------------------------------------------------------
     def _ensure(self):
@@ -75,6 +78,7 @@ class Remote:
                     self.load_failure = f"running the notebook's cells {exc.reason}"
                     raise WorkerDied(self.load_failure) from None
                 self.skipped[culprit] = exc.reason
+        self._tasks_after_load = self.client.tasks()
         self.cell_errors = [f"cell {i} was skipped: running it {why}" for i, why in self.skipped.items()] + [
             f"cell {c['index']} {_error_line(c.get('error'))}"
             for c in report.get("cells", []) if not c.get("ok")
@@ -83,7 +87,19 @@ class Remote:
     def close(self):
         if self.client is not None:
             self.client.close()
+            if self.client.peak_mb is not None:
+                self.peak_mb = max(self.peak_mb or 0.0, self.client.peak_mb)
             self.client = None
+
+    def _retire_if_left_running(self, target):
+        """A call that leaves threads or processes behind (they could act while
+        another function is graded) ends its worker once it has answered; the
+        next call starts a fresh one."""
+        before, now = self._tasks_after_load, self.client.tasks()
+        if before is not None and now is not None and now > before:
+            self.notes.setdefault(target, f"`{target}` left threads or processes running after it "
+                                          "returned; they were stopped and its worker replaced")
+            self.close()
 
     # -- calls ----------------------------------------------------------
     def call(self, target, *args, device="cpu", construct=None, state=None, to=None,
@@ -107,6 +123,7 @@ class Remote:
             self.dead[target] = f"`{target}` {exc.reason}"
             self.close()
             return Reply(False, error=self.dead[target])
+        self._retire_if_left_running(target)
         if not isinstance(raw, dict):
             return Reply(False, error="the worker sent a reply that is not a dict")
         if not raw.get("ok"):

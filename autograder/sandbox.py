@@ -5,10 +5,14 @@ RLIMIT_CPU (set per call from the judge with prlimit), RLIMIT_DATA (not
 RLIMIT_AS: torch reserves ~640 MB of address space at import), RLIMIT_FSIZE
 (printed output goes to a capped file), RLIMIT_NPROC, RLIMIT_CORE = 0, a
 process group of its own that is killed whole, and a wall-clock timeout in the
-judge. When the judge runs as root the worker also gets a private mount
+judge. When the judge runs as root the worker also gets: a private mount
 namespace in which the reference solutions and hidden suites are hidden under
-empty tmpfs mounts, and drops to an unprivileged uid (one per judge process,
-held with a lock file, so concurrent judges never share one).
+empty tmpfs mounts and the shared writable directories (/tmp, /var/tmp,
+/dev/shm, /run/lock) are private empty ones; a network namespace of its own
+(no interface but a loopback that is down); a control group (`cgroup`) that
+caps processes and memory for its whole tree, measures its peak memory and
+kills whatever it left running; and an unprivileged uid (one per judge
+process, held with a lock file, so concurrent judges never share one).
 """
 import os
 import resource
@@ -23,8 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import wire
+from autograder.cgroup import WorkerGroup
 
 UID_BASE = 61000
+# Directories any user may write to: each worker gets private empty ones, so a
+# submission can neither leave files for another nor read what one left.
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 KIT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -44,6 +53,7 @@ class Limits:
     output_bytes: int = 1_000_000
     processes: int = 64
     submission_cpu_seconds: float = 900
+    disk_mb: int = 64
     reply_bytes: int = 256 << 20
 
     @classmethod
@@ -59,10 +69,11 @@ def protected_paths():
     return [Path(solutions.__file__).resolve().parent, Path(__file__).resolve().parent / "suites"]
 
 
-def apply_limits(limits, uid, hide, reach):
-    """In the new worker process, before any student code: its own session and
-    process group, rlimits, and (root only) the private mount namespace and
-    the unprivileged uid."""
+def apply_limits(limits, uid, hide, reach, cgroups=(), scratch=None):
+    """In the new worker process, before any student code: its control groups,
+    its own session and process group, rlimits, and (root only) the private
+    mount and network namespaces and the unprivileged uid."""
+    WorkerGroup.join(cgroups)
     os.setsid()
     mb = 1 << 20
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -72,9 +83,12 @@ def apply_limits(limits, uid, hide, reach):
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, int(limits.submission_cpu_seconds)))
     if uid is not None:
         try:
-            _prepare_mounts(hide, reach)
+            _prepare_mounts(hide, reach, scratch, uid, limits.disk_mb)
         except OSError:
             _restrict_by_mode(hide, reach)
+        _private_network()
+        if scratch:
+            os.chdir(Path(scratch) / "work")  # as the new mounts show it
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
@@ -92,22 +106,61 @@ def _mount(libc, ctypes, src, dst, fstype, flags, data):
         raise OSError(ctypes.get_errno(), f"mount on {dst} failed")
 
 
-def _prepare_mounts(hide, reach):
-    """In a private mount namespace (root only): hide `hide` under empty tmpfs
-    mounts, and make the paths in `reach` traversable by the unprivileged uid.
+def _private_network():
+    """A network namespace of the worker's own: no route anywhere, and its
+    loopback is not the host's (root only; left as is where it fails)."""
+    _libc()[1].unshare(CLONE_NEWNET)
+
+
+def _under(path, parent):
+    return Path(path) == Path(parent) or Path(parent) in Path(path).parents
+
+
+def _prepare_mounts(hide, reach, scratch=None, uid=None, disk_mb=64):
+    """In a private mount namespace (root only): private empty PRIVATE_DIRS
+    and working directory (`scratch`/work), each a tmpfs of `disk_mb`, hide
+    `hide` under empty tmpfs mounts, and make the paths in `reach` traversable
+    by the unprivileged uid.
 
     A path such as the interpreter under /root (mode 700) is reached by
     mounting a tmpfs over the blocking directory and binding back only the
-    child that leads to it; the host's permissions are left as they are.
+    child that leads to it; the host's permissions are left as they are. The
+    same move keeps what the worker needs (the kit, its own scratch folder)
+    inside the private /tmp.
     """
     ctypes, libc = _libc()
-    CLONE_NEWNS, MS_REC, MS_PRIVATE, MS_BIND = 0x00020000, 0x4000, 1 << 18, 4096
+    MS_REC, MS_PRIVATE, MS_BIND = 0x4000, 1 << 18, 4096
     if libc.unshare(CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS) failed")
     libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
-    # Level by level from the root, so that nested blocking directories
-    # (/tmp/a (700)/b (700)/kit) are each opened in turn.
     stage, staged_count = Path("/mnt"), 0
+
+    def stage_bind(path):
+        nonlocal staged_count
+        if staged_count == 0:
+            _mount(libc, ctypes, b"tmpfs", stage, b"tmpfs", 0, b"mode=700")
+        target = stage / str(staged_count)
+        staged_count += 1
+        target.mkdir()
+        _mount(libc, ctypes, str(path).encode(), target, None, MS_BIND | MS_REC, None)
+        return target
+
+    keep = [Path(p) for p in list(reach) + ([scratch] if scratch else [])]
+    for d in PRIVATE_DIRS:
+        if os.path.islink(d) or not os.path.isdir(d):
+            continue
+        inside = [p for p in keep if _under(p, d) and p != Path(d)]
+        inside = [p for p in inside if not any(q != p and _under(p, q) for q in inside)]  # topmost only
+        staged = [(p, stage_bind(p)) for p in sorted(set(inside))]
+        _mount(libc, ctypes, b"tmpfs", d, b"tmpfs", 0, f"mode=1777,size={disk_mb}m".encode())
+        for p, target in staged:
+            p.mkdir(parents=True, exist_ok=True)
+            _mount(libc, ctypes, str(target).encode(), p, None, MS_BIND | MS_REC, None)
+    if scratch and uid is not None:
+        _mount(libc, ctypes, b"tmpfs", Path(scratch) / "work", b"tmpfs", 0,
+               f"mode=700,size={disk_mb}m,uid={uid},gid={uid}".encode())
+    # Level by level from the root, so that nested blocking directories
+    # (/root (700)/a (700)/kit) are each opened in turn.
     depth = max(len(Path(p).parts) for p in reach) if reach else 0
     for i in range(2, depth):
         blocked = {}  # blocking directory at this depth -> children to bind back
@@ -116,15 +169,7 @@ def _prepare_mounts(hide, reach):
             if len(parts) > i and not os.stat(Path(*parts[:i])).st_mode & 0o001:
                 blocked.setdefault(Path(*parts[:i]), set()).add(parts[i])
         for parent, children in sorted(blocked.items()):
-            if staged_count == 0:
-                _mount(libc, ctypes, b"tmpfs", stage, b"tmpfs", 0, b"mode=700")
-            staged = []
-            for child in sorted(children):
-                target = stage / str(staged_count)
-                staged_count += 1
-                target.mkdir()
-                _mount(libc, ctypes, str(parent / child).encode(), target, None, MS_BIND | MS_REC, None)
-                staged.append((child, target))
+            staged = [(child, stage_bind(parent / child)) for child in sorted(children)]
             _mount(libc, ctypes, b"tmpfs", parent, b"tmpfs", 0, b"mode=755")
             for child, target in staged:
                 (parent / child).mkdir()
@@ -163,6 +208,7 @@ class Process:
     to_worker: int
     from_worker: int
     scratch: Path
+    group: WorkerGroup | None = None
     dead: str | None = None
 
 
@@ -195,18 +241,21 @@ def worker_uid():
 
 
 def worker_env(scratch):
-    """The whole environment of a worker: nothing of the judge's beyond PATH."""
+    """The whole environment of a worker: nothing of the judge's; PATH holds
+    only the interpreter's folder and the system's."""
+    work = str(Path(scratch) / "work")
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(scratch),
-        "TMPDIR": str(scratch),
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": work,
+        "TMPDIR": work,
+        "KIT_PROGRESS": str(Path(scratch) / "progress"),
         "LANG": "C.UTF-8",
         # The worker's uid has no passwd entry: getpass.getuser() (torch calls it
         # on some first uses, e.g. the meta device in torch 2.11) reads these first.
         "USER": "kit-worker",
         "LOGNAME": "kit-worker",
         "MPLBACKEND": "Agg",
-        "MPLCONFIGDIR": str(scratch),
+        "MPLCONFIGDIR": work,
         "OMP_NUM_THREADS": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONPATH": str(KIT_ROOT),
@@ -249,7 +298,7 @@ class ForkServer:
 
         self._socket = socket
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = worker_env("/tmp")
+        env = dict(worker_env("/tmp"), HOME="/tmp", TMPDIR="/tmp", MPLCONFIGDIR="/tmp")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "autograder.forkserver", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd="/", env=env,
@@ -269,10 +318,10 @@ class ForkServer:
             raise WorkerDied("the fork server is gone")
         return json.loads(reply)
 
-    def spawn(self, limits, uid, hide, reach, scratch, env, fds):
+    def spawn(self, limits, uid, hide, reach, scratch, env, fds, cgroups=()):
         reply = self._ask({
             "op": "fork", "limits": dict(limits.__dict__), "uid": uid, "hide": [str(p) for p in hide],
-            "reach": list(reach), "scratch": str(scratch), "env": env,
+            "reach": list(reach), "scratch": str(scratch), "env": env, "cgroups": list(cgroups),
         }, fds)
         return ForkedProcess(reply["pid"], self)
 
@@ -298,33 +347,45 @@ class WorkerClient:
         self.limits = limits
         self.forkserver = forkserver
         self.p = None
+        self.peak_mb = None  # the largest peak of this client's workers (where measured)
 
     # -- lifecycle ------------------------------------------------------
     def start(self):
         uid = worker_uid() if os.geteuid() == 0 else None
         hide, reach = (protected_paths(), reachable_paths()) if uid is not None else ([], [])
+        # scratch/: output.txt (opened here, handed over as a descriptor),
+        # progress (the cell being run, for the judge) and work/ (the worker's
+        # HOME and working directory; a private tmpfs where mounts are made).
+        # Under a worker uid the worker may write those two, nothing else here.
         scratch = Path(tempfile.mkdtemp(prefix="kit-worker-"))
+        (scratch / "work").mkdir(mode=0o700)
+        (scratch / "progress").touch(mode=0o600)
         if uid is not None:
-            os.chown(scratch, uid, uid)
-        os.chmod(scratch, 0o700)
+            for p in (scratch / "work", scratch / "progress"):
+                os.chown(p, uid, uid)
+        os.chmod(scratch, 0o711 if uid is not None else 0o700)
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         out = open(scratch / "output.txt", "wb")
         env = worker_env(scratch)
+        group = WorkerGroup.create(self.limits.processes, self.limits.memory_mb) if uid is not None else None
+        cgroups = group.paths if group else []
         try:
             if self.forkserver is not None:
-                proc = self.forkserver.spawn(self.limits, uid, hide, reach, scratch, env, (req_r, rep_w, out.fileno()))
+                proc = self.forkserver.spawn(self.limits, uid, hide, reach, scratch, env,
+                                             (req_r, rep_w, out.fileno()), cgroups)
             else:
                 proc = subprocess.Popen(
                     [sys.executable, "-m", "autograder.worker", str(req_r), str(rep_w)],
                     pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                    cwd=scratch, env=env, preexec_fn=lambda: apply_limits(self.limits, uid, hide, reach),
+                    cwd=scratch / "work", env=env,
+                    preexec_fn=lambda: apply_limits(self.limits, uid, hide, reach, cgroups, str(scratch)),
                 )
         finally:
             out.close()
             os.close(req_r)
             os.close(rep_w)
-        self.p = Process(proc, req_w, rep_r, scratch)
+        self.p = Process(proc, req_w, rep_r, scratch, group)
 
     def close(self):
         p = self.p
@@ -346,6 +407,11 @@ class WorkerClient:
                 os.close(fd)
             except OSError:
                 pass
+        if p.group is not None:
+            peak = p.group.peak_mb()
+            if peak is not None:
+                self.peak_mb = max(self.peak_mb or 0.0, peak)
+            p.group.remove()
         shutil.rmtree(p.scratch, ignore_errors=True)
         self.p = None
 
@@ -355,10 +421,16 @@ class WorkerClient:
             os.killpg(p.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if p.group is not None:  # what left the process group (setsid, double fork) too
+            p.group.kill_all()
         try:
             p.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+
+    def tasks(self):
+        """Threads and processes in the worker's control group (None where unknown)."""
+        return self.p.group.tasks() if self.p is not None and self.p.group is not None else None
 
     @property
     def alive(self):
@@ -441,7 +513,9 @@ class WorkerClient:
             self._kill()
         rc = p.proc.returncode
         self._kill()
-        if rc is not None and rc < 0:
+        if p.group is not None and p.group.oom_killed():
+            p.dead = f"exceeded the memory limit of {self.limits.memory_mb} MB (killed by the kernel)"
+        elif rc is not None and rc < 0:
             sig = -rc
             if sig == signal.SIGXCPU:
                 budget = getattr(self, "_cpu_budget", self.limits.cpu_seconds_per_call)

@@ -73,7 +73,7 @@ class Worker:
         for cell in req["cells"]:
             idx = cell["index"]
             try:  # the judge reads this if the cell kills the worker, and skips that cell
-                with open("progress", "w") as f:
+                with open(os.environ.get("KIT_PROGRESS", "progress"), "w") as f:
                     f.write(str(idx))
             except OSError:
                 pass

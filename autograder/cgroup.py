@@ -1,0 +1,197 @@
+"""A control group per worker, where the judge may make one (root, a writable hierarchy).
+
+It adds what rlimits cannot: a process/thread cap for the whole tree
+(pids.max, also counting what a double fork or `setsid` took out of the
+worker's process group), a memory cap for the whole tree (RLIMIT_DATA is per
+process), the tree's peak memory, whether the kernel killed it for memory,
+and a way to kill every process it left behind. cgroup v1 (a `pids` and a
+`memory` hierarchy) and v2 (the unified tree, where `pids` and `memory` can be
+enabled below the judge's own group) are both handled; anywhere else
+`WorkerGroup.create` returns None and the rlimits alone apply.
+"""
+import os
+import signal
+import time
+from itertools import count
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+_SEQ = count()
+_LAYOUT = {}
+
+
+def _own_paths():
+    """{controller or "": path of this process's group} from /proc/self/cgroup."""
+    out = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for c in (parts[1].split(",") if parts[1] else [""]):
+                out[c] = parts[2]
+    return out
+
+
+def _probe(parent, setup=None):
+    """Whether a group can be made (and removed) under `parent`."""
+    probe = parent / f"kit-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    try:
+        if setup:
+            setup(probe)
+        return True
+    except OSError:
+        return False
+    finally:
+        try:
+            probe.rmdir()
+        except OSError:
+            pass
+
+
+def layout():
+    """[(kind, parent directory)] where worker groups go: kind "v1-pids",
+    "v1-memory" or "v2". Empty where no group can be made. Cached."""
+    if "found" in _LAYOUT:
+        return _LAYOUT["found"]
+    found = []
+    if os.geteuid() == 0 and ROOT.is_dir():
+        own = _own_paths()
+        for controller in ("pids", "memory"):
+            base = ROOT / controller
+            if controller in own and (base / "cgroup.procs").exists():
+                parent = base / own[controller].lstrip("/")
+                if _probe(parent):
+                    found.append((f"v1-{controller}", parent))
+        if not found and (ROOT / "cgroup.controllers").exists() and "" in own:
+            parent = ROOT / own[""].lstrip("/")
+            try:
+                (parent / "cgroup.subtree_control").write_text("+pids +memory")
+            except OSError:
+                pass
+            if _probe(parent, lambda p: (p / "pids.max").write_text("1")):
+                found.append(("v2", parent))
+    _LAYOUT["found"] = found
+    return found
+
+
+def _read(path):
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+class WorkerGroup:
+    """The groups of one worker (one per hierarchy). The worker joins them
+    itself (`join`, before dropping root); the judge reads and removes them."""
+
+    def __init__(self, dirs):
+        self.dirs = dirs  # [(kind, directory)]
+
+    @classmethod
+    def create(cls, processes, memory_mb):
+        dirs = []
+        name = f"kit-{os.getpid()}-{next(_SEQ)}"
+        try:
+            for kind, parent in layout():
+                d = parent / name
+                d.mkdir()
+                dirs.append((kind, d))
+                if kind in ("v1-pids", "v2"):
+                    (d / "pids.max").write_text(str(processes))
+                if kind == "v1-memory":
+                    (d / "memory.limit_in_bytes").write_text(str(memory_mb << 20))
+                if kind == "v2":
+                    (d / "memory.max").write_text(str(memory_mb << 20))
+                    if (d / "memory.swap.max").exists():
+                        (d / "memory.swap.max").write_text("0")
+        except OSError:
+            cls(dirs).remove()
+            return None
+        return cls(dirs) if dirs else None
+
+    @property
+    def paths(self):
+        return [str(d) for _, d in self.dirs]
+
+    @staticmethod
+    def join(paths):
+        """In the new worker, before any student code: move this process in."""
+        for p in paths:
+            with open(os.path.join(p, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+
+    def _file(self, *names):
+        for _, d in self.dirs:
+            for n in names:
+                if (d / n).exists():
+                    return d / n
+        return None
+
+    def tasks(self):
+        """Threads and processes in the group now (None where unknown)."""
+        f = self._file("pids.current")
+        try:
+            return int(_read(f)) if f else None
+        except ValueError:
+            return None
+
+    def peak_mb(self):
+        """Peak memory charged to the group: what the worker tree allocated
+        (pages it shares with the fork server are charged there)."""
+        f = self._file("memory.max_usage_in_bytes", "memory.peak")
+        try:
+            return round(int(_read(f)) / (1 << 20), 1) if f else None
+        except ValueError:
+            return None
+
+    def oom_killed(self):
+        """Whether the kernel killed a process of the group for memory."""
+        for n, key in (("memory.oom_control", "oom_kill"), ("memory.events", "oom_kill")):
+            f = self._file(n)
+            for line in _read(f).splitlines() if f else []:
+                k, _, v = line.partition(" ")
+                if k == key and v.strip().isdigit() and int(v) > 0:
+                    return True
+        return False
+
+    def kill_all(self, wait=2.0):
+        """SIGKILL every process in the group, including ones that left the
+        worker's process group, until none is left (or `wait` seconds)."""
+        deadline = time.monotonic() + wait
+        while True:
+            pids = set()
+            for _, d in self.dirs:
+                kill = d / "cgroup.kill"
+                if kill.exists():
+                    try:
+                        kill.write_text("1")
+                    except OSError:
+                        pass
+                pids.update(int(x) for x in _read(d / "cgroup.procs").split() if x.isdigit())
+            if not pids or time.monotonic() > deadline:
+                return not pids
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.02)
+
+    def remove(self):
+        for _, d in reversed(self.dirs):
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
