@@ -66,3 +66,40 @@ def forbidden_uses(cells, target, provided=()):
                             if f in arg.value and f not in provided:
                                 findings.append(f"{where}: looks up `{f}` by name")
     return sorted(set(findings))
+
+
+# What switches off or replaces the tracing of torch calls that the worker's
+# operation counter relies on (the vectorisation and from-scratch checks).
+TRACING_INTERNALS = ("_C", "DisableTorchFunction", "DisableTorchFunctionSubclass", "TorchFunctionMode",
+                     "TorchDispatchMode", "_disabled_torch_function_impl", "_pop_mode", "_push_mode",
+                     "_python_dispatch", "overrides", "__torch_function__", "__torch_dispatch__",
+                     "setprofile", "settrace")
+
+
+def tracing_tampering(cells):
+    """One-line findings of torch internals that could hide calls from the
+    worker's counter, anywhere in the notebook: attribute access, imports and
+    names looked up by string. (Deliberately obfuscated code can still get
+    past a check of the source: README, "What the grader does not guarantee".)"""
+    findings = []
+    for cell in cells:
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            where = f"cell {cell.index}, line {getattr(node, 'lineno', '?')}"
+            names = []
+            if isinstance(node, ast.Attribute):
+                names = [node.attr]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [p for a in node.names for p in a.name.split(".")]
+                names += (node.module or "").split(".") if isinstance(node, ast.ImportFrom) else []
+            elif isinstance(node, ast.FunctionDef):
+                names = [node.name]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 60:
+                names = [p for p in node.value.split(".") if p]
+            for n in names:
+                if n in TRACING_INTERNALS:
+                    findings.append(f"{where}: uses torch's tracing internals (`{n}`)")
+    return sorted(set(findings))

@@ -10,4 +10,4 @@ def test_hostile_battery_holds():
     missing = [c.name for c in CASES if c.name not in rows]
     assert not missing, f"cases missing from the table: {missing}\n{proc.stdout[-3000:]}"
     assert "violated 0" in proc.stdout
-    assert len(CASES) >= 20
+    assert len(CASES) >= 40

@@ -387,6 +387,7 @@ def check_vectorised(sub, name, small, large, what_grows, **opts):
 
     `small` and `large` are (args, kwargs) pairs that differ only in `what_grows`.
     """
+    _no_tracing_tampering(sub, name)
     counts = []
     for args, kwargs in (small, large):
         reply = call(sub, name, args, kwargs, trace=True, **opts)
@@ -399,11 +400,25 @@ def check_vectorised(sub, name, small, large, what_grows, **opts):
              "rows); use batched tensor operations.")
 
 
+def _no_tracing_tampering(sub, name):
+    """The operation counter runs in the student's process: code that reaches
+    for torch's tracing internals could switch it off, so it fails the checks
+    that rely on it (judged on the source, here in the judge)."""
+    from autograder.sourcecheck import tracing_tampering
+
+    found = tracing_tampering(sub.submission.cells)
+    if found:
+        fail(f"{name}: {found[0]}; this check counts torch calls and cannot trust a notebook that "
+             "touches how they are traced. Likely cause: torch._C / torch.overrides / __torch_function__ "
+             "in your code; plain tensor operations need none of them.")
+
+
 def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
     """No torch built-in attention in the student's code: judged on the source
     (parsed here, in the judge) and on the calls traced while it ran."""
     from autograder.sourcecheck import forbidden_uses
 
+    _no_tracing_tampering(sub, name)
     reply = call(sub, name, args, kwargs, trace=True, **opts)
     found = forbidden_uses(cells, name, provided)
     if found:

@@ -4,24 +4,65 @@ Every case (see `cases.py`) is written to a temporary folder and graded by
 `autograder.grade.grade_batch`, the real batch path, under short limits (a
 copy of grading.yml with `limits` lowered, named by KIT_GRADING_YML). The
 table shows, per case, what the grader must do, what it did, the wall time
-(results.json's execution_time) and the verdict: `held`, `VIOLATED`, or `gap`
-(a documented known hole, shown but not failing the run). Exit status 1 when
-any case is violated. Peak memory per case is not measured (the worker does
-not report it): the column shows "-".
+(results.json's execution_time), the peak memory of the case's workers
+(results.json's extra_data.worker_peak_mb, measured by their control groups:
+what they allocated beyond the fork server's shared pages; "-" where no
+control group could be made) and the verdict: `held`, `VIOLATED`, or `gap` (a
+documented known hole, shown but not failing the run). Exit status 1 when any
+case is violated.
+
+While it runs, the battery listens on a TCP port of this machine (no case may
+connect to it) and leaves an autograder-like zip holding a solution in its
+temporary folder (no case may read it).
 """
 import json
 import os
+import socket
 import sys
 import tempfile
+import threading
 import time
+import zipfile
 from pathlib import Path
 
 import yaml
 
 from autograder import config as config_mod
-from autograder.audit.hostile.cases import CASES, KIT_ROOT, SECRET_ENV, reference
+from autograder.audit.hostile.cases import BATTERY, CASES, KIT_ROOT, SECRET_ENV, reference
 
-SHORT_LIMITS = {"cpu_seconds_per_call": 3, "load_seconds": 20, "memory_mb": 2048, "output_bytes": 200000}
+SHORT_LIMITS = {"cpu_seconds_per_call": 3, "load_seconds": 20, "memory_mb": 2048, "output_bytes": 200000,
+                "disk_mb": 32}
+
+
+class Listener:
+    """A TCP port on this machine's loopback that records what connects to it."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.received = []
+        self.stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.received.append(conn.recv(100).decode(errors="replace") or "(connected)")
+                except OSError:
+                    self.received.append("(connected)")
+
+    def close(self):
+        self.stop = True
+        self.thread.join(timeout=2)
+        self.sock.close()
 
 
 def _messages(data):
@@ -37,12 +78,14 @@ def _distinctive_lines(path, visible):
     return lines
 
 
-def check(case, data, by_name):
+def check(case, data, by_name, received=()):
     """[problems] for one case's results.json dict (empty: the expectation held)."""
     e = case.expect
     problems = []
     if data is None:
         return ["no results.json written"]
+    if e.get("no_network") and received:
+        problems.append(f"the judge's machine received a connection: {received[0][:40]!r}")
     scores = {t["name"]: (t["score"], t["max_score"]) for t in data.get("tests", [])}
     total = data.get("score", 0.0)
     if "max_score" in e and total > e["max_score"] + 1e-9:
@@ -51,6 +94,10 @@ def check(case, data, by_name):
         s, m = scores.get(q, (0, 1))
         if s < m:
             problems.append(f"{q} lost points ({s:g}/{m:g})")
+    for q in e.get("questions_lose", []):
+        s, m = scores.get(q, (0, 1))
+        if s >= m:
+            problems.append(f"{q} kept full points")
     for q in e.get("questions_zero", []):
         if scores.get(q, (0, 0))[0] > 0:
             problems.append(f"{q} scored {scores[q][0]:g}")
@@ -87,6 +134,10 @@ def _expected(e):
         parts.append(f"<={e['not_above']}")
     if e.get("questions_zero"):
         parts.append("0 on " + ",".join(q[:12] for q in e["questions_zero"]))
+    if e.get("questions_lose"):
+        parts.append("loses " + ",".join(q[:12] for q in e["questions_lose"]))
+    if e.get("no_network"):
+        parts.append("no connection")
     if e.get("questions_keep_full"):
         parts.append("full " + ",".join(q[:12] for q in e["questions_keep_full"]))
     return "; ".join(parts)
@@ -125,11 +176,16 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
         base["limits"] = {**(base.get("limits") or {}), **SHORT_LIMITS}
         yml = tmp / "grading.yml"
         yml.write_text(yaml.safe_dump(base, sort_keys=False))
+        listener = Listener()
+        BATTERY["port"] = listener.port
+        BATTERY["zip"] = str(tmp / "autograder.zip")
+        with zipfile.ZipFile(BATTERY["zip"], "w") as zf:
+            zf.write(KIT_ROOT / "solutions" / "scaled_dot_product.py", "solutions/scaled_dot_product.py")
         files = []
         for c in chosen:
             suffix, data = c.build()
-            path = tmp / "cases" / f"{c.name}{suffix}"
-            path.parent.mkdir(exist_ok=True)
+            path = tmp / "cases" / c.name / f"{c.expect.get('file_name', c.name)}{suffix}"
+            path.parent.mkdir(parents=True)
             path.write_bytes(data)
             files.append(path)
         saved = {k: os.environ.get(k) for k in ("KIT_GRADING_YML", SECRET_ENV[0])}
@@ -141,6 +197,7 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
             rows = grade_batch(files, tmp / "out", progress=progress, cfg=cfg, jobs=jobs)
             elapsed = time.monotonic() - start
         finally:
+            listener.close()
             for k, v in saved.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -153,7 +210,7 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
     report = []
     for c in chosen:
         data = results[c.name]
-        problems = check(c, data, results)
+        problems = check(c, data, results, listener.received)
         verdict = "held" if not problems else ("gap" if c.expect.get("gap") else "VIOLATED")
         report.append((c, data, problems, verdict))
     report += [(c, None, [c.expect["root_only"]], "skipped") for c in skipped]
@@ -171,8 +228,10 @@ def _print(report, elapsed, out):
             print("  " + c.name.ljust(w) + f"skipped: {problems[0]}", file=out)
             continue
         wall = f"{data.get('execution_time', 0):.1f}" if data else "-"
+        peak = ((data or {}).get("extra_data") or {}).get("worker_peak_mb")
+        peak = f"{peak:.0f}" if isinstance(peak, (int, float)) else "-"
         print("  " + c.name.ljust(w) + _expected(c.expect)[:60].ljust(62) + _got(data)[:21].ljust(22)
-              + wall.rjust(7) + "  " + "-".rjust(7) + "  " + verdict, file=out)
+              + wall.rjust(7) + "  " + peak.rjust(7) + "  " + verdict, file=out)
         print("  " + " " * w + f"does: {c.what[:100]}", file=out)
         reason = _reason(data)
         if reason:
@@ -184,7 +243,7 @@ def _print(report, elapsed, out):
     counts = {v: sum(r[3] == v for r in report) for v in ("held", "gap", "VIOLATED", "skipped")}
     print(f"\nheld {counts['held']}, known gaps {counts['gap']}, violated {counts['VIOLATED']}, "
           f"skipped {counts['skipped']}; "
-          f"graded in {elapsed:.0f} s (peak memory not measured: '-')", file=out)
+          f"graded in {elapsed:.0f} s; peak MB: the case's workers (control group; '-' where none)", file=out)
 
 
 def main(args):

