@@ -1,12 +1,19 @@
 """Seconds and peak memory to grade one submission with the kit, the whole
 examples folder, and `otter run` on the same submission, measured here.
 
-    python bench/grade_one.py [--assignment classic_attention] [--repeat 3]
+    python bench/grade_one.py [--assignment classic_attention] [--repeat 3] [--box 0.5 768]
 
 Each command runs as a child process; its peak memory is the largest sum of
 the resident set sizes of its whole process tree (judge, worker, kernels),
 sampled from /proc every 20 ms. Prints a table of medians. Figures, not a
 pass/fail: the README quotes them with this command.
+
+`--box CPUS MB` also grades the one submission inside a control group
+limited to CPUS processors (cfs quota) and MB of memory (Gradescope's default
+container is 0.5 vCPU, 768 MB), and reports its time, the group's own peak
+memory (memory.max_usage_in_bytes: the whole tree, shared pages counted once)
+and whether the kernel killed anything for memory. Needs root and a writable
+cgroup v1 `cpu` and `memory` hierarchy (as here).
 """
 import argparse
 import os
@@ -60,6 +67,55 @@ def measure(cmd, cwd=ROOT, env=None):
     return time.monotonic() - start, peak / 1024, proc.returncode
 
 
+class Box:
+    """A cgroup v1 group with a CPU quota and a memory limit, for one command."""
+
+    def __init__(self, cpus, memory_mb):
+        name = f"kit-bench-{os.getpid()}"
+        self.cpu = Path("/sys/fs/cgroup/cpu") / name
+        self.mem = Path("/sys/fs/cgroup/memory") / name
+        for d in (self.cpu, self.mem):
+            d.mkdir()
+        period = 100000
+        (self.cpu / "cpu.cfs_period_us").write_text(str(period))
+        (self.cpu / "cpu.cfs_quota_us").write_text(str(int(cpus * period)))
+        (self.mem / "memory.limit_in_bytes").write_text(str(memory_mb << 20))
+
+    def join(self):
+        for d in (self.cpu, self.mem):
+            (d / "cgroup.procs").write_text(str(os.getpid()))
+
+    def peak_mb(self):
+        return int((self.mem / "memory.max_usage_in_bytes").read_text()) / (1 << 20)
+
+    def oom_kills(self):
+        for line in (self.mem / "memory.oom_control").read_text().splitlines():
+            if line.startswith("oom_kill "):
+                return int(line.split()[1])
+        return 0
+
+    def remove(self):
+        for d in (self.cpu, self.mem):
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+
+
+def in_box(cmd, cpus, memory_mb):
+    """(seconds, peak MB of the box, out-of-memory kills, exit status)."""
+    box = Box(cpus, memory_mb)
+    try:
+        start = time.monotonic()
+        proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              preexec_fn=box.join)
+        return time.monotonic() - start, box.peak_mb(), box.oom_kills(), proc.returncode
+    finally:
+        box.remove()
+
+
 def median_of(cmd, repeat, **kw):
     runs = [measure(cmd, **kw) for _ in range(repeat)]
     bad = [r for r in runs if r[2] != 0]
@@ -72,6 +128,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--assignment", default="scaled_dot_product")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--box", nargs=2, type=float, metavar=("CPUS", "MB"),
+                    help="also grade the one submission in a cgroup with this CPU quota and memory limit")
+    ap.add_argument("--box-only", action="store_true", help="only the --box row")
     args = ap.parse_args()
     from autograder.audit import examples as examples_mod
     from autograder.build import assign, sync
@@ -81,6 +140,20 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(prefix="kit-bench-") as tmp:
         tmp = Path(tmp)
+        if args.box:
+            cpus, mb = args.box
+            out = tmp / "box"
+            t, m, kills, rc = in_box([py, "-m", "autograder", "grade", sub, "--assignment", args.assignment,
+                                      "--out", out, "--no-progress"], cpus, int(mb))
+            import json
+
+            scores = [json.loads(p.read_text())["score"] for p in out.glob("*/results.json")]
+            rows.append((f"kit grade, 1 submission, in a {cpus:g}-CPU {mb:g} MB box (exit {rc}, "
+                         f"{kills} OOM kills, score {scores[0] if scores else '-'})", t, m))
+        if args.box_only:
+            args.repeat = 0
+            _print(rows, args)
+            return
         t, m = median_of([py, "-m", "autograder", "grade", sub, "--assignment", args.assignment,
                           "--out", tmp / "one", "--no-progress"], args.repeat)
         rows.append((f"kit grade, 1 submission ({args.assignment}/reference)", t, m))
@@ -97,6 +170,10 @@ def main():
             (tmp / "otter-out").mkdir()
             t, m = median_of([otter, "run", "-a", built.autograder_zip, "-o", tmp / "otter-out", named], args.repeat)
             rows.append((f"otter run, 1 submission (public tests only)", t, m))
+    _print(rows, args)
+
+
+def _print(rows, args):
     width = max(len(r[0]) for r in rows)
     print(f"{'what'.ljust(width)}  {'seconds':>8}  {'peak MB':>8}")
     for what, t, m in rows:
