@@ -43,6 +43,11 @@ def serve(fd):
     sock = socket.socket(fileno=fd)
     import torch  # noqa: F401 - imported, never used: forking stays safe
 
+    try:  # torch imports torch._dynamo (~1 s here) on the first meta-device op: import it once, run nothing
+        import torch._dynamo  # noqa: F401
+    except Exception:  # noqa: BLE001 - an optional speed-up; the worker imports it itself if needed
+        pass
+
     from autograder import sandbox, worker  # noqa: F401 - loaded once, shared by every child
 
     try:  # every notebook draws its heatmap: load matplotlib (no figure, no torch op) once too

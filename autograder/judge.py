@@ -162,7 +162,9 @@ def _score(cfg, assignment, outcomes):
 
 def _run_suites(plugin, assignment, extra_args=()):
     args = [
+        # unraisableexception/threadexception: their clean-up runs gc.collect five times (~0.2 s a submission)
         str(SUITES / assignment), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+        "-p", "no:unraisableexception", "-p", "no:threadexception",
         "--import-mode=importlib", "--rootdir", str(SUITES), "-c", str(SUITES / "pytest.ini"),
         "--no-header", "-o", "console_output_style=classic", *extra_args,
     ]
