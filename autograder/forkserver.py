@@ -14,14 +14,69 @@ when measured on this machine), then waits on a Unix socket for requests:
 
 The children are the fork server's, so the judge learns how one ended (exit
 code, signal) through "wait".
+
+This module imports nothing heavy at the top: `prestart()` starts the server
+(its torch import) as the first thing a command does, while the judge is still
+importing torch and pytest and collecting the suites.
 """
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 MAX_MESSAGE = 1 << 16
+KIT_ROOT = Path(__file__).resolve().parent.parent
+_PRESTARTED = []
+
+
+def worker_env(scratch):
+    """The whole environment of a worker: nothing of the judge's; PATH holds
+    only the interpreter's folder and the system's."""
+    work = str(Path(scratch) / "work")
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": work,
+        "TMPDIR": work,
+        "KIT_PROGRESS": str(Path(scratch) / "progress"),
+        "LANG": "C.UTF-8",
+        # The worker's uid has no passwd entry: getpass.getuser() (torch calls it
+        # on some first uses, e.g. the meta device in torch 2.11) reads these first.
+        "USER": "kit-worker",
+        "LOGNAME": "kit-worker",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": work,
+        "OMP_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(KIT_ROOT),
+    }
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    return env
+
+
+def launch():
+    """Start a fork server process; returns (Popen, the judge's socket)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    env = dict(worker_env("/tmp"), HOME="/tmp", TMPDIR="/tmp", MPLCONFIGDIR="/tmp")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autograder.forkserver", str(theirs.fileno())],
+        pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd="/", env=env,
+    )
+    theirs.close()
+    return proc, ours
+
+
+def prestart():
+    """Start one fork server now, for the next `sandbox.ForkServer()` of this process to take."""
+    if not _PRESTARTED:
+        _PRESTARTED.append(launch())
+
+
+def take_prestarted():
+    return _PRESTARTED.pop() if _PRESTARTED else None
 
 
 def _child(req, fds):

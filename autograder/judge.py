@@ -193,12 +193,19 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
         note = (f"Not graded: could not tell which assignment {Path(path).name} is for; "
                 f"pass --assignment (one of {', '.join(known)})")
         return GradeResult(Path(path), None, {}, [note], time.monotonic() - start)
+    own = forkserver is None
+    if own:  # one submission on its own (gradescope, ci): a fork server of its own, prestarted if the command did
+        from autograder.sandbox import ForkServer
+
+        forkserver = ForkServer()
     remote = Remote(submission, provided_source(name), Limits.from_config(cfg.limits), forkserver=forkserver)
     plugin = KitPlugin(remote, submission, cfg, name)
     try:
         _run_suites(plugin, name, pytest_args)
     finally:
         remote.close()
+        if own:
+            forkserver.close()
     questions = _score(cfg, name, plugin.outcomes)
     notes = list(submission.notes)
     if remote.load_failure:

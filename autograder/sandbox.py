@@ -28,6 +28,7 @@ from pathlib import Path
 
 from autograder import wire
 from autograder.cgroup import WorkerGroup
+from autograder.forkserver import worker_env  # noqa: F401 - the worker's environment, defined there
 
 UID_BASE = 61000
 # Directories any user may write to: each worker gets private empty ones, so a
@@ -240,29 +241,6 @@ def worker_uid():
     raise RuntimeError("no free worker uid")
 
 
-def worker_env(scratch):
-    """The whole environment of a worker: nothing of the judge's; PATH holds
-    only the interpreter's folder and the system's."""
-    work = str(Path(scratch) / "work")
-    env = {
-        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": work,
-        "TMPDIR": work,
-        "KIT_PROGRESS": str(Path(scratch) / "progress"),
-        "LANG": "C.UTF-8",
-        # The worker's uid has no passwd entry: getpass.getuser() (torch calls it
-        # on some first uses, e.g. the meta device in torch 2.11) reads these first.
-        "USER": "kit-worker",
-        "LOGNAME": "kit-worker",
-        "MPLBACKEND": "Agg",
-        "MPLCONFIGDIR": work,
-        "OMP_NUM_THREADS": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPATH": str(KIT_ROOT),
-    }
-    if "CUDA_VISIBLE_DEVICES" in os.environ:
-        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
-    return env
 
 
 class ForkedProcess:
@@ -296,15 +274,12 @@ class ForkServer:
     def __init__(self):
         import socket
 
+        from autograder import forkserver
+
         self._socket = socket
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = dict(worker_env("/tmp"), HOME="/tmp", TMPDIR="/tmp", MPLCONFIGDIR="/tmp")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "autograder.forkserver", str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd="/", env=env,
-        )
-        theirs.close()
-        self.sock = ours
+        # One started early by the command (`forkserver.prestart`), if any: its
+        # imports then ran while this process imported torch and pytest.
+        self.proc, self.sock = forkserver.take_prestarted() or forkserver.launch()
 
     def _ask(self, message, fds=()):
         import json

@@ -138,11 +138,9 @@ def _pool_grade(path):
 def _grade_all(todo, assignment, cfg, jobs, done):
     """Grade [(path, id)], calling done(path, id, data) as each finishes."""
     if jobs <= 1 or len(todo) <= 1:
-        forkserver = None
-        if len(todo) > 1:
-            from autograder.sandbox import ForkServer
+        from autograder.sandbox import ForkServer
 
-            forkserver = ForkServer()
+        forkserver = ForkServer() if todo else None
         try:
             for f, sid in todo:
                 done(f, sid, grade_one(f, assignment, cfg, forkserver))
