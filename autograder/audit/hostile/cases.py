@@ -59,11 +59,39 @@ def case(name, what, assignment=SDP, **expect):
 def reference(assignment=SDP, demo=True):
     """The reference notebook; demo=False drops its plotting cell (which calls the
     graded functions while the notebook loads), so a case's behaviour happens in
-    the graded call rather than at load time."""
-    nb = json.loads((EXAMPLES / assignment / "reference.ipynb").read_text())
+    the graded call rather than at load time. From `examples/` where the kit is
+    a checkout; built from `solutions/` (`synthesized`) in an installed copy,
+    which ships no examples."""
+    path = EXAMPLES / assignment / "reference.ipynb"
+    nb = json.loads(path.read_text()) if path.exists() else synthesized(assignment)
     if not demo:
         nb["cells"] = [c for c in nb["cells"] if "demo_x" not in _src(c)]
     return nb
+
+
+def synthesized(assignment):
+    """A correct notebook built from `solutions/<assignment>.py` alone: otter's
+    init cell, the imports, one cell per graded function or class (as a
+    student's notebook has them), each followed by its `grader.check` cell."""
+    import ast
+    import importlib
+    import inspect
+    import re
+
+    module = importlib.import_module(f"solutions.{assignment}")
+    source = inspect.getsource(module)
+    lines = source.splitlines(keepends=True)
+    provided = set(getattr(module, "PROVIDED", ()))
+    cells = [code_cell(f'import otter\ngrader = otter.Notebook("{assignment}.ipynb")\n'),
+             code_cell("import math\n\nimport torch\nfrom torch import nn\nimport torch.nn.functional as F\n")]
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name not in provided:
+            cells.append(code_cell("".join(lines[node.lineno - 1:node.end_lineno])))
+            question = re.sub(r"(?<!^)(?=[A-Z])", "_", node.name).lower()
+            cells.append(code_cell(f'grader.check("{question}")\n'))
+    return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                         "language": "python"}},
+            "nbformat": 4, "nbformat_minor": 5}
 
 
 def _src(cell):
@@ -735,6 +763,13 @@ def _():
       questions_keep_full=list(MULTI_QS))
 def _():
     return ipynb(reference(MULTI))
+
+
+@case("synthesized_reference", "multi-head: the correct notebook built from solutions/ alone, as the "
+      "battery builds its cases in an installed copy without examples/ (control)", assignment=MULTI,
+      max_score=10, questions_keep_full=list(MULTI_QS))
+def _():
+    return ipynb(synthesized(MULTI))
 
 
 @case("multi_fork_bomb_in_init", "multi-head: a fork bomb in MultiHeadAttention.__init__", assignment=MULTI,
