@@ -84,6 +84,14 @@ class Remote:
             for c in report.get("cells", []) if not c.get("ok")
         ]
 
+    def public(self, tests):
+        """Run otter's public tests (plain sources) beside the notebook's code:
+        the self-check `grader.check_all()` gives. Raises WorkerDied."""
+        self._ensure()
+        budget = self.limits.cpu_seconds_per_call * max(len(tests), 1)
+        reply = self.client.request({"op": "public", "tests": tests}, cpu_seconds=budget, wall_seconds=budget * 2 + 10)
+        return reply.get("results", []) if isinstance(reply, dict) else []
+
     def close(self):
         if self.client is not None:
             self.client.close()

@@ -4,8 +4,9 @@ examples folder, and `otter run` on the same submission, measured here.
     python bench/grade_one.py [--assignment classic_attention] [--repeat 3] [--box 0.5 768]
 
 Each command runs as a child process; its peak memory is the largest sum of
-the resident set sizes of its whole process tree (judge, worker, kernels),
-sampled from /proc every 20 ms. Prints a table of medians. Figures, not a
+the proportional set sizes (Pss: shared pages counted once) of its whole
+process tree (judge, fork server, worker, kernels), sampled from /proc every
+50 ms. Prints a table of medians. Figures, not a
 pass/fail: the README quotes them with this command.
 
 `--box CPUS MB` also grades the one submission inside a control group
@@ -29,8 +30,29 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+def _process_kb(pid):
+    """A process's proportional set size (Pss: pages shared with others, such
+    as a fork server's with its workers, counted once across them), or its
+    VmRSS where smaps_rollup is not readable."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def tree_rss_kb(pid):
-    """Sum of VmRSS over pid and all its descendants."""
+    """Memory of pid and all its descendants: the sum of their Pss."""
     children = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -45,13 +67,7 @@ def tree_rss_kb(pid):
     while todo:
         p = todo.pop()
         todo += children.get(p, [])
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        except OSError:
-            pass
+        total += _process_kb(p)
     return total
 
 
@@ -63,7 +79,7 @@ def measure(cmd, cwd=ROOT, env=None):
     peak = 0
     while proc.poll() is None:
         peak = max(peak, tree_rss_kb(proc.pid))
-        time.sleep(0.02)
+        time.sleep(0.05)
     return time.monotonic() - start, peak / 1024, proc.returncode
 
 
