@@ -147,6 +147,19 @@ class WorkerGroup:
         except ValueError:
             return None
 
+    def hit_process_limit(self):
+        """Whether the group is at its process cap: a fork refused by pids.max,
+        or as many tasks as pids.max (RLIMIT_NPROC, the same number, may refuse
+        the fork first)."""
+        f = self._file("pids.events")
+        for line in _read(f).splitlines() if f else []:
+            k, _, v = line.partition(" ")
+            if k == "max" and v.strip().isdigit() and int(v) > 0:
+                return True
+        f, now = self._file("pids.max"), self.tasks()
+        cap = _read(f).strip() if f else ""
+        return cap.isdigit() and now is not None and now >= int(cap)
+
     def peak_mb(self):
         """Peak memory charged to the group: what the worker tree allocated
         (pages it shares with the fork server are charged there)."""

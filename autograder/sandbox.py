@@ -453,8 +453,17 @@ class WorkerClient:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._died(timeout=wall_seconds)
-            ready, _, _ = select.select([p.from_worker], [], [], remaining)
+            # With a control group, look every half second for a tree that hit
+            # its process cap (a fork bomb): stop it then, with that reason,
+            # rather than at the wall-clock limit.
+            wait = min(remaining, 0.5) if p.group is not None else remaining
+            ready, _, _ = select.select([p.from_worker], [], [], wait)
             if not ready:
+                if p.group is not None and p.group.hit_process_limit():
+                    self._kill()
+                    p.dead = (f"started more processes or threads than the limit of {self.limits.processes} "
+                              "(a fork bomb?) and was stopped")
+                    raise WorkerDied(p.dead)
                 continue
             chunk = os.read(p.from_worker, 1 << 20)
             if not chunk:

@@ -176,7 +176,7 @@ def _():
 
 
 @case("fork_bomb", "fork bomb inside padding_mask", max_score=8, questions_zero=["padding_mask"],
-      questions_keep_full=others("padding_mask"), reason_contains=["padding_mask"],
+      questions_keep_full=others("padding_mask"), reason_contains=["fork bomb"],
       root_only=ROOT_WHY)
 def _():
     return ipynb(replace_function(reference(demo=False), "padding_mask", (
@@ -774,7 +774,7 @@ def _():
 
 @case("multi_fork_bomb_in_init", "multi-head: a fork bomb in MultiHeadAttention.__init__", assignment=MULTI,
       max_score=4, questions_zero=["multi_head_attention"],
-      questions_keep_full=others_of(MULTI_QS, "multi_head_attention"), root_only=ROOT_WHY)
+      questions_keep_full=others_of(MULTI_QS, "multi_head_attention"), reason_contains=["fork bomb"], root_only=ROOT_WHY)
 def _():
     nb = reference(MULTI, demo=False)
     return ipynb(append(nb, (
