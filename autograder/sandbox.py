@@ -490,6 +490,8 @@ class WorkerClient:
         if timeout is not None:
             self._kill()
             p.dead = f"timed out after {timeout:g} s (wall clock)"
+            if p.group is not None and p.group.oom_killed():
+                p.dead += f"; the kernel had killed a process of it for exceeding the memory limit of {self.limits.memory_mb} MB"
             raise WorkerDied(p.dead)
         try:
             p.proc.wait(timeout=5)

@@ -32,3 +32,30 @@ def test_provided_function_with_the_builtin_name_is_allowed():
     src = "class MultiHeadAttention:\n    def forward(self, q, k, v):\n        return scaled_dot_product_attention(q, k, v)"
     assert forbidden_uses(cells(src), "MultiHeadAttention", provided=("scaled_dot_product_attention",)) == []
     assert forbidden_uses(cells(src), "MultiHeadAttention") != []
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\nwith torch._C.DisableTorchFunction():\n    pass",
+    "from torch._C import DisableTorchFunction",
+    "from torch.overrides import TorchFunctionMode",
+    "import torch\nclass T(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n        return f(*a)",
+    "import torch\noff = getattr(torch, '_C')",
+    "import sys\nsys.setprofile(None)",
+])
+def test_tracing_tampering_found(source):
+    from autograder.sourcecheck import tracing_tampering
+
+    assert tracing_tampering(cells(source)), source
+
+
+def test_reference_notebooks_do_not_touch_tracing():
+    """No false alarm on the references: every solution module's source, as cells."""
+    import inspect
+
+    import solutions.classic_attention
+    import solutions.multi_head
+    import solutions.scaled_dot_product
+    from autograder.sourcecheck import tracing_tampering
+
+    for module in (solutions.classic_attention, solutions.multi_head, solutions.scaled_dot_product):
+        assert tracing_tampering(cells(inspect.getsource(module))) == [], module.__name__

@@ -504,6 +504,24 @@ def _():
         "    return torch.arange(n, device=lengths.device)[None, :] < lengths[:, None]\n")))
 
 
+@case("memory_across_processes", "scaled_dot_product_attention forks 3 children that each fill 900 MB, "
+      "then fills 1.2 GB itself: each process stays under RLIMIT_DATA, the tree does not", max_score=4,
+      questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"),
+      reason_contains=["memory limit"], root_only=ROOT_WHY)
+def _():
+    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
+        "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+        "    import os, time\n"
+        "    for _ in range(3):\n"
+        "        if os.fork() == 0:\n"
+        "            block = bytearray(900 << 20)\n"
+        "            time.sleep(30)\n"
+        "            os._exit(0)\n"
+        "    time.sleep(0.5)\n"
+        "    mine = bytearray(1200 << 20)\n"
+        "    time.sleep(30)\n")))
+
+
 @case("network", "causal_mask connects to a port the judge's machine listens on and to a public address, "
       "sending its name; then answers", max_score=10, questions_keep_full=list(SDP_QS), no_network=True,
       root_only=ROOT_WHY)
