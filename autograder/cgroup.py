@@ -139,6 +139,13 @@ class WorkerGroup:
                     return d / n
         return None
 
+    def processes(self):
+        """Processes (not threads) in the group now."""
+        pids = set()
+        for _, d in self.dirs:
+            pids.update(x for x in _read(d / "cgroup.procs").split() if x.isdigit())
+        return len(pids)
+
     def tasks(self):
         """Threads and processes in the group now (None where unknown)."""
         f = self._file("pids.current")

@@ -46,7 +46,7 @@ class Remote:
         self.cell_errors = []
         self.notes = {}  # target -> a submission-wide remark for the student
         self.peak_mb = None  # the largest worker peak (where a control group measured it)
-        self._tasks_after_load = None
+        self._after_load = (None, None)  # (processes in its control group, Python threads) once loaded
 
     # -- lifecycle ------------------------------------------------------
     def _ensure(self):
@@ -78,7 +78,7 @@ class Remote:
                     self.load_failure = f"running the notebook's cells {exc.reason}"
                     raise WorkerDied(self.load_failure) from None
                 self.skipped[culprit] = exc.reason
-        self._tasks_after_load = self.client.tasks()
+        self._after_load = (self.client.processes(), report.get("py_threads"))
         self.cell_errors = [f"cell {i} was skipped: running it {why}" for i, why in self.skipped.items()] + [
             f"cell {c['index']} {_error_line(c.get('error'))}"
             for c in report.get("cells", []) if not c.get("ok")
@@ -99,12 +99,16 @@ class Remote:
                 self.peak_mb = max(self.peak_mb or 0.0, self.client.peak_mb)
             self.client = None
 
-    def _retire_if_left_running(self, target):
+    def _retire_if_left_running(self, target, raw):
         """A call that leaves threads or processes behind (they could act while
         another function is graded) ends its worker once it has answered; the
-        next call starts a fresh one."""
-        before, now = self._tasks_after_load, self.client.tasks()
-        if before is not None and now is not None and now > before:
+        next call starts a fresh one. Processes are counted by the control
+        group (the judge's own view); Python threads as the worker reports
+        them (torch's and CUDA's native threads are not counted: they start on
+        first use). A worker that under-reports only spares its own threads."""
+        now = (self.client.processes(), raw.get("py_threads") if isinstance(raw, dict) else None)
+        grew = [isinstance(a, int) and isinstance(b, int) and b > a for a, b in zip(self._after_load, now)]
+        if any(grew):
             self.notes.setdefault(target, f"`{target}` left threads or processes running after it "
                                           "returned; they were stopped and its worker replaced")
             self.close()
@@ -131,7 +135,7 @@ class Remote:
             self.dead[target] = f"`{target}` {exc.reason}"
             self.close()
             return Reply(False, error=self.dead[target])
-        self._retire_if_left_running(target)
+        self._retire_if_left_running(target, raw)
         if not isinstance(raw, dict):
             return Reply(False, error="the worker sent a reply that is not a dict")
         if not raw.get("ok"):

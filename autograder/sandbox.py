@@ -403,9 +403,9 @@ class WorkerClient:
         except subprocess.TimeoutExpired:
             pass
 
-    def tasks(self):
-        """Threads and processes in the worker's control group (None where unknown)."""
-        return self.p.group.tasks() if self.p is not None and self.p.group is not None else None
+    def processes(self):
+        """Processes in the worker's control group (None where unknown)."""
+        return self.p.group.processes() if self.p is not None and self.p.group is not None else None
 
     @property
     def alive(self):

@@ -291,6 +291,11 @@ def serve(fd_in, fd_out):
             reply = worker.call(req)
         else:
             reply = {"ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {op!r}", "where": None}}
+        if isinstance(reply, dict):
+            # Threads running Python code (threading or _thread), not torch's or
+            # CUDA's native ones: the judge retires a worker whose call left
+            # more than loading did.
+            reply["py_threads"] = len(sys._current_frames())
         try:
             data = wire.encode(reply)
         except BaseException as exc:  # noqa: BLE001 - e.g. a tensor subclass that breaks on serialisation
