@@ -139,12 +139,13 @@ class WorkerGroup:
                     return d / n
         return None
 
+    def _pids(self):
+        """Process ids (not threads) in the group now."""
+        return {int(x) for _, d in self.dirs for x in _read(d / "cgroup.procs").split() if x.isdigit()}
+
     def processes(self):
         """Processes (not threads) in the group now."""
-        pids = set()
-        for _, d in self.dirs:
-            pids.update(x for x in _read(d / "cgroup.procs").split() if x.isdigit())
-        return len(pids)
+        return len(self._pids())
 
     def tasks(self):
         """Threads and processes in the group now (None where unknown)."""
@@ -191,7 +192,6 @@ class WorkerGroup:
         worker's process group, until none is left (or `wait` seconds)."""
         deadline = time.monotonic() + wait
         while True:
-            pids = set()
             for _, d in self.dirs:
                 kill = d / "cgroup.kill"
                 if kill.exists():
@@ -199,7 +199,7 @@ class WorkerGroup:
                         kill.write_text("1")
                     except OSError:
                         pass
-                pids.update(int(x) for x in _read(d / "cgroup.procs").split() if x.isdigit())
+            pids = self._pids()
             if not pids or time.monotonic() > deadline:
                 return not pids
             for pid in pids:

@@ -28,14 +28,13 @@ from pathlib import Path
 
 from autograder import wire
 from autograder.cgroup import WorkerGroup
-from autograder.forkserver import worker_env  # noqa: F401 - the worker's environment, defined there
+from autograder.forkserver import KIT_ROOT, worker_env
 
 UID_BASE = 61000
 # Directories any user may write to: each worker gets private empty ones, so a
 # submission can neither leave files for another nor read what one left.
 PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
-KIT_ROOT = Path(__file__).resolve().parent.parent
 
 
 class WorkerDied(Exception):

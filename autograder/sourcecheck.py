@@ -14,13 +14,18 @@ import ast
 FORBIDDEN = ("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention")
 
 
-def _parse_cells(cells):
-    defs, aliases = {}, {}
+def _parsed(cells):
+    """(cell, syntax tree) for every cell that parses (a broken cell fails on its own)."""
     for cell in cells:
         try:
-            tree = ast.parse(cell.source)
+            yield cell, ast.parse(cell.source)
         except SyntaxError:
             continue
+
+
+def _parse_cells(cells):
+    defs, aliases = {}, {}
+    for cell, tree in _parsed(cells):
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
@@ -82,11 +87,7 @@ def tracing_tampering(cells):
     names looked up by string. (Deliberately obfuscated code can still get
     past a check of the source: README, "What the grader does not guarantee".)"""
     findings = []
-    for cell in cells:
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
+    for cell, tree in _parsed(cells):
         for node in ast.walk(tree):
             where = f"cell {cell.index}, line {getattr(node, 'lineno', '?')}"
             names = []

@@ -30,24 +30,26 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+def _proc_kb(path, key):
+    """The kB figure on the line starting with `key` in a /proc file, or None."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def _process_kb(pid):
     """A process's proportional set size (Pss: pages shared with others, such
     as a fork server's with its workers, counted once across them), or its
     VmRSS where smaps_rollup is not readable."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
+    for path, key in ((f"/proc/{pid}/smaps_rollup", "Pss:"), (f"/proc/{pid}/status", "VmRSS:")):
+        kb = _proc_kb(path, key)
+        if kb is not None:
+            return kb
     return 0
 
 
