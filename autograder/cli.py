@@ -3,13 +3,22 @@ import argparse
 import sys
 
 
+# Verbs that need the private root (the public part of the kit has only `check`).
+PRIVATE_VERBS = ("build", "grade", "ci", "gradescope", "audit", "demo")
+
+
 def main(argv=None):
+    from autograder import __version__
+
     parser = argparse.ArgumentParser(prog="python -m autograder", description="Attention-mechanisms autograding kit.")
+    parser.add_argument("--version", action="version", version=f"attention-autograder-kit {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     p = verbs.add_parser("build", help="build student notebooks (refreshing student_template/) and autograder zips")
     p.add_argument("--out", default="dist", help="output folder (default: dist)")
     p.add_argument("--check", action="store_true", help="only report drift between solutions/ and the notebooks")
+    p.add_argument("--dist-only", action="store_true",
+                   help="write only the zips and the public wheel under --out; rewrite no tracked file")
 
     p = verbs.add_parser("grade", help="grade submissions (notebooks or otter export zips) in the trusted judge")
     p.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="files or folders of submissions")
@@ -22,6 +31,7 @@ def main(argv=None):
     p = verbs.add_parser("check", help="run a notebook's public tests (what grader.check_all() runs)")
     p.add_argument("notebook")
     p.add_argument("--assignment")
+    p.add_argument("--summary", help="Markdown file to append a job summary to (default: $GITHUB_STEP_SUMMARY)")
 
     p = verbs.add_parser("ci", help="grade one notebook in a CI job, write a Markdown job summary, fail below the pass mark")
     p.add_argument("notebook", nargs="?")
@@ -37,15 +47,23 @@ def main(argv=None):
     p.add_argument("--assignment")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--hostile", action="store_true", help="grade the battery of hostile and broken submissions instead")
+    p.add_argument("--case", action="append", metavar="NAME", help="with --hostile: only this case (repeatable)")
 
     p = verbs.add_parser("demo", help="build everything, grade the example submissions, print a score table")
     p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
 
     args = parser.parse_args(argv)
+    from autograder import layout
+
+    if args.verb in PRIVATE_VERBS and not layout.has_private():
+        print(f"{args.verb}: this is the public part of the kit (no hidden suites or solutions); "
+              "grades come from Gradescope or a staff-run `grade`. Use `check NOTEBOOK` for the public checks.",
+              file=sys.stderr)
+        return 2
     single = args.verb in ("ci", "gradescope") or (
         args.verb == "grade" and len(args.submissions) == 1 and args.submissions[0].endswith((".ipynb", ".zip")))
     if single:  # one submission: its fork server imports torch while this process does
-        from autograder import forkserver
+        from autograder.sandbox import forkserver
 
         forkserver.prestart()
     if args.verb == "build":
@@ -63,7 +81,7 @@ def main(argv=None):
     elif args.verb == "gradescope":
         from autograder.gradescope import main as run
     else:
-        from autograder.grade.demo import main as run
+        from autograder.demo import main as run
     return run(args)
 
 

@@ -1,13 +1,21 @@
-"""`grading.yml`: points, tolerances per dtype, devices and limits."""
+"""`grading.yml`: points, tolerances per dtype, devices, limits, CI settings.
+
+The kit ships one grading.yml as package data (read with `importlib.resources`;
+in a checkout it is the top-level `grading.yml`): it holds every default, and
+nothing else in the kit restates them. A course's own file overrides it: the
+path given to `load`, else `$KIT_GRADING_YML`, else `grading.yml` in the
+current folder, else the packaged one. Its `assignments` replace the packaged
+ones; in the other sections each key it sets replaces the default's.
+"""
 import os
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 import yaml
 
-KIT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_PATH = KIT_ROOT / "grading.yml"
+MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci")
 
 
 class ConfigError(Exception):
@@ -46,23 +54,75 @@ class Config:
     def limits(self):
         return dict(self.data.get("limits") or {})
 
+    @property
+    def ci(self):
+        return dict(self.data.get("ci") or {})
+
 
 def _validate(data, path):
-    for key in ("assignments", "tolerances", "devices"):
-        if key not in (data or {}):
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: not a mapping of sections")
+    for key in ("assignments", "tolerances", "devices", "limits"):
+        if not isinstance(data.get(key), dict):
             raise ConfigError(f"{path}: missing section '{key}'")
     for name, spec in data["assignments"].items():
         qs = (spec or {}).get("questions")
-        if not qs or not all(isinstance(p, (int, float)) and p > 0 for p in qs.values()):
+        if not isinstance(qs, dict) or not qs or not all(
+                isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0 for p in qs.values()):
             raise ConfigError(f"{path}: assignment {name} needs questions with positive points")
 
 
-@lru_cache(maxsize=8)
-def load(path=None):
-    path = Path(path or os.environ.get("KIT_GRADING_YML") or DEFAULT_PATH)
+def _read(path):
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(Path(path).read_text())
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    _validate(data, path)
-    return Config(path, data)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"{path}: not a mapping of sections")
+    return data or {}
+
+
+def packaged_text():
+    return resources.files("autograder").joinpath("grading.yml").read_text()
+
+
+def _defaults():
+    data = yaml.safe_load(packaged_text())
+    _validate(data, "the kit's packaged grading.yml")
+    return data
+
+
+def locate(path=None):
+    """The grading.yml in force (None: the packaged one)."""
+    for candidate in (path, os.environ.get("KIT_GRADING_YML")):
+        if candidate:
+            return Path(candidate)
+    here = Path.cwd() / "grading.yml"
+    return here if here.is_file() else None
+
+
+@lru_cache(maxsize=8)
+def _load(path):
+    data = _defaults()
+    if path is None:
+        return Config(Path(str(resources.files("autograder").joinpath("grading.yml"))), data)
+    own = _read(path)
+    merged = dict(data)
+    if "assignments" in own:
+        merged["assignments"] = own["assignments"]
+    for section in MERGED_SECTIONS:
+        if section in own:
+            if not isinstance(own[section], dict):
+                raise ConfigError(f"{path}: section '{section}' is not a mapping")
+            merged[section] = {**(data.get(section) or {}), **own[section]}
+    for key, value in own.items():
+        merged.setdefault(key, value)
+    _validate(merged, path)
+    return Config(Path(path), merged)
+
+
+def load(path=None):
+    located = locate(path)
+    return _load(str(located.resolve()) if located is not None else None)

@@ -5,8 +5,8 @@
 """
 from torch import nn
 
-from solutions.classic_attention import masked_softmax
-from solutions.scaled_dot_product import scaled_dot_product_attention
+from .classic_attention import masked_softmax
+from .scaled_dot_product import scaled_dot_product_attention
 
 PROVIDED = ("masked_softmax", "scaled_dot_product_attention")
 

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.notebook import Cell, Submission
-from autograder.remote import Remote
-from autograder.sandbox import Limits
+from autograder.judge.notebook import Cell, Submission
+from autograder.judge.remote import Remote
+from conftest import limits
 
 CODE = '''
 import os, sys, time, torch
@@ -17,7 +17,7 @@ def double(x):
 def whoami():
     return os.getuid()
 def read_solution():
-    import solutions.classic_attention
+    import autograder.private.solutions.classic_attention
     return "read"
 def list_suites(path):
     return os.listdir(path)
@@ -47,7 +47,7 @@ def numpy_back(x):
 
 @pytest.fixture(scope="module")
 def forkserver():
-    from autograder.sandbox import ForkServer
+    from autograder.sandbox.forkserver import ForkServer
 
     fs = ForkServer()
     yield fs
@@ -58,7 +58,7 @@ def forkserver():
 def remote(request, forkserver):
     """A worker started as a new interpreter, or forked from the fork server."""
     sub = Submission(Path("inline.ipynb"), {}, [Cell(1, CODE, CODE)])
-    r = Remote(sub, "", Limits(cpu_seconds_per_call=2, load_seconds=30, memory_mb=2048, output_bytes=1_000_000),
+    r = Remote(sub, "", limits(cpu_seconds_per_call=2, load_seconds=30, memory_mb=2048, output_bytes=1_000_000),
                forkserver=forkserver if request.param == "forked" else None)
     yield r
     r.close()
@@ -78,8 +78,8 @@ def test_worker_is_unprivileged_and_cannot_read_solutions_or_suites(remote):
 
     assert remote.call("whoami").value != 0
     reply = remote.call("read_solution")
-    assert not reply.ok and "solutions" in reply.error
-    suites = Path(autograder.__file__).parent / "suites"
+    assert not reply.ok and "No module named" in reply.error, reply.error
+    suites = Path(autograder.__file__).parent / "private" / "suites"
     listing = remote.call("list_suites", str(suites))
     assert not listing.ok or listing.value == [], listing
 
@@ -116,7 +116,7 @@ def test_a_cell_that_never_finishes_is_skipped_and_the_rest_still_runs():
     loop = "while True:\n    pass\n"
     ok = "def double(x):\n    return x * 2\n"
     sub = Submission(Path("loop.ipynb"), {}, [Cell(2, ok, ok), Cell(3, loop, loop)])
-    r = Remote(sub, "", Limits(cpu_seconds_per_call=2, load_seconds=3))
+    r = Remote(sub, "", limits(cpu_seconds_per_call=2, load_seconds=3))
     try:
         assert r.call("double", torch.ones(2)).ok
         assert any(e.startswith("cell 3 was skipped: running it exceeded the CPU time limit") for e in r.cell_errors), r.cell_errors
@@ -127,7 +127,7 @@ def test_a_cell_that_never_finishes_is_skipped_and_the_rest_still_runs():
 def test_a_notebook_that_never_finishes_loading_fails_every_call_with_the_reason():
     src = "while True:\n    pass\n"
     sub = Submission(Path("loop.ipynb"), {}, [Cell(3, src, src), Cell(4, src, src), Cell(5, src, src)])
-    r = Remote(sub, "", Limits(cpu_seconds_per_call=2, load_seconds=3))
+    r = Remote(sub, "", limits(cpu_seconds_per_call=2, load_seconds=3))
     try:
         reply = r.call("anything")
         assert not reply.ok and "running the notebook's cells" in reply.error and "CPU" in reply.error
@@ -137,14 +137,15 @@ def test_a_notebook_that_never_finishes_loading_fails_every_call_with_the_reason
 
 
 def test_fallback_without_a_mount_namespace_hides_by_mode(tmp_path):
-    from autograder.sandbox import _restrict_by_mode
+    from autograder.sandbox.confine import restrict_by_mode
+    from autograder.sandbox.view import View
 
     hidden = tmp_path / "solutions"
     hidden.mkdir(mode=0o755)
     blocked = tmp_path / "home"
     (blocked / "python").mkdir(parents=True)
     blocked.chmod(0o700)
-    _restrict_by_mode([hidden], [str(blocked / "python")])
+    restrict_by_mode(View(fallback_hide=[str(hidden)], reach=[str(blocked / "python")]))
     assert hidden.stat().st_mode & 0o777 == 0o700
     assert blocked.stat().st_mode & 0o777 == 0o701
 
@@ -154,9 +155,9 @@ def test_concurrent_judges_never_share_a_worker_uid():
     import subprocess
     import sys
 
-    from autograder.sandbox import worker_uid
+    from autograder.sandbox.uids import worker_uid
 
     mine = worker_uid()
-    other = subprocess.run([sys.executable, "-c", "from autograder.sandbox import worker_uid; print(worker_uid())"],
+    other = subprocess.run([sys.executable, "-c", "from autograder.sandbox.uids import worker_uid; print(worker_uid())"],
                            capture_output=True, text=True, check=True).stdout.strip()
     assert mine != int(other) and mine == worker_uid()

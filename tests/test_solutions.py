@@ -3,9 +3,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from solutions import classic_attention as ca
-from solutions import multi_head as mh
-from solutions import scaled_dot_product as sdp
+from autograder.private.solutions import classic_attention as ca
+from autograder.private.solutions import multi_head as mh
+from autograder.private.solutions import scaled_dot_product as sdp
 
 torch.manual_seed(0)
 

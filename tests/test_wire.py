@@ -5,7 +5,7 @@ import struct
 import pytest
 import torch
 
-from autograder import wire
+from autograder.protocol import wire
 
 
 def roundtrip(value):

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import yaml
 
-CATALOG = Path(__file__).resolve().parent / "catalog"
+from autograder import layout
+
+CATALOG = layout.CATALOG
 SOLUTION_TAG = "kit-solution"
 
 
@@ -77,7 +79,7 @@ def entries(assignment=None):
 
 def reference_sources(assignment):
     """{graded function: reference source}, from solutions/ (provided ones excluded)."""
-    module = importlib.import_module(f"solutions.{assignment}")
+    module = importlib.import_module(f"autograder.private.solutions.{assignment}")
     provided = set(getattr(module, "PROVIDED", ()))
     out = {}
     for name, obj in vars(module).items():

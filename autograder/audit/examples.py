@@ -12,11 +12,12 @@ from pathlib import Path
 import yaml
 
 from autograder import config as config_mod
+from autograder import layout
 from autograder.audit.catalog import entries, fill_entry, fill_reference
 
-KIT_ROOT = Path(__file__).resolve().parent.parent.parent
-EXAMPLES = KIT_ROOT / "examples" / "submissions"
-TEMPLATES = KIT_ROOT / "student_template"
+COURSE = layout.COURSE or Path.cwd()  # an installed copy: the folder it runs from
+EXAMPLES = COURSE / "examples" / "submissions"
+TEMPLATES = COURSE / "student_template"
 
 
 def dumps(nb):

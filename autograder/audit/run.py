@@ -17,9 +17,9 @@ from pathlib import Path
 
 from autograder import config as config_mod
 from autograder.audit.catalog import entries, fill_entry
+from autograder.audit.examples import TEMPLATES
 from autograder.grade import grade_batch
 
-TEMPLATES = Path(__file__).resolve().parent.parent.parent / "student_template"
 
 
 def first_failure(output):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder import layout
 from autograder.build import sync
 
 
@@ -130,7 +131,7 @@ def _reference_lines(assignment):
 
 
 def _hidden_suite_lines(assignment):
-    folder = sync.KIT_ROOT / "autograder" / "suites" / assignment
+    folder = layout.SUITES / assignment
     lines = set()
     for f in sorted(folder.glob("*.py")) if folder.is_dir() else []:
         for line in f.read_text().split("\n"):

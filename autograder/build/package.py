@@ -5,81 +5,49 @@ to otter's Gradescope plumbing (`otter_config.json`, the public tests in
 `tests/`), but replaces the runner: `run_autograder` runs the kit's trusted
 judge (`python -m autograder gradescope`), never otter's `run_otter.py`, which
 unpickles a submission's `.OTTER_LOG` before any plugin runs. `setup.sh`
-installs PyTorch and the kit, shipped in `kit/`.
+installs the judge's dependencies, not the kit: the judge runs from `kit/`.
+
+The zip carries one assignment's private material only: its hidden suites,
+its reference solutions, and, of earlier assignments' solutions, just the
+functions it provides to students (sliced out by `private_sources`). No
+catalog, no hostile battery, no other assignment's suites.
 
 Layout (every member dated 1980-01-01, sorted, so rebuilding gives the same bytes):
 
-    run_autograder          the kit's (0755)
-    setup.sh                the kit's (0755)
-    otter_config.json       otter's
-    tests/<question>.py     otter's public tests
-    kit/pyproject.toml      the kit, installed by setup.sh with `pip install ./kit`
-    kit/README.md           (when the repository has one)
-    kit/grading.yml
-    kit/autograder/...      judge, worker, sandbox, hidden suites (no caches)
-    kit/solutions/...       reference solutions (the judge's expected values)
+    run_autograder            the kit's (0755), from build/templates/
+    setup.sh                  the kit's (0755), from build/templates/
+    otter_config.json         otter's
+    tests/<question>.py       otter's public tests
+    kit/autograder/...        the package without private/, audit/, demo/
+    kit/autograder/grading.yml    the course's grading.yml, this assignment only
+    kit/autograder/private/suites/{checks.py,conftest.py,pytest.ini,<assignment>/}
+    kit/autograder/private/solutions/<assignment>.py (+ provided functions)
 """
+import ast
 import zipfile
+from importlib import resources
 from pathlib import Path
 
-from autograder.build import sync
+import yaml
+
+from autograder import config as config_mod
+from autograder import layout
 
 # otter's members that are kept; everything else (run_otter.py, otter's
 # run_autograder and setup.sh, environment.yml, requirements) is replaced.
 KEEP_FROM_OTTER = ("otter_config.json",)
 KEEP_FROM_OTTER_DIRS = ("tests/",)
-KIT_FILES = ("pyproject.toml", "README.md", "LICENSE", "grading.yml")
-KIT_DIRS = ("autograder", "solutions")
+# Parts of the package a grading image has no use for (the private root is
+# added per assignment below).
+PACKAGE_SKIP = ("private", "audit", "demo")
 SKIP_PARTS = {"__pycache__", ".pytest_cache", ".ipynb_checkpoints"}
-SKIP_SUFFIXES = (".pyc", ".pyo", ".egg-info")
+SKIP_SUFFIXES = (".pyc", ".pyo")
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 
-RUN_AUTOGRADER = """\
-#!/usr/bin/env bash
-# Gradescope runs this for every submission of the {assignment} assignment.
-# It runs the kit's trusted judge, never otter's runner: nothing in the
-# submission is unpickled or run outside the judge's sandboxed worker.
-# KIT_AUTOGRADER_ROOT replaces /autograder (tests); KIT_PYTHON replaces python3.
-set -u
-ROOT="${{KIT_AUTOGRADER_ROOT:-/autograder}}"
-KIT="$ROOT/source/kit"
-PY="${{KIT_PYTHON:-python3}}"
-export PYTHONPATH="$KIT${{PYTHONPATH:+:$PYTHONPATH}}"
-export KIT_GRADING_YML="$KIT/grading.yml"
-export KIT_ASSIGNMENT="{assignment}"
-mkdir -p "$ROOT/results"
-cd "$KIT" || exit 1
-"$PY" -m autograder gradescope --root "$ROOT"
-status=$?
-if [ ! -s "$ROOT/results/results.json" ]; then
-    printf '{{"score": 0, "tests": [], "output": "The autograder stopped before it could grade this submission (exit status %s). Please tell the course staff."}}\\n' "$status" > "$ROOT/results/results.json"
-fi
-exit "$status"
-"""
 
-SETUP_SH = """\
-#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder image for
-# the {assignment} assignment: it installs PyTorch and the kit (kit/: the
-# judge, the hidden suites, the reference solutions and grading.yml).
-set -euo pipefail
-cd "$(dirname "$0")"
-export DEBIAN_FRONTEND=noninteractive
-if ! python3 -m pip --version >/dev/null 2>&1; then
-    apt-get update
-    apt-get install -y --no-install-recommends python3 python3-pip
-fi
-pip_install() {{
-    python3 -m pip install --no-cache-dir "$@" \\
-        || python3 -m pip install --no-cache-dir --break-system-packages "$@"
-}}
-# Gradescope's machines have no GPU: the CPU wheel (about 200 MB, not several GB).
-pip_install torch --index-url https://download.pytorch.org/whl/cpu || pip_install torch
-pip_install numpy pyyaml pytest matplotlib
-pip_install ./kit
-# Fail the image build now rather than at the first submission.
-(cd kit && python3 -c "import torch, yaml, pytest, autograder.judge, autograder.gradescope")
-"""
+def template(name, assignment):
+    text = resources.files("autograder.build").joinpath("templates", name).read_text()
+    return text.replace("@ASSIGNMENT@", assignment)
 
 
 def _info(name, mode):
@@ -90,22 +58,93 @@ def _info(name, mode):
     return info
 
 
-def kit_members(root=None):
-    """{zip name: path} for the kit's own files under `kit/`."""
-    root = Path(root or sync.KIT_ROOT)
+def _files(folder):
+    for path in sorted(Path(folder).rglob("*")):
+        rel = path.relative_to(folder)
+        if path.is_file() and not SKIP_PARTS & set(rel.parts) and not path.name.endswith(SKIP_SUFFIXES):
+            yield rel, path
+
+
+def package_members():
+    """{zip name: bytes} of the package's public part (no private root, audit or demo)."""
     members = {}
-    for name in KIT_FILES:
-        if (root / name).is_file():
-            members[f"kit/{name}"] = root / name
-    for d in KIT_DIRS:
-        for path in sorted((root / d).rglob("*")):
-            rel = path.relative_to(root)
-            if not path.is_file() or SKIP_PARTS & set(rel.parts) or path.name.endswith(SKIP_SUFFIXES):
-                continue
-            if any(p.endswith(".egg-info") for p in rel.parts):
-                continue
-            members[f"kit/{rel.as_posix()}"] = path
+    for rel, path in _files(layout.PACKAGE):
+        if rel.parts[0] in PACKAGE_SKIP or rel.as_posix() == "grading.yml":
+            continue
+        members[f"kit/autograder/{rel.as_posix()}"] = path.read_bytes()
     return members
+
+
+def _used_names(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def slice_module(source, names):
+    """The source of a solutions module cut down to `names` and the top-level
+    definitions they use, with the imports those need. Returns (text, {module:
+    names} of the sibling modules it still imports from)."""
+    tree = ast.parse(source)
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    keep, todo = set(), [n for n in names if n in defs]
+    while todo:
+        name = todo.pop()
+        if name in keep:
+            continue
+        keep.add(name)
+        todo += [u for u in _used_names(defs[name]) if u in defs and u not in keep]
+    used = set().union(*(_used_names(defs[n]) for n in keep)) if keep else set()
+    parts, siblings = [], {}
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound = [(a.asname or a.name.split(".")[0]) for a in node.names]
+            if not any(b in used for b in bound):
+                continue
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                siblings.setdefault(node.module, set()).update(a.name for a in node.names if (a.asname or a.name) in used)
+            parts.append(ast.get_source_segment(source, node))
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in keep:
+            parts.append(ast.get_source_segment(source, node))
+    return "\n\n\n".join(parts) + "\n", siblings
+
+
+def private_sources(assignment):
+    """{zip name: text} of the private material one assignment's zip needs:
+    its suites, its solutions module, and the provided functions it takes from
+    earlier assignments' modules (sliced: nothing else of them)."""
+    members = {}
+    suites = layout.SUITES
+    for name in ("__init__.py", "checks.py", "conftest.py", "pytest.ini"):
+        members[f"kit/autograder/private/suites/{name}"] = (suites / name).read_text()
+    for rel, path in _files(suites / assignment):
+        members[f"kit/autograder/private/suites/{assignment}/{rel.as_posix()}"] = path.read_text()
+    members["kit/autograder/private/__init__.py"] = (layout.PRIVATE / "__init__.py").read_text()
+    members["kit/autograder/private/solutions/__init__.py"] = (layout.SOLUTIONS / "__init__.py").read_text()
+    whole = (layout.SOLUTIONS / f"{assignment}.py").read_text()
+    _, needs = slice_module(whole, [n.name for n in ast.parse(whole).body
+                                    if isinstance(n, (ast.FunctionDef, ast.ClassDef))])
+    members[f"kit/autograder/private/solutions/{assignment}.py"] = whole
+    wanted = {}
+    while needs:
+        module, names = needs.popitem()
+        if module == assignment or names <= wanted.get(module, set()):
+            continue
+        wanted[module] = wanted.get(module, set()) | names
+        text, more = slice_module((layout.SOLUTIONS / f"{module}.py").read_text(), sorted(wanted[module]))
+        header = (f'"""Of the {module} reference, only what {assignment} provides to students or '
+                  'its reference uses (sliced by the build)."""\n')
+        members[f"kit/autograder/private/solutions/{module}.py"] = header + text
+        for m, n in more.items():
+            needs[m] = needs.get(m, set()) | n
+    return members
+
+
+def grading_yml(assignment, cfg=None):
+    """The course's grading.yml (as in force at build time) with only this assignment."""
+    cfg = cfg or config_mod.load()
+    data = {k: v for k, v in cfg.data.items() if k != "assignments"}
+    data = {"assignments": {assignment: cfg.data["assignments"][assignment]}, **data}
+    header = f"# grading.yml for the {assignment} autograder zip (written by `python -m autograder build`).\n"
+    return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
 def otter_members(otter_zip):
@@ -122,16 +161,19 @@ def otter_members(otter_zip):
     return kept
 
 
-def build_zip(assignment, otter_zip, dest, root=None):
+def build_zip(assignment, otter_zip, dest, cfg=None):
     """Write the kit's autograder zip for `assignment` to `dest`; returns its member names."""
     entries = {
-        "run_autograder": (RUN_AUTOGRADER.format(assignment=assignment).encode(), 0o755),
-        "setup.sh": (SETUP_SH.format(assignment=assignment).encode(), 0o755),
+        "run_autograder": (template("run_autograder.sh", assignment).encode(), 0o755),
+        "setup.sh": (template("setup.sh", assignment).encode(), 0o755),
+        "kit/autograder/grading.yml": (grading_yml(assignment, cfg).encode(), 0o644),
     }
     for name, data in otter_members(otter_zip).items():
         entries[name] = (data, 0o644)
-    for name, path in kit_members(root).items():
-        entries[name] = (path.read_bytes(), 0o644)
+    for name, data in package_members().items():
+        entries[name] = (data, 0o644)
+    for name, text in private_sources(assignment).items():
+        entries[name] = (text.encode(), 0o644)
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".tmp")

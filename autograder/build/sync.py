@@ -29,8 +29,10 @@ from pathlib import Path
 import nbformat
 import yaml
 
-KIT_ROOT = Path(__file__).resolve().parent.parent.parent
-ASSIGNMENTS_DIR = KIT_ROOT / "assignments"
+from autograder import layout
+
+COURSE_ROOT = layout.COURSE or Path.cwd()  # the course folder: a checkout, or where an installed kit runs
+ASSIGNMENTS_DIR = COURSE_ROOT / "assignments"
 
 SOLUTION_TAG = "kit-solution"
 PROVIDED_TAG = "kit-provided"
@@ -264,7 +266,7 @@ def _render_question_config(conf, header):
 
 def expected_cells(assignment, questions):
     """{"imports": src, "provided": src | None, "solutions": {name: src}} for an assignment."""
-    module = importlib.import_module(f"solutions.{assignment}")
+    module = importlib.import_module(f"autograder.private.solutions.{assignment}")
     names = graded_names(module, list(questions))
     return {
         "imports": imports_cell_source(module, names),

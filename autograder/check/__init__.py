@@ -6,19 +6,23 @@ beside it), run in the sandboxed worker against the notebook's own code. It
 reads neither `solutions/` nor the hidden suites. Exit status 0 when every
 public test passes, 1 otherwise, 2 when the notebook cannot be read.
 """
+import os
 import sys
 from pathlib import Path
 
 from autograder import config as config_mod
-from autograder.notebook import SubmissionError, load_submission
-from autograder.remote import Remote
-from autograder.sandbox import Limits, WorkerDied
+from autograder.judge import text
+from autograder.judge.notebook import SubmissionError, load_submission
+from autograder.judge.remote import Remote
+from autograder.sandbox.client import WorkerDied
+from autograder.sandbox.limits import Limits
 
 
 def public_tests(nb, path):
     """[{"name": question, "source": test file text}] in notebook order."""
-    otter_meta = (nb.get("metadata") or {}).get("otter") or {}
-    tests = otter_meta.get("tests") or {}
+    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
+    otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
+    tests = otter_meta.get("tests") if isinstance(otter_meta.get("tests"), dict) else {}
     found = []
     for name, spec in tests.items():
         source = spec if isinstance(spec, str) else (spec or {}).get("src") or (spec or {}).get("source")
@@ -46,26 +50,59 @@ def run_checks(path, cfg=None):
     return sub, remote.cell_errors, results
 
 
+def report(results):
+    """[(question, passed, ran, total, [(case, one-line error)])] from the worker's results."""
+    rows = []
+    for r in results if isinstance(results, list) else []:
+        if not isinstance(r, dict):
+            continue
+        cases = [c for c in r.get("cases", []) if isinstance(c, dict)]
+        bad = [(str(c.get("name")), c.get("error") or {}) for c in cases if not c.get("ok")]
+        if r.get("error"):
+            bad.append(("(test file)", r["error"]))
+        errors = [(name, f"{(e or {}).get('type', 'Error')}: {(e or {}).get('message', '')}"
+                   if isinstance(e, dict) else str(e)) for name, e in bad]
+        passed_cases = len(cases) - len([b for b in bad if b[0] != "(test file)"])
+        rows.append((str(r.get("name")), bool(cases) and not bad, passed_cases, len(cases), errors))
+    return rows
+
+
+def summary_markdown(name, rows, cell_errors):
+    """A job summary of the public checks; student text is escaped (`text.markdown`)."""
+    passed = sum(r[1] for r in rows)
+    lines = [f"### Public checks of {text.markdown(name, 120)}: {passed} of {len(rows)} questions pass", "",
+             "| question | public checks | first failure |", "| --- | ---: | --- |"]
+    for question, ok, good, total, errors in rows:
+        first = f"{text.markdown(errors[0][0], 60)}: {text.markdown(errors[0][1], 200)}" if errors else ""
+        lines.append(f"| `{text.markdown(question, 60)}` | {good}/{total} | {first} |")
+    lines += ["", "These are the notebook's public checks (what `grader.check_all()` runs), not the grade: "
+                  "the hidden tests check much more."]
+    lines += [f"> {text.markdown(n)}" for n in cell_errors[:5]]
+    return "\n".join(lines) + "\n"
+
+
 def main(args):
+    if Path(args.notebook).is_dir():
+        print(f"check: {args.notebook} is a folder; give one notebook (.ipynb)", file=sys.stderr)
+        return 2
     try:
         sub, cell_errors, results = run_checks(args.notebook)
     except (SubmissionError, WorkerDied) as exc:
-        print(f"cannot check {args.notebook}: {getattr(exc, 'reason', exc)}", file=sys.stderr)
+        print(f"cannot check {text.one_line(args.notebook)}: {text.one_line(getattr(exc, 'reason', exc))}",
+              file=sys.stderr)
         return 2
-    failed = 0
-    print(f"Public tests of {Path(args.notebook).name}" + (f" ({sub.assignment})" if sub.assignment else ""))
-    for r in results:
-        cases = r.get("cases", [])
-        bad = [c for c in cases if not c.get("ok")]
-        if r.get("error"):
-            bad.append({"name": "(test file)", "error": r["error"]})
-        status = "passed" if cases and not bad else "FAILED"
-        failed += status != "passed"
-        print(f"  {r['name']:<32} {status} ({len(cases) - len([b for b in bad if b['name'] != '(test file)'])}/{len(cases)})")
-        for b in bad:
-            e = b.get("error") or {}
-            print(f"      {b['name']}: {e.get('type', 'Error')}: {str(e.get('message', ''))[:300]}")
+    rows = report(results)
+    print(f"Public tests of {text.one_line(Path(args.notebook).name)}" + (f" ({sub.assignment})" if sub.assignment else ""))
+    for question, ok, good, total, errors in rows:
+        print(f"  {text.one_line(question, 32):<32} {'passed' if ok else 'FAILED'} ({good}/{total})")
+        for case, error in errors:
+            print(f"      {text.one_line(case, 60)}: {text.one_line(error)}")
     for line in cell_errors[:5]:
-        print(f"  note: {line}")
-    print(f"{len(results) - failed} of {len(results)} questions pass their public tests")
+        print(f"  note: {text.one_line(line)}")
+    failed = sum(not r[1] for r in rows)
+    print(f"{len(rows) - failed} of {len(rows)} questions pass their public tests")
+    target = getattr(args, "summary", None) or os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(summary_markdown(Path(args.notebook).name, rows, cell_errors))
     return 1 if failed else 0

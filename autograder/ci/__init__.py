@@ -6,17 +6,20 @@ summary (`--summary`, default `$GITHUB_STEP_SUMMARY` when set), prints it, and
 exits 1 when the score is below `ci.pass_fraction` of the points in
 grading.yml (2 when the notebook cannot be graded at all).
 
-`python -m autograder ci --workflow` prints a workflow template for student
-repositories (`autograder/ci/github-workflow.yml`).
+This is the staff's tool (it needs the private kit). `python -m autograder ci
+--workflow` prints the workflow for student repositories
+(`autograder/ci/github-workflow.yml`), which installs only the public part
+and runs `check`.
 """
 import json
 import os
 import sys
+from importlib import resources
 from pathlib import Path
 
 from autograder import config as config_mod
+from autograder.judge import text
 
-WORKFLOW = Path(__file__).resolve().parent / "github-workflow.yml"
 
 
 def summary_markdown(result, threshold):
@@ -27,17 +30,16 @@ def summary_markdown(result, threshold):
         first = first.removeprefix("FAIL ")
         if "Likely cause:" in first:  # the check's name and the cause say the most in a table cell
             first = f"{first.split(':', 1)[0]}: likely cause: {first.split('Likely cause:', 1)[1].strip()}"
-        first = first.replace("|", "\\|")[:200]
-        lines.append(f"| `{q.name}` | {q.score:g} | {q.max_score:g} | {first} |")
+        lines.append(f"| `{q.name}` | {q.score:g} | {q.max_score:g} | {text.markdown(first, 200)} |")
     verdict = "passes" if result.score >= threshold else "is below"
     lines += ["", f"The score {verdict} the pass mark of {threshold:g} (grading.yml `ci.pass_fraction`)."]
-    lines += [f"> {n}" for n in result.notes]
+    lines += [f"> {text.markdown(n)}" for n in result.notes]
     return "\n".join(lines) + "\n"
 
 
 def main(args):
     if args.workflow:
-        print(WORKFLOW.read_text(), end="")
+        print(resources.files("autograder.ci").joinpath("github-workflow.yml").read_text(), end="")
         return 0
     if not args.notebook:
         print("ci: give a NOTEBOOK (or --workflow)", file=sys.stderr)

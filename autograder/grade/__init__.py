@@ -121,24 +121,25 @@ def write_csv(out, rows, cfg):
 _POOL = {}
 
 
-def _pool_init(assignment):
+def _pool_init(assignment, config_path):
     import atexit
 
-    from autograder.sandbox import ForkServer
+    from autograder.sandbox.forkserver import ForkServer
 
     _POOL["assignment"] = assignment
+    _POOL["cfg"] = config_mod.load(config_path)  # the batch's own grading.yml, not the pool's cwd
     _POOL["forkserver"] = ForkServer()
     atexit.register(_POOL["forkserver"].close)
 
 
 def _pool_grade(path):
-    return grade_one(Path(path), _POOL["assignment"], config_mod.load(), _POOL["forkserver"])
+    return grade_one(Path(path), _POOL["assignment"], _POOL["cfg"], _POOL["forkserver"])
 
 
 def _grade_all(todo, assignment, cfg, jobs, done):
     """Grade [(path, id)], calling done(path, id, data) as each finishes."""
     if jobs <= 1 or len(todo) <= 1:
-        from autograder.sandbox import ForkServer
+        from autograder.sandbox.forkserver import ForkServer
 
         forkserver = ForkServer() if todo else None
         try:
@@ -152,7 +153,8 @@ def _grade_all(todo, assignment, cfg, jobs, done):
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     ctx = multiprocessing.get_context("spawn")  # judges start clean: no torch state forked
-    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init, initargs=(assignment,)) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init,
+                             initargs=(assignment, str(cfg.path))) as pool:
         futures = {pool.submit(_pool_grade, str(f)): (f, sid) for f, sid in todo}
         for fut in as_completed(futures):
             f, sid = futures[fut]

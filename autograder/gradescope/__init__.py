@@ -87,7 +87,10 @@ def _zero_result(assignment, message):
                      for q, p in cfg.questions(assignment).items()]
     except Exception:  # noqa: BLE001 - the zero result must not fail
         pass
-    return {"score": 0.0, "tests": tests, "output": f"Not graded: {message}", "execution_time": 0.0}
+    from autograder import __version__
+
+    return {"score": 0.0, "tests": tests, "output": f"Not graded: {message}", "execution_time": 0.0,
+            "extra_data": {"kit_version": __version__}}
 
 
 def _write(results_dir, data):
@@ -131,7 +134,7 @@ def grade_root(root, assignment=None):
 def _detected_assignment(path):
     try:
         from autograder import config as config_mod
-        from autograder.notebook import detect_assignment, read_notebook_json
+        from autograder.judge.notebook import detect_assignment, read_notebook_json
 
         return detect_assignment(read_notebook_json(path), config_mod.load().assignments)
     except Exception:  # noqa: BLE001 - only used for a note

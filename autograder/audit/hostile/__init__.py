@@ -28,7 +28,8 @@ from pathlib import Path
 import yaml
 
 from autograder import config as config_mod
-from autograder.audit.hostile.cases import BATTERY, CASES, KIT_ROOT, SECRET_ENV, reference
+from autograder import layout
+from autograder.audit.hostile.cases import BATTERY, CASES, SECRET_ENV, reference
 
 SHORT_LIMITS = {"cpu_seconds_per_call": 3, "load_seconds": 20, "memory_mb": 2048, "output_bytes": 200000,
                 "disk_mb": 32}
@@ -71,7 +72,7 @@ def _messages(data):
 
 def _distinctive_lines(path, visible):
     lines = []
-    for line in (KIT_ROOT / path).read_text().splitlines():
+    for line in (layout.PACKAGE / path).read_text().splitlines():
         s = line.strip()
         if len(s) >= 20 and (s.startswith(("def ", "from ", "import ", "return ")) or " = " in s) and s not in visible:
             lines.append(s)
@@ -180,7 +181,7 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
         BATTERY["port"] = listener.port
         BATTERY["zip"] = str(tmp / "autograder.zip")
         with zipfile.ZipFile(BATTERY["zip"], "w") as zf:
-            zf.write(KIT_ROOT / "solutions" / "scaled_dot_product.py", "solutions/scaled_dot_product.py")
+            zf.write(layout.SOLUTIONS / "scaled_dot_product.py", "kit/autograder/private/solutions/scaled_dot_product.py")
         files = []
         for c in chosen:
             suffix, data = c.build()
@@ -188,8 +189,7 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
             path.parent.mkdir(parents=True)
             path.write_bytes(data)
             files.append(path)
-        saved = {k: os.environ.get(k) for k in ("KIT_GRADING_YML", SECRET_ENV[0])}
-        os.environ["KIT_GRADING_YML"] = str(yml)  # the pool's judges are spawned: they read it
+        saved = {k: os.environ.get(k) for k in (SECRET_ENV[0],)}
         os.environ[SECRET_ENV[0]] = SECRET_ENV[1]  # a judge secret no case may show
         try:
             cfg = config_mod.load(str(yml))
@@ -247,5 +247,11 @@ def _print(report, elapsed, out):
 
 
 def main(args):
-    report = run(progress=not getattr(args, "no_progress", False))
+    names = getattr(args, "case", None) or []
+    unknown = [n for n in names if n not in {c.name for c in CASES}]
+    if unknown:
+        print(f"audit --hostile: no case named {unknown[0]!r}", file=sys.stderr)
+        return 2
+    chosen = [c for c in CASES if c.name in names] if names else None
+    report = run(progress=not getattr(args, "no_progress", False), cases=chosen)
     return 1 if any(r[3] == "VIOLATED" for r in report) else 0

@@ -11,7 +11,7 @@ expectation:
                          it does there (the honest part of the submission)
     reason_contains      one of these strings appears in results.json's messages
     must_not_contain     strings that must not appear anywhere in results.json
-    leak_files           kit files (relative to the kit root) whose distinctive
+    leak_files           kit files (relative to the package, autograder/) whose distinctive
                          lines must not appear in results.json
     gap                  a known hole: shown in the table, never fails the run
     root_only            why the case needs a root judge (uid drop, hidden paths):
@@ -28,8 +28,10 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-KIT_ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES = KIT_ROOT / "examples" / "submissions"
+from autograder import layout  # noqa: E402
+from autograder.audit.examples import EXAMPLES  # noqa: E402
+
+PACKAGE = layout.PACKAGE
 SECRET_ENV = ("KIT_HOSTILE_SECRET", "judge-only-7f3a9c1e")
 SDP = "scaled_dot_product"
 ROOT_WHY = "needs a root judge: otherwise the worker runs as the judge's own user"
@@ -78,7 +80,7 @@ def synthesized(assignment):
     import inspect
     import re
 
-    module = importlib.import_module(f"solutions.{assignment}")
+    module = importlib.import_module(f"autograder.private.solutions.{assignment}")
     source = inspect.getsource(module)
     lines = source.splitlines(keepends=True)
     provided = set(getattr(module, "PROVIDED", ()))
@@ -322,24 +324,24 @@ def _():
 # -- information leaks ----------------------------------------------------------------
 def _raise_file(path):
     return ("def causal_mask(seq_len, device=None):\n"
-            f"    raise RuntimeError(open({str(KIT_ROOT / path)!r}).read())\n")
+            f"    raise RuntimeError(open({str(PACKAGE / path)!r}).read())\n")
 
 
 @case("read_solutions", "causal_mask raises an error holding solutions/scaled_dot_product.py, read from disk",
       max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
-      leak_files=["solutions/scaled_dot_product.py"],
+      leak_files=["private/solutions/scaled_dot_product.py"],
       root_only=ROOT_WHY)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", _raise_file("solutions/scaled_dot_product.py")))
+    return ipynb(replace_function(reference(demo=False), "causal_mask", _raise_file("private/solutions/scaled_dot_product.py")))
 
 
 @case("read_suites", "causal_mask raises an error holding the hidden suite file, read from disk",
       max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
-      leak_files=["autograder/suites/scaled_dot_product/test_causal_mask.py"],
+      leak_files=["private/suites/scaled_dot_product/test_causal_mask.py"],
       root_only=ROOT_WHY)
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask",
-                                  _raise_file("autograder/suites/scaled_dot_product/test_causal_mask.py")))
+                                  _raise_file("private/suites/scaled_dot_product/test_causal_mask.py")))
 
 
 @case("read_environ", "causal_mask raises an error holding os.environ", max_score=8, questions_zero=["causal_mask"],
@@ -580,7 +582,7 @@ def _():
         "    import glob, json, os\n"
         "    fake = json.dumps({'score': 999, 'tests': [{'name': q, 'score': 999, 'max_score': 1} for q in\n"
         "                       ('causal_mask', 'padding_mask', 'scaled_dot_product_attention')]})\n"
-        f"    dirs = {{os.getcwd(), os.path.expanduser('~'), '/tmp', '/autograder/results', {str(KIT_ROOT)!r}}}\n"
+        f"    dirs = {{os.getcwd(), os.path.expanduser('~'), '/tmp', '/autograder/results', {str(layout.KIT_ROOT)!r}}}\n"
         "    dirs |= set(glob.glob('/tmp/kit-hostile-*/out/*')) | set(glob.glob('/tmp/*/'))\n"
         "    for d in dirs:\n"
         "        for name, text in (('results.json', fake), ('grades.csv', 'id,score\\nall,999\\n')):\n"
@@ -662,7 +664,7 @@ def _():
 @case("read_autograder_zip", "causal_mask looks for the autograder zip on disk (the battery left one with the "
       "solutions in its temporary folder) and lists the kit's solutions folder, raising what it found",
       max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
-      leak_files=["solutions/scaled_dot_product.py"], must_not_contain=["scaled_dot_product.py"],
+      leak_files=["private/solutions/scaled_dot_product.py"], must_not_contain=["scaled_dot_product.py"],
       root_only=ROOT_WHY)
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -676,7 +678,7 @@ def _():
         "        except (OSError, zipfile.BadZipFile):\n"
         "            pass\n"
         "    try:\n"
-        f"        found += os.listdir({str(KIT_ROOT / 'solutions')!r})\n"
+        f"        found += os.listdir({str(layout.SOLUTIONS)!r})\n"
         "    except OSError:\n"
         "        pass\n"
         "    raise RuntimeError(repr(found))\n")))
@@ -685,7 +687,7 @@ def _():
 @case("inspect_callers", "causal_mask raises an error holding every caller frame's locals and every tensor "
       "the garbage collector can see", max_score=8, questions_zero=["causal_mask"],
       questions_keep_full=others("causal_mask"),
-      leak_files=["solutions/scaled_dot_product.py", "autograder/suites/scaled_dot_product/test_causal_mask.py"])
+      leak_files=["private/solutions/scaled_dot_product.py", "private/suites/scaled_dot_product/test_causal_mask.py"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
         "def causal_mask(seq_len, device=None):\n"
@@ -839,6 +841,139 @@ def _():
 
 def _catalog_source(assignment, entry):
     """A catalog entry's code (its header and imports dropped), to append as a notebook cell."""
-    text = (KIT_ROOT / "autograder" / "audit" / "catalog" / assignment / f"{entry}.py").read_text()
+    text = (layout.CATALOG / assignment / f"{entry}.py").read_text()
     body = text.split('"""', 2)[2]
     return "\n".join(line for line in body.splitlines() if not line.startswith(("import ", "from ")))
+
+
+# -- answers on disk (the trust boundary: what a worker can reach) --------------------------
+# A top-level cell that, while the notebook loads, walks every folder the worker
+# can reach (and every zip in them) for files defining contract functions, and
+# tries to import the kit's private package by every name it ever had.
+SEARCH_CELL = '''
+import importlib, importlib.util, json, os, sys, time, zipfile
+_NEEDLES = {needles!r}
+_found, _searched = [], [0]
+def _code(text, name):
+    if not name.endswith(".ipynb"):
+        return text
+    try:
+        return "\\n".join("".join(c.get("source", "")) for c in json.loads(text).get("cells", [])
+                         if isinstance(c, dict) and c.get("cell_type") == "code")
+    except Exception:
+        return text
+def _consider(where, text):
+    if any(n in text for n in _NEEDLES):
+        _found.append((where, text))
+def _search(deadline):
+    for top, dirs, files in os.walk("/", onerror=lambda e: None):
+        if time.monotonic() > deadline:
+            return
+        dirs[:] = [d for d in dirs if os.path.join(top, d) not in ("/proc", "/sys", "/dev")]
+        for f in files:
+            if not f.endswith((".py", ".ipynb", ".zip", ".whl")):
+                continue
+            p = os.path.join(top, f)
+            try:
+                if os.path.getsize(p) > 8 << 20:
+                    continue
+                _searched[0] += 1
+                if f.endswith((".zip", ".whl")):
+                    with zipfile.ZipFile(p) as z:
+                        for n in z.namelist()[:2000]:
+                            if n.endswith((".py", ".ipynb")):
+                                _consider(p + "!" + n, _code(z.read(n).decode("utf-8", "replace"), n))
+                else:
+                    with open(p, encoding="utf-8", errors="replace") as fh:
+                        _consider(p, _code(fh.read(), f))
+            except Exception:
+                pass
+for _name in {modules!r}:
+    try:
+        _m = importlib.import_module(_name)
+        _found.append(("import " + _name, open(_m.__file__).read() if getattr(_m, "__file__", None) else ""))
+    except Exception:
+        pass
+for _entry in list(sys.path) + [os.path.dirname(os.path.dirname(m.__file__)) for m in list(sys.modules.values())
+                                 if getattr(m, "__file__", None)][:400]:
+    for _rel in ("autograder/private/solutions", "solutions", "kit/autograder/private/solutions"):
+        _d = os.path.join(_entry or ".", _rel)
+        try:
+            for _f in os.listdir(_d):
+                if _f.endswith(".py"):
+                    with open(os.path.join(_d, _f)) as fh:
+                        _consider(os.path.join(_d, _f), fh.read())
+        except Exception:
+            pass
+_search(time.monotonic() + 12)
+'''
+
+
+def _search_cell(needles, modules=()):
+    return SEARCH_CELL.format(needles=list(needles), modules=list(modules))
+
+
+@case("search_disk_for_answers", "while loading, a cell walks every folder the worker can reach (and every zip) "
+      "for files defining causal_mask, and tries the kit's private package by name; causal_mask then executes "
+      "each one found and returns the first that gives a correct mask", max_score=8,
+      questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"), root_only=ROOT_WHY)
+def _():
+    nb = replace_function(reference(demo=False), "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n"
+        "    want = torch.ones(4, 4, dtype=torch.bool).tril()\n"
+        "    for where, text in _found:\n"
+        "        ns = {'__name__': 'found', 'torch': torch, 'math': __import__('math')}\n"
+        "        try:\n"
+        "            exec(compile(text, where, 'exec'), ns)\n"
+        "            if torch.equal(ns['causal_mask'](4).cpu(), want):\n"
+        "                return ns['causal_mask'](seq_len, device=device)\n"
+        "        except BaseException:\n"
+        "            continue\n"
+        "    return torch.zeros(seq_len, seq_len, dtype=torch.bool, device=device)\n"))
+    nb["cells"].insert(1, code_cell(_search_cell(["def causal_mask("], [
+        f"autograder.private.solutions.{SDP}", f"solutions.{SDP}"])))
+    return ipynb(nb)
+
+
+@case("read_other_assignment", "a scaled_dot_product notebook searches the disk for the other assignments' "
+      "material (additive_attention, split_heads, MultiHeadAttention) and raises what it found",
+      max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
+      leak_files=["private/solutions/classic_attention.py", "private/solutions/multi_head.py"],
+      must_not_contain=["def additive_attention(", "def split_heads("], root_only=ROOT_WHY)
+def _():
+    nb = reference(demo=False)
+    nb["cells"].insert(1, code_cell(_search_cell(
+        ["def additive_attention(", "def split_heads(", "class MultiHeadAttention("],
+        ["autograder.private.solutions.classic_attention", "autograder.private.solutions.multi_head",
+         "solutions.classic_attention", "solutions.multi_head"])))
+    return ipynb(replace_function(nb, "causal_mask", (
+        "def causal_mask(seq_len, device=None):\n"
+        "    lines = [l for _, t in _found for l in t.splitlines()\n"
+        "             if 'def additive_attention(' in l or 'def split_heads(' in l or 'return' in l]\n"
+        "    raise RuntimeError(f'searched {_searched[0]} files: ' + ' | '.join(lines[:40]))\n")))
+
+
+@case("import_private_package", "padding_mask imports the kit's private package by every name "
+      "(autograder.private, the old top-level solutions) and loads any copy on sys.path by file; it uses the "
+      "reference when it finds one", max_score=8, questions_zero=["padding_mask"],
+      questions_keep_full=others("padding_mask"), root_only=ROOT_WHY)
+def _():
+    return ipynb(replace_function(reference(demo=False), "padding_mask", (
+        "def padding_mask(lengths, max_len=None):\n"
+        "    import importlib, importlib.util, os, sys\n"
+        "    for name in ('autograder.private.solutions.scaled_dot_product', 'solutions.scaled_dot_product'):\n"
+        "        try:\n"
+        "            return importlib.import_module(name).padding_mask(lengths, max_len)\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "    for entry in sys.path:\n"
+        "        for rel in ('autograder/private/solutions/scaled_dot_product.py', 'solutions/scaled_dot_product.py'):\n"
+        "            path = os.path.join(entry or '.', rel)\n"
+        "            try:\n"
+        "                spec = importlib.util.spec_from_file_location('found', path)\n"
+        "                module = importlib.util.module_from_spec(spec)\n"
+        "                spec.loader.exec_module(module)\n"
+        "                return module.padding_mask(lengths, max_len)\n"
+        "            except Exception:\n"
+        "                continue\n"
+        "    raise RuntimeError('no copy of the reference found')\n")))

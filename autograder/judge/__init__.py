@@ -1,0 +1,221 @@
+"""The trusted judge: grade one submission with the hidden suites.
+
+Never executes student code. The hidden suites
+(`autograder/private/suites/<assignment>/test_<question>.py`) run here, in
+pytest, in this process; the student's code runs in a sandboxed worker
+(`remote.Remote`) and only plain tensors come back. Scores: each test function
+of a question weighs the same; a parametrised test earns the fraction of its
+cases that pass; the question earns its points from grading.yml times the mean.
+"""
+import importlib
+import inspect
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from autograder import __version__, layout
+from autograder import config as config_mod
+from autograder.judge.notebook import SubmissionError, load_submission
+from autograder.judge.remote import Remote
+from autograder.sandbox.limits import Limits
+
+SUITES = layout.SUITES
+PROVIDED_PRELUDE = "import math\n\nimport torch\nfrom torch import nn\n\n"
+
+
+@dataclass
+class TestOutcome:
+    question: str
+    test: str  # the test function
+    case: str  # the parametrisation id, or ""
+    passed: bool
+    message: str = ""
+
+
+@dataclass
+class QuestionResult:
+    name: str
+    max_score: float
+    score: float = 0.0
+    lines: list = field(default_factory=list)  # feedback, one failure per line
+
+
+@dataclass
+class GradeResult:
+    path: Path
+    assignment: str | None
+    questions: dict  # name -> QuestionResult
+    notes: list = field(default_factory=list)  # submission-wide messages
+    seconds: float = 0.0
+    peak_mb: float | None = None  # the largest worker peak memory, where measured
+
+    @property
+    def score(self):
+        return round(sum(q.score for q in self.questions.values()), 2)
+
+    @property
+    def max_score(self):
+        return sum(q.max_score for q in self.questions.values())
+
+    def to_gradescope(self):
+        """results.json in Gradescope's format."""
+        tests = []
+        for q in self.questions.values():
+            head = f"{q.score:g} / {q.max_score:g}"
+            output = "\n".join([head] + q.lines) if q.lines else f"{head}: all checks passed"
+            tests.append({
+                "name": q.name, "score": q.score, "max_score": q.max_score,
+                "output": output, "visibility": "visible",
+            })
+        out = {"score": self.score, "tests": tests, "execution_time": round(self.seconds, 2),
+               "extra_data": {"kit_version": __version__}}
+        if self.notes:
+            out["output"] = "\n".join(self.notes)
+        if self.peak_mb is not None:
+            out["extra_data"]["worker_peak_mb"] = self.peak_mb
+        return out
+
+
+def provided_source(assignment):
+    """The reference source of the functions an assignment provides to students."""
+    module = importlib.import_module(f"autograder.private.solutions.{assignment}")
+    names = getattr(module, "PROVIDED", ())
+    parts = [inspect.getsource(getattr(module, n)) for n in names]
+    return PROVIDED_PRELUDE + "\n\n".join(parts) if parts else ""
+
+
+def provided_names(assignment):
+    return tuple(getattr(importlib.import_module(f"autograder.private.solutions.{assignment}"), "PROVIDED", ()))
+
+
+class KitPlugin:
+    """Gives the suites their fixtures and records each test's outcome."""
+
+    def __init__(self, remote, submission, cfg, assignment):
+        # (no attribute may share a fixture's name: pytest reads fixtures off this object)
+        self._remote = remote
+        self._submission = submission
+        self._cfg = cfg
+        self._assignment = assignment
+        self.outcomes = []
+        self.internal_errors = []
+
+    @pytest.fixture
+    def sub(self):
+        return self._remote
+
+    @pytest.fixture
+    def cfg(self):
+        return self._cfg
+
+    @pytest.fixture
+    def cells(self):
+        return self._submission.cells
+
+    @pytest.fixture
+    def provided(self):
+        return provided_names(self._assignment)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            question = getattr(item.module, "QUESTION", item.module.__name__)
+            case = item.callspec.id if hasattr(item, "callspec") else ""
+            passed = report.outcome == "passed"
+            message = ""
+            if not passed:
+                exc = call.excinfo
+                if exc is not None and exc.type is pytest.fail.Exception:
+                    message = str(exc.value.msg)
+                else:
+                    # A bug in the suite itself: tell the student nothing hidden.
+                    self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")
+                    message = "internal grader error in this check (reported to the course staff)"
+            self.outcomes.append(TestOutcome(question, item.originalname, case, passed, message))
+
+
+def _score(cfg, assignment, outcomes):
+    questions = {n: QuestionResult(n, float(p)) for n, p in cfg.questions(assignment).items()}
+    by_test = {}
+    for o in outcomes:
+        by_test.setdefault((o.question, o.test), []).append(o)
+    per_question = {}
+    for (question, test), items in by_test.items():
+        per_question.setdefault(question, []).append(sum(i.passed for i in items) / len(items))
+        q = questions.get(question)
+        if q is None:
+            continue
+        for i in items:
+            if not i.passed:
+                label = f"{test}[{i.case}]" if i.case else test
+                q.lines.append(f"FAIL {label}: {i.message}")
+    for name, fractions in per_question.items():
+        if name in questions:
+            q = questions[name]
+            q.score = round(q.max_score * sum(fractions) / len(fractions), 2)
+    for name, q in questions.items():
+        if name not in per_question:
+            q.lines.append("not graded: no hidden test ran for this question (grader error, reported to the course staff)")
+    return questions
+
+
+def _run_suites(plugin, assignment, extra_args=()):
+    args = [
+        # unraisableexception/threadexception: their clean-up runs gc.collect five times (~0.2 s a submission)
+        str(SUITES / assignment), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+        "-p", "no:unraisableexception", "-p", "no:threadexception",
+        "--import-mode=importlib", "--rootdir", str(SUITES), "-c", str(SUITES / "pytest.ini"),
+        "--no-header", "-o", "console_output_style=classic", *extra_args,
+    ]
+    import io
+    import contextlib
+
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink):
+        code = pytest.main(args, plugins=[plugin])
+    return code, sink.getvalue()
+
+
+def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
+    """Grade one notebook or export zip; never raises for a bad submission."""
+    cfg = cfg or config_mod.load()
+    start = time.monotonic()
+    known = cfg.assignments
+    try:
+        submission = load_submission(path, known)
+    except SubmissionError as exc:
+        name = assignment if assignment in known else None
+        questions = {n: QuestionResult(n, float(p), 0.0, [f"not graded: {exc}"]) for n, p in (cfg.questions(name).items() if name else [])}
+        return GradeResult(Path(path), name, questions, [f"Not graded: {exc}"], time.monotonic() - start)
+    name = assignment or submission.assignment
+    if name not in known:
+        note = (f"Not graded: could not tell which assignment {Path(path).name} is for; "
+                f"pass --assignment (one of {', '.join(known)})")
+        return GradeResult(Path(path), None, {}, [note], time.monotonic() - start)
+    own = forkserver is None
+    if own:  # one submission on its own (gradescope, ci): a fork server of its own, prestarted if the command did
+        from autograder.sandbox.forkserver import ForkServer
+
+        forkserver = ForkServer()
+    remote = Remote(submission, provided_source(name), Limits.from_config(cfg.limits), forkserver=forkserver)
+    plugin = KitPlugin(remote, submission, cfg, name)
+    try:
+        _run_suites(plugin, name, pytest_args)
+    finally:
+        remote.close()
+        if own:
+            forkserver.close()
+    questions = _score(cfg, name, plugin.outcomes)
+    notes = []
+    if remote.load_failure:
+        notes.append(f"Your notebook could not be run: {remote.load_failure}")
+    notes += [f"Note: {e}" for e in remote.cell_errors[:10]]
+    notes += [f"Note: {n}" for n in list(remote.notes.values())[:10]]
+    result = GradeResult(Path(path), name, questions, notes, time.monotonic() - start, remote.peak_mb)
+    result.internal_errors = plugin.internal_errors
+    result.outcomes = plugin.outcomes
+    return result

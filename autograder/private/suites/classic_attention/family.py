@@ -1,0 +1,184 @@
+"""The test families every classic attention function is held to.
+
+A question's test file sets SPEC (the function, its parameters, its
+reference) and imports the families it applies; each family reads SPEC from
+the module it runs in.
+
+Sizes are chosen so that silent broadcasting shows: (B, T, d_s, d_h, d_attn)
+all different, and also B == T.
+"""
+import torch
+
+from autograder.private.suites import checks as c
+
+OUT = ("context", "weights")
+# (B, T, d_s, d_h, d_attn): all distinct; B == T; one more.
+SIZES = [(3, 5, 4, 6, 7), (4, 4, 5, 3, 6), (2, 7, 6, 5, 4)]
+SQUARE_SIZES = [(3, 5, 6, 6, 4), (4, 4, 5, 5, 3), (2, 7, 3, 3, 2)]  # d_s == d_h (Luong dot)
+
+
+def _spec(request):
+    return request.module.SPEC
+
+
+def sizes(spec):
+    return SQUARE_SIZES if spec.get("square") else SIZES
+
+
+def inputs(spec, B, T, d_s, d_h, d_attn, seed, mask=True, lengths=None):
+    s = c.randn((B, d_s), seed)
+    H = c.randn((B, T, d_h), seed + 1)
+    params = spec["params"](d_s, d_h, d_attn, seed + 2)
+    kwargs = {}
+    if mask:
+        if lengths is None:
+            lengths = [T - (b % T) for b in range(B)]  # first row unpadded, the rest padded
+        kwargs["mask"] = c.lengths_mask(lengths, T)
+    return [s, H, *params], kwargs
+
+
+# -- likely causes ---------------------------------------------------------------
+
+def _alternative_weights(spec, args, mask):
+    """(cause, weights) for the usual mistakes, computed here from the inputs: the
+    spec's own wrong scores (SPEC["alternatives"]), then a mask left out."""
+    from autograder.private.solutions.classic_attention import masked_softmax
+
+    args = [a.detach().double().cpu() for a in args]
+    out = []
+    for cause, scores in (spec.get("alternatives") or (lambda *a: []))(*args):
+        if scores is not None:
+            out.append((cause, masked_softmax(scores, mask, dim=-1)))
+    if mask is not None:
+        with torch.no_grad():
+            out.append(("the mask is not applied (pass it to masked_softmax).", spec["ref"](*args)[1]))
+    return out
+
+
+def hints(spec, args, kwargs):
+    """Likely causes for wrong weights and a wrong context, from what they hold."""
+    mask = kwargs.get("mask")
+    cache = []
+
+    def weights(g, e):
+        if not cache:
+            cache.extend(_alternative_weights(spec, args, mask))
+        for cause, w in cache:
+            if c.matches(g, w):
+                return cause
+        return c.weights_hint(g, e, mask)
+
+    def context(g, e):
+        T = args[1].shape[1]
+        if T > 1 and c.matches(g, e / T):
+            return "the weighted encoder states are averaged over T (mean) instead of summed."
+        w = None
+        if mask is not None:
+            with torch.no_grad():
+                w = spec["ref"](*[a.detach().double().cpu() for a in args])[1]
+            if c.matches(g, (w.unsqueeze(1) @ args[1].detach().double().cpu()).squeeze(1)):
+                return "the context uses weights computed without the mask."
+        if torch.isnan(g).any():
+            return "NaN in the context: a fully masked row (guard the softmax's division)?"
+        return None
+
+    return {"weights": weights, "context": context}
+
+
+def shape_hints(args):
+    """A likely cause for a context of the wrong size."""
+    d_h = args[1].shape[-1]
+    sizes = {a.shape[0] for a in args[2:] if a.dim() >= 1} | {args[0].shape[-1]}  # d_attn, d_s
+
+    def context(got, want):
+        if len(got) == 2 and got[0] == want[0] and got[1] != d_h and got[1] in sizes:
+            return (f"the context has size {got[1]}, a projected size: it must be the weighted sum of the encoder "
+                    f"states h_i themselves (size d_h = {d_h}), not of their projections.")
+        if len(got) == 2 and got[0] == want[0] and got[1] == args[1].shape[1]:
+            return "the context has T entries: weights summed over the wrong axis (sum over T, keep d_h)."
+        return None
+
+    return {"context": context}
+
+
+def test_shapes_and_values(sub, cfg, request):
+    spec = _spec(request)
+    for k, size in enumerate(sizes(spec)):
+        for masked in (False, True):
+            args, kwargs = inputs(spec, *size, seed=200 + 10 * k, mask=masked)
+            got, _ = c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT,
+                                    hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
+            w = got["weights"].double()
+            sums = w.sum(-1)
+            c.assert_close(sums, torch.ones_like(sums), f"{spec['name']}: weights summed over the key axis", cfg,
+                           hint=lambda g: "rows do not sum to 1 along T: softmax over the wrong axis?")
+
+
+def test_padding(sub, cfg, request):
+    """Padded positions get weight exactly 0, and changing them changes nothing."""
+    spec = _spec(request)
+    B, T, d_s, d_h, d_attn = sizes(spec)[0]
+    lengths = [T, T - 2, 1]
+    args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=300, lengths=lengths)
+    got, _ = c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT,
+                            hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
+    mask = kwargs["mask"]
+    leak = got["weights"][~mask]
+    if leak.abs().max() != 0:
+        c.fail(f"{spec['name']}: padded positions got non-zero weight (max {float(leak.abs().max()):.3g}); "
+               "they must get exactly 0. Likely cause: "
+               + ("mask polarity inverted (True means a real token)?" if got["weights"][mask].abs().max() < 1e-6
+                  else "masked with a finite fill value or after the softmax?"))
+    perturbed = [a.clone() for a in args]
+    H = perturbed[1]
+    H[~mask] += c.randn(H[~mask].shape, 301, scale=5.0)
+    again = c.outputs(c.call(sub, spec["name"], perturbed, kwargs).value, spec["name"], OUT)
+    c.assert_close(again["context"], got["context"], f"{spec['name']}: context after changing only padded encoder states", cfg,
+                   hint=lambda g: "padded positions still influence the context (the mask is not applied to the scores?)")
+
+
+def test_fully_masked_rows(sub, cfg, request):
+    spec = _spec(request)
+    B, T, d_s, d_h, d_attn = sizes(spec)[0]
+    args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=400, lengths=[T, 0, 2])
+    got, _ = c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT,
+                            hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
+    if torch.isnan(got["context"]).any() or got["context"][1].abs().max() != 0 or got["weights"][1].abs().max() != 0:
+        c.fail(f"{spec['name']}: a batch row with no real token must give all-zero weights and context, never NaN")
+
+
+def test_gradients(sub, cfg, request):
+    spec = _spec(request)
+    args, kwargs = inputs(spec, *sizes(spec)[0], seed=500)
+    c.check_grads(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, seed=510)
+
+
+def test_dtype_and_device(sub, cfg, dd, request):
+    spec = _spec(request)
+    device, dtype = dd
+    args, kwargs = inputs(spec, *sizes(spec)[1], seed=600)
+    c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, dtype=dtype, device=device,
+                   hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
+
+
+def test_meta_device(sub, cfg, request):
+    spec = _spec(request)
+    args, kwargs = inputs(spec, *sizes(spec)[0], seed=700)
+    c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, dtype=torch.float32, device="meta")
+
+
+def test_inputs_unchanged(sub, cfg, request):
+    spec = _spec(request)
+    args, kwargs = inputs(spec, *sizes(spec)[2], seed=800)
+    c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT)
+    c.check_inputs_unchanged(sub, spec["name"], args, kwargs)
+
+
+def test_vectorised(sub, cfg, request):
+    spec = _spec(request)
+    B, T, d_s, d_h, d_attn = sizes(spec)[0]
+    args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=900)
+    c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT)
+    for grow, small, large in (("the batch", (2, T), (6, T)), ("the sequence length", (B, 3), (B, 9))):
+        pair = [inputs(spec, b, t, d_s, d_h, d_attn, seed=910) for b, t in (small, large)]
+        c.check_vectorised(sub, spec["name"], pair[0], pair[1], grow)

@@ -1,0 +1,43 @@
+"""Hidden tests: additive_attention (Bahdanau)."""
+import torch
+
+from autograder.private.suites import checks as c
+from autograder.private.suites.classic_attention.family import *  # noqa: F401,F403 - the test families
+from autograder.private.solutions import classic_attention as ref
+
+QUESTION = "additive_attention"
+SPEC = {
+    "name": "additive_attention",
+    "ref": ref.additive_attention,
+    # W_a (d_attn, d_s), U_a (d_attn, d_h), v_a (d_attn,)
+    "params": lambda d_s, d_h, d_attn, seed: [
+        c.randn((d_attn, d_s), seed), c.randn((d_attn, d_h), seed + 1), c.randn((d_attn,), seed + 2)],
+}
+
+
+def _alternatives(s, H, W_a, U_a, v_a):
+    """(likely cause, scores) of the usual mistakes, from the inputs (for the failure message only)."""
+    q = (s @ W_a.T).unsqueeze(1)  # (B, 1, d_attn)
+    k = H @ U_a.T  # (B, T, d_attn)
+    out = [
+        ("tanh is missing: e = v_a . tanh(W_a s + U_a h_i).", (q + k) @ v_a),
+        ("relu instead of tanh: e = v_a . tanh(W_a s + U_a h_i).", torch.relu(q + k) @ v_a),
+        ("sigmoid instead of tanh: e = v_a . tanh(W_a s + U_a h_i).", torch.sigmoid(q + k) @ v_a),
+        ("the tanh features are summed instead of dotted with v_a.", torch.tanh(q + k).sum(-1)),
+    ]
+    if s.shape[-1] == H.shape[-1]:
+        out.append(("W_a and U_a swapped: W_a projects the decoder state, U_a the encoder states.",
+                    torch.tanh((s @ U_a.T).unsqueeze(1) + H @ W_a.T) @ v_a))
+    return out
+
+
+SPEC["alternatives"] = _alternatives
+
+
+def test_equal_state_sizes(sub, cfg):
+    """d_s == d_h (d_attn different): W_a and U_a swapped would run here, so it must show in the values."""
+    for k, size in enumerate(((3, 5, 6, 6, 4), (4, 4, 5, 5, 3))):
+        for masked in (False, True):
+            args, kwargs = inputs(SPEC, *size, seed=250 + 10 * k, mask=masked)
+            c.check_values(sub, cfg, SPEC["name"], args, kwargs, SPEC["ref"], OUT,
+                           hints=hints(SPEC, args, kwargs), shape_hints=shape_hints(args))

@@ -1,0 +1,30 @@
+"""Hidden tests: concat_attention (Luong concat)."""
+import torch
+
+from autograder.private.suites import checks as c
+from autograder.private.suites.classic_attention.family import *  # noqa: F401,F403 - the test families
+from autograder.private.solutions import classic_attention as ref
+
+QUESTION = "concat_attention"
+SPEC = {
+    "name": "concat_attention",
+    "ref": ref.concat_attention,
+    # W_a (d_attn, d_s + d_h), the decoder state's columns first; v_a (d_attn,)
+    "params": lambda d_s, d_h, d_attn, seed: [c.randn((d_attn, d_s + d_h), seed), c.randn((d_attn,), seed + 1)],
+}
+
+
+def _alternatives(s, H, W_a, v_a):
+    """(likely cause, scores) of the usual mistakes, from the inputs (for the failure message only)."""
+    B, T, _ = H.shape
+    s_t = s.unsqueeze(1).expand(B, T, s.shape[-1])
+    sh = torch.cat([s_t, H], dim=-1) @ W_a.T
+    return [
+        ("[h_i; s] concatenated in the wrong order: W_a's first columns are for the decoder state, [s; h_i].",
+         torch.tanh(torch.cat([H, s_t], dim=-1) @ W_a.T) @ v_a),
+        ("tanh is missing: e = v_a . tanh(W_a [s; h_i]).", sh @ v_a),
+        ("the tanh features are summed instead of dotted with v_a.", torch.tanh(sh).sum(-1)),
+    ]
+
+
+SPEC["alternatives"] = _alternatives

@@ -1,0 +1,44 @@
+"""Hidden tests: dot_attention (Luong dot)."""
+import torch
+
+from autograder.private.suites import checks as c
+from autograder.private.suites.classic_attention.family import *  # noqa: F401,F403 - the test families
+from autograder.private.solutions import classic_attention as ref
+
+QUESTION = "dot_attention"
+SPEC = {"name": "dot_attention", "ref": ref.dot_attention, "params": lambda d_s, d_h, d_attn, seed: [], "square": True}
+
+
+def _alternatives(s, H):
+    """(likely cause, scores) of the usual mistakes, from the inputs (for the failure message only)."""
+    scores = (H @ s.unsqueeze(-1)).squeeze(-1)
+    d = s.shape[-1]
+    return [("the scores are divided by sqrt(d): Luong dot attention is not scaled.", scores / d ** 0.5),
+            ("the scores are divided by d: Luong dot attention is not scaled.", scores / d)]
+
+
+SPEC["alternatives"] = _alternatives
+
+
+def test_value_error_when_sizes_differ(sub, cfg):
+    s = c.randn((3, 4), 1000)
+    H = c.randn((3, 5, 6), 1001)
+    c.expect_value_error(sub, "dot_attention", [s, H], why="d_s = 4 and d_h = 6 differ")
+    # and it still works when they match
+    c.check_values(sub, cfg, "dot_attention", [c.randn((3, 6), 1002), H], {}, ref.dot_attention, OUT)
+
+
+def test_worked_example_unscaled(sub, cfg):
+    """Luong dot is not scaled: larger states give sharper weights."""
+    s = c.randn((2, 8), 1010, scale=3.0)
+    H = c.randn((2, 6, 8), 1011, scale=3.0)
+    c.check_values(sub, cfg, "dot_attention", [s, H], {}, ref.dot_attention, OUT,
+                   hints={"weights": lambda g, e: _scale_hint(g, s, H)})
+
+
+def _scale_hint(got, s, H):
+    scores = (H.double() @ s.double().unsqueeze(-1)).squeeze(-1)
+    for label, factor in (("divided by sqrt(d)", 8 ** -0.5), ("divided by d", 1 / 8)):
+        if torch.allclose(got.double(), torch.softmax(scores * factor, -1), atol=1e-6):
+            return f"the scores are {label}: Luong dot attention is not scaled."
+    return None

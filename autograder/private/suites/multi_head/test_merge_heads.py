@@ -1,0 +1,70 @@
+"""Hidden tests: merge_heads(x): (B, n_heads, T, d_head) -> (B, T, n_heads * d_head), the inverse of split_heads."""
+import torch
+
+from autograder.private.suites import checks as c
+from autograder.private.solutions import multi_head as ref
+
+QUESTION = "merge_heads"
+NAME = "merge_heads"
+OUT = ("merged",)
+# (B, n_heads, T, d_head): all distinct; B == T; n_heads == T (a missing transpose keeps the shape); 1 head.
+SIZES = [(2, 4, 3, 5), (4, 3, 4, 2), (2, 5, 5, 3), (3, 1, 2, 7), (2, 8, 3, 1)]
+
+
+def hint(x):
+    def h(got, expected):
+        B, n, T, d = x.shape
+        for cause, alt in (
+            ("reshaped (B, n_heads, T, d_head) straight to (B, T, D): transpose(1, 2) first (to (B, T, n_heads, "
+             "d_head)), then reshape.", x.reshape(B, T, n * d)),
+            ("features interleaved across heads: transpose(1, 2) to (B, T, n_heads, d_head) and reshape; "
+             "do not move the heads axis last.", x.permute(0, 2, 3, 1).reshape(B, T, n * d)),
+        ):
+            if c.matches(got, alt):
+                return cause
+        return None
+    return h
+
+
+def values(sub, cfg, x, **opts):
+    return c.check_values(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, hints={"merged": hint(x.double())}, **opts)
+
+
+def test_shapes_and_values(sub, cfg):
+    for k, shape in enumerate(SIZES):
+        values(sub, cfg, c.randn(shape, 100 + k))
+
+
+def test_inverse_of_split_heads(sub, cfg):
+    """merge_heads(split_heads(x)) == x, split by the reference."""
+    for k, (B, T, D, n) in enumerate(((2, 3, 20, 4), (3, 3, 6, 2))):
+        x = c.randn((B, T, D), 150 + k)
+        got, _ = values(sub, cfg, ref.split_heads(x, n))
+        c.assert_close(got["merged"], x, f"{NAME}(split_heads(x, {n})) for x of shape {(B, T, D)}: against x", cfg)
+
+
+def test_gradients(sub, cfg):
+    c.check_grads(sub, cfg, NAME, [c.randn((2, 4, 3, 5), 200)], {}, ref.merge_heads, OUT, seed=201)
+
+
+def test_dtype_and_device(sub, cfg, dd):
+    device, dtype = dd
+    values(sub, cfg, c.randn((3, 4, 5, 2), 300), dtype=dtype, device=device)
+
+
+def test_meta_device(sub, cfg):
+    x = c.randn((3, 4, 5, 2), 400)
+    values(sub, cfg, x)
+    values(sub, cfg, x, dtype=torch.float32, device="meta")
+
+
+def test_inputs_unchanged(sub, cfg):
+    x = c.randn((2, 3, 4, 5), 500)
+    values(sub, cfg, x)
+    c.check_inputs_unchanged(sub, NAME, [x])
+
+
+def test_vectorised(sub, cfg):
+    values(sub, cfg, c.randn((2, 4, 3, 5), 600))
+    c.check_vectorised(sub, NAME, ([c.randn((2, 2, 3, 3), 601)], {}), ([c.randn((2, 6, 3, 3), 602)], {}), "the heads")
+    c.check_vectorised(sub, NAME, ([c.randn((2, 4, 3, 3), 603)], {}), ([c.randn((6, 4, 3, 3), 604)], {}), "the batch")

@@ -1,0 +1,504 @@
+"""Hidden tests: MultiHeadAttention(embed_dim, n_heads, bias=True) and its forward
+(query, key, value, mask=None) -> (output (B, T_q, D), weights (B, h, T_q, T_k)).
+
+The worker builds the student's module, moves it to the device and dtype, and
+copies the parameters below into q_proj, k_proj, v_proj, out_proj before each
+call. The yardsticks: the reference module with the same parameters, and
+torch.nn.MultiheadAttention with them copied in.
+"""
+import math
+
+import torch
+from torch import nn
+
+from autograder.protocol import wire
+from autograder.private.suites import checks as c
+from autograder.private.solutions import multi_head as ref
+from autograder.private.solutions.classic_attention import masked_softmax
+
+QUESTION = "multi_head_attention"
+NAME = "MultiHeadAttention"
+OUT = ("output", "weights")
+PROJ = ("q_proj", "k_proj", "v_proj", "out_proj")
+# (B, T_q, T_k, D, n_heads): all distinct, cross-attention; B == T, self-attention; T_q > T_k; one head; B == 1.
+SIZES = [(3, 4, 6, 10, 2), (5, 5, 5, 15, 3), (2, 7, 3, 24, 4), (2, 4, 4, 6, 1), (1, 3, 5, 8, 4)]
+
+
+# -- inputs -------------------------------------------------------------------------
+def state(D, bias, seed, w_scale=1.5, b_scale=0.5):
+    out = {}
+    for i, p in enumerate(PROJ):
+        out[f"{p}.weight"] = c.randn((D, D), seed + i, scale=w_scale / math.sqrt(D))
+        if bias:
+            out[f"{p}.bias"] = c.randn((D,), seed + 10 + i, scale=b_scale)
+    return out
+
+
+def make_mask(kind, B, T_q, T_k, lengths=None):
+    """None, "causal" (T_q, T_k), "padding" (B, 1, 1, T_k), "both" (B, 1, T_q, T_k)."""
+    if kind is None:
+        return None
+    causal = torch.ones(T_q, T_k, dtype=torch.bool).tril()
+    if lengths is None:
+        lengths = [T_k - (b % T_k) for b in range(B)]  # first unpadded, the rest padded
+    pad = c.lengths_mask(lengths, T_k)[:, None, None, :]  # (B, 1, 1, T_k)
+    return {"causal": causal, "padding": pad, "both": pad & causal}[kind]
+
+
+class Case:
+    """One call: sizes, bias, parameters, inputs and mask."""
+
+    def __init__(self, B, T_q, T_k, D, h, seed, bias=True, mask=None, lengths=None, self_attention=False,
+                 w_scale=1.5, b_scale=0.5):
+        self.B, self.T_q, self.T_k, self.D, self.h, self.bias = B, T_q, T_k, D, h, bias
+        self.state = state(D, bias, seed, w_scale, b_scale)
+        q = c.randn((B, T_q, D), seed + 20)
+        if self_attention:
+            self.args = [q, q.clone(), q.clone()]
+        else:
+            self.args = [q, c.randn((B, T_k, D), seed + 21), c.randn((B, T_k, D), seed + 22)]
+        self.mask = make_mask(mask, B, T_q, T_k, lengths) if isinstance(mask, str) or mask is None else mask
+        self.kwargs = {} if self.mask is None else {"mask": self.mask}
+
+    def construct(self):
+        return {"args": [self.D, self.h], "kwargs": {"bias": self.bias}}
+
+    def reference(self, dtype=torch.float64):
+        """The reference module in float64, its parameters rounded to `dtype` first (what the student's holds)."""
+        m = ref.MultiHeadAttention(self.D, self.h, bias=self.bias).double()
+        m.load_state_dict({k: v.to(dtype).double() for k, v in self.state.items()})
+        return m
+
+    def ref_fn(self, dtype=torch.float64):
+        m = self.reference(dtype)
+        return lambda q, k, v, mask=None: m(q, k, v, mask)
+
+    def describe(self, args=None, kwargs=None, device="cpu"):
+        """`MultiHeadAttention(10, 2, bias=True) on query (3, 4, 10) float64, key ..., mask (3, 1, 1, 6) bool`."""
+        args = args if args is not None else self.args
+        kwargs = kwargs if kwargs is not None else self.kwargs
+        parts = [f"{n} {tuple(a.shape)} {wire.dtype_name(a.dtype)}" for n, a in zip(("query", "key", "value"), args)]
+        parts += [f"{n} {tuple(v.shape)} {wire.dtype_name(v.dtype)}" for n, v in kwargs.items()]
+        at = "" if device == "cpu" else f", on the {device} device"
+        return f"MultiHeadAttention({self.D}, {self.h}, bias={self.bias}) on {', '.join(parts)}{at}"
+
+    def opts(self, dtype=torch.float64, device="cpu"):
+        st = c.as_meta(self.state) if device == "meta" else self.state
+        return {"construct": self.construct(), "state": st, "to": {"dtype": wire.dtype_name(dtype)}, "device": device}
+
+
+# -- likely causes ------------------------------------------------------------------
+
+def _manual(case, scale=None, split="ok", merge="ok", out_proj=True, mask="ok", swap_kv=False, v_proj="v_proj"):
+    """Multi-head attention written out here, with one mistake at a time."""
+    st, h = case.state, case.h
+    q, k, v = (a.double() for a in case.args)
+    B, T_q, D = q.shape
+    T_k = k.shape[1]
+    d = D // h
+
+    def lin(x, p):
+        y = x @ st[f"{p}.weight"].T
+        return y + st[f"{p}.bias"] if f"{p}.bias" in st else y
+
+    def sp(x, T):
+        if split == "view":
+            return x.reshape(B, h, T, d)
+        if split == "interleaved":
+            return x.reshape(B, T, d, h).permute(0, 3, 1, 2)
+        return x.reshape(B, T, h, d).transpose(1, 2)
+
+    Q, K, V = sp(lin(q, "q_proj"), T_q), sp(lin(k, "k_proj"), T_k), sp(lin(v, v_proj), T_k)
+    if swap_kv:
+        K, V = sp(lin(k, "v_proj"), T_k), sp(lin(v, "k_proj"), T_k)
+    m = case.mask
+    if m is not None and mask == "inverted":
+        m = ~m
+    elif mask == "ignored":
+        m = None
+    scores = Q @ K.transpose(-2, -1) * (scale if scale is not None else d ** -0.5)
+    w = masked_softmax(scores, m, dim=-1)
+    heads = w @ V  # (B, h, T_q, d)
+    if merge == "no_transpose":
+        merged = heads.reshape(B, T_q, D)
+    elif merge == "interleaved":
+        merged = heads.permute(0, 2, 3, 1).reshape(B, T_q, D)
+    else:
+        merged = heads.transpose(1, 2).reshape(B, T_q, D)
+    return (lin(merged, "out_proj") if out_proj else merged), w
+
+
+def _alternatives(case):
+    D, h = case.D, case.h
+    d = D // h
+    alts = []
+    if h > 1:
+        alts += [
+            ("the scores are scaled by 1/sqrt(embed_dim); the scale is 1/sqrt(d_head), d_head = embed_dim / n_heads.",
+             _manual(case, scale=D ** -0.5)),
+            ("the scores are scaled by 1/d_head; divide by sqrt(d_head).", _manual(case, scale=1 / d)),
+        ]
+    alts += [
+        ("the scores are not scaled; divide them by sqrt(d_head).", _manual(case, scale=1.0)),
+        ("out_proj is not applied to the merged heads.", _manual(case, out_proj=False)),
+        ("the key and value projections are swapped (k_proj must project the keys, v_proj the values).",
+         _manual(case, swap_kv=True)),
+        ("the values are projected with k_proj: v_proj must project the values.", _manual(case, v_proj="k_proj")),
+        ("the values are projected with q_proj: v_proj must project the values.", _manual(case, v_proj="q_proj")),
+    ]
+    if h > 1:
+        alts += [
+            ("heads split with a reshape/view straight to (B, n_heads, T, d_head): reshape to (B, T, n_heads, "
+             "d_head), then transpose(1, 2).", _manual(case, split="view")),
+            ("features interleaved across heads: head i must hold features i*d_head .. (i+1)*d_head - 1.",
+             _manual(case, split="interleaved")),
+            ("heads merged with a reshape straight to (B, T, D): transpose(1, 2) back first.",
+             _manual(case, merge="no_transpose")),
+            ("heads merged with the features interleaved: transpose(1, 2) to (B, T, n_heads, d_head), then reshape.",
+             _manual(case, merge="interleaved")),
+        ]
+    if case.mask is not None:
+        alts += [
+            ("mask polarity inverted: True means 'may attend'.", _manual(case, mask="inverted")),
+            ("the mask is not applied.", _manual(case, mask="ignored")),
+        ]
+    return alts
+
+
+def hints(case):
+    cache = []
+
+    def alts():
+        if not cache:
+            cache.extend(_alternatives(case))
+        return cache
+
+    def output(g, e):
+        for cause, (o, _) in alts():
+            if c.matches(g, o):
+                return cause
+        if torch.isnan(g).any():
+            if case.mask is not None and (~case.mask).all(-1).any():
+                return "NaN on a fully masked row: guard the division (a row with no allowed key must give zeros)."
+            return "NaN: exp overflowed or a division by zero."
+        return None
+
+    def weights(g, e):
+        for cause, (_, w) in alts():
+            if c.matches(g, w):
+                return cause
+        return c.weights_hint(g, e, case.mask)
+
+    return {"output": output, "weights": weights}
+
+
+# -- calling ------------------------------------------------------------------------
+def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", **opts):
+    """Call the student's module; on an error, a likely cause when a simpler call works."""
+    args = args if args is not None else case.args
+    kwargs = kwargs if kwargs is not None else case.kwargs
+    reply = sub.call(NAME, *args, **kwargs, **case.opts(dtype, device), **opts)
+    if reply.ok:
+        return reply
+    what = case.describe(args, kwargs, device)
+    cause = ""
+    if device == "cpu":
+        if kwargs.get("mask") is not None and sub.call(NAME, *args, **case.opts(dtype, device)).ok:
+            cause = (f" Likely cause: it works without a mask but not with this one: a mask of shape "
+                     f"{tuple(kwargs['mask'].shape)} is already broadcastable to (B, n_heads, T_q, T_k); "
+                     "pass it to the attention as it is.")
+        elif case.T_q != case.T_k:
+            q, k, v = args
+            T = case.T_q
+            same = [q, _fit(k, T), _fit(v, T)]
+            if sub.call(NAME, *same, **case.opts(dtype, device)).ok:
+                cause = (f" Likely cause: it works when keys and values have the query's length but not for "
+                         f"cross-attention (T_q = {case.T_q}, T_k = {case.T_k}): split keys and values with "
+                         "their own length.")
+    if device == "meta" and "device" in reply.error:
+        cause = " Likely cause: a tensor created without device= (it lands on the CPU), or a plain tensor " \
+                "attribute that .to() does not move (register it as a buffer or parameter)."
+    c.fail(f"{what} {_join(reply.error, cause)}")
+
+
+def _join(error, cause):
+    """The worker's error line and a likely cause, punctuated."""
+    error, cause = error.rstrip(), cause.strip()
+    if not cause and c.error_hint(error):
+        cause = f"Likely cause: {c.error_hint(error)}"
+    if not cause:
+        return error
+    return f"{error} {cause}" if error.endswith(":") else f"{error.rstrip('.!')}. {cause}"
+
+
+def _fit(x, T):
+    """x (B, T_k, D) cut or repeated to length T."""
+    return x.repeat(1, math.ceil(T / x.shape[1]), 1)[:, :T]
+
+
+def values(sub, cfg, case, dtype=torch.float64, device="cpu"):
+    """The student's outputs against the reference module's."""
+    args = c.to(case.args, device, dtype)
+    kwargs = c.to(case.kwargs, device, dtype)
+    if device == "meta":
+        args, kwargs = c.as_meta(args), c.as_meta(kwargs)
+    reply = call(sub, case, args, kwargs, dtype=dtype, device=device)
+    what = case.describe(args, kwargs, device)
+    extra = sorted(n for n in (reply.params or {}) if n.endswith(".bias") and n.split(".")[0] in PROJ)
+    if not case.bias and extra:
+        c.fail(f"MultiHeadAttention({case.D}, {case.h}, bias=False) has the parameter {extra[0]}: with bias=False "
+               "the projections have no bias. Likely cause: the bias argument is not passed on "
+               "(nn.Linear(embed_dim, embed_dim, bias=bias)).")
+    got = c.outputs(reply.value, what, OUT)
+    w = got["weights"]
+    want_w = (case.B, case.h, case.T_q, case.T_k)
+    if tuple(w.shape) == (case.B, case.T_q, case.T_k) and case.h > 1:
+        c.fail(f"{what} -> weights: shape {tuple(w.shape)}, expected {want_w}. Likely cause: the weights are "
+               "averaged over the heads; return one map per head.")
+    # the exact result for what the student's module received: inputs and parameters rounded to `dtype`
+    expected = c.reference_outputs(case.ref_fn(dtype), c.to(case.args, "cpu", dtype), case.kwargs, OUT)
+    c.check_outputs(got, expected, what, cfg, dtype, device, hints(case) if device != "meta" else None)
+    return got, expected
+
+
+# -- families -----------------------------------------------------------------------
+def test_parameters(sub, cfg):
+    """q_proj, k_proj, v_proj, out_proj: weights (D, D), biases (D,) exactly when bias=True."""
+    values(sub, cfg, Case(*SIZES[0], seed=100, mask="padding"))
+    for bias in (True, False):
+        case = Case(*SIZES[1], seed=110, bias=bias)
+        reply = sub.call(NAME, construct=case.construct(), to={"dtype": "float64"}, invoke=False)
+        what = f"MultiHeadAttention({case.D}, {case.h}, bias={bias})"
+        if not reply.ok:
+            c.fail(f"{what} {reply.error}")
+        params = reply.params or {}
+        D = case.D
+        for p in PROJ:
+            for kind, shape in (("weight", [D, D]), ("bias", [D])):
+                name = f"{p}.{kind}"
+                if kind == "bias" and not bias:
+                    if name in params:
+                        c.fail(f"{what} has a parameter {name}: with bias=False the projections have no bias. "
+                               "Likely cause: the bias argument is not passed on "
+                               "(nn.Linear(embed_dim, embed_dim, bias=bias)).")
+                    continue
+                if name not in params:
+                    c.fail(f"{what} has no parameter {name} (its parameters: {sorted(params)}); expected "
+                           f"{', '.join(PROJ)}, each nn.Linear(embed_dim, embed_dim, bias=bias).")
+                if params[name]["shape"] != shape:
+                    c.fail(f"{what}: {name} has shape {tuple(params[name]['shape'])}, expected {tuple(shape)}.")
+                if params[name]["dtype"] != "float64":
+                    c.fail(f"{what}: after .to(float64), {name} is {params[name]['dtype']}: register it as an "
+                           "nn.Parameter / nn.Linear so that .to() moves it.")
+
+
+def test_shapes_and_values(sub, cfg):
+    """Several sizes, cross-attention, bias on and off, every mask shape."""
+    cases = [
+        Case(*SIZES[1], seed=200, self_attention=True),
+        Case(*SIZES[1], seed=205, mask="causal", self_attention=True),
+        Case(*SIZES[0], seed=210),
+        Case(*SIZES[0], seed=215, mask="padding"),
+        Case(*SIZES[2], seed=220, bias=False, mask="padding"),
+        Case(*SIZES[3], seed=225, mask="both"),
+        Case(*SIZES[4], seed=230, mask="both"),
+    ]
+    for case in cases:
+        got, _ = values(sub, cfg, case)
+        sums = got["weights"].double().sum(-1)
+        c.assert_close(sums, torch.ones_like(sums), f"{case.describe()}: weights summed over the key axis", cfg)
+
+
+def test_matches_torch(sub, cfg):
+    """Against torch.nn.MultiheadAttention with the same parameters (its masks mean
+    True = ignore), on every query with at least one allowed key."""
+    for case in (Case(*SIZES[0], seed=300, mask="padding"),
+                 Case(*SIZES[2], seed=305, bias=False, mask="causal"),
+                 Case(*SIZES[1], seed=310, mask="both", self_attention=True),
+                 Case(*SIZES[4], seed=315, mask="padding", lengths=[3])):
+        got, _ = values(sub, cfg, case)
+        _against_torch(got, case, cfg)
+    # a batch item with no allowed key (torch gives NaN there): compared on the other queries only
+    case = Case(*SIZES[0], seed=320, mask="both", lengths=[6, 0, 2])
+    got = c.outputs(call(sub, case).value, case.describe(), OUT)
+    _against_torch(got, case, cfg)
+
+
+def _against_torch(got, case, cfg):
+    t_out, t_w = _torch_mha(case)
+    ref_out = c.reference_outputs(case.ref_fn(), case.args, case.kwargs, OUT)["output"]
+    keep = case.mask.expand(case.B, case.h, case.T_q, case.T_k).any(-1, keepdim=True)  # (B, h, T_q, 1)
+    rows = keep[:, 0]  # (B, T_q, 1): the masks here are the same in every head
+    what = f"{case.describe()} against torch.nn.MultiheadAttention"
+    h = hints(case)
+    for name, want, where, e in (("weights", t_w, keep, t_w), ("output", t_out, rows, ref_out)):
+        g = got[name]
+        c.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
+        c.assert_close(torch.where(where, g.double(), 0.0), torch.where(where, want, 0.0),
+                       f"{what} -> {name} (on queries with an allowed key)", cfg,
+                       hint=lambda _, g=g, e=e, n=name: h[n](g, e))
+
+
+def _torch_mha(case):
+    D, h = case.D, case.h
+    m = nn.MultiheadAttention(D, h, bias=case.bias, batch_first=True).double()
+    st = case.state
+    with torch.no_grad():
+        m.in_proj_weight.copy_(torch.cat([st["q_proj.weight"], st["k_proj.weight"], st["v_proj.weight"]]))
+        m.out_proj.weight.copy_(st["out_proj.weight"])
+        if case.bias:
+            m.in_proj_bias.copy_(torch.cat([st["q_proj.bias"], st["k_proj.bias"], st["v_proj.bias"]]))
+            m.out_proj.bias.copy_(st["out_proj.bias"])
+    mask = case.mask
+    kw = {}
+    if mask is not None and tuple(mask.shape) == (case.B, 1, 1, case.T_k):
+        kw["key_padding_mask"] = ~mask[:, 0, 0, :]  # (B, T_k), True = ignore
+    elif mask is not None:
+        full = mask.expand(case.B, h, case.T_q, case.T_k)
+        kw["attn_mask"] = ~full.reshape(case.B * h, case.T_q, case.T_k)  # True = not allowed
+    m.eval()
+    with torch.no_grad():
+        out, w = m(*case.args, need_weights=True, average_attn_weights=False, **kw)
+    return out, w
+
+
+def test_causal_structure(sub, cfg):
+    """Causal mask: weights above the diagonal exactly 0 in every head, and the output
+    at position t does not change when keys/values after t change."""
+    case = Case(*SIZES[1], seed=400, mask="causal", self_attention=True)
+    got, _ = values(sub, cfg, case)
+    leak = got["weights"][~case.mask.expand(got["weights"].shape)]
+    if leak.abs().max() != 0:
+        c.fail(f"{case.describe()}: {int((leak != 0).sum())} weights above the diagonal are non-zero "
+               f"(max {float(leak.abs().max()):.3g}); they must be exactly 0.")
+    for s in (1, 3):
+        q, k, v = (a.clone() for a in case.args)
+        k[:, s:] += c.randn(k[:, s:].shape, 401 + s, scale=5.0)
+        v[:, s:] += c.randn(v[:, s:].shape, 402 + s, scale=5.0)
+        again = c.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
+        c.assert_close(again["output"][:, :s], got["output"][:, :s],
+                       f"{case.describe()}: output at positions < {s} after changing only keys and values at "
+                       f"positions >= {s}", cfg,
+                       hint=lambda g: "future positions leak into the output (is the mask applied to the scores in "
+                                      "every head?)")
+
+
+def test_padding_structure(sub, cfg):
+    """Padding mask (B, 1, 1, T_k): padded keys get weight exactly 0 in every head, and
+    changing padded keys/values changes nothing."""
+    lengths = [6, 3, 1]
+    case = Case(*SIZES[0], seed=450, mask="padding", lengths=lengths)
+    got, _ = values(sub, cfg, case)
+    pad = c.lengths_mask(lengths, case.T_k)
+    leak = got["weights"][~case.mask.expand(got["weights"].shape)]
+    if leak.abs().max() != 0:
+        c.fail(f"{case.describe()}: padded keys got non-zero weight (max {float(leak.abs().max()):.3g}); "
+               "they must get exactly 0 in every head.")
+    q, k, v = (a.clone() for a in case.args)
+    k[~pad] += c.randn(k[~pad].shape, 451, scale=5.0)
+    v[~pad] += c.randn(v[~pad].shape, 452, scale=5.0)
+    again = c.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
+    c.assert_close(again["output"], got["output"],
+                   f"{case.describe()}: output after changing only padded keys and values", cfg,
+                   hint=lambda g: "padded keys still influence the output (is the mask applied in every head?)")
+
+
+def test_fully_masked_rows(sub, cfg):
+    """A query with no allowed key: zero weights in every head, no NaN; its output is
+    out_proj applied to zeros (the bias)."""
+    for k, case in enumerate((Case(*SIZES[0], seed=500, mask="padding", lengths=[6, 0, 2]),
+                              Case(*SIZES[2], seed=510, bias=False, mask="both", lengths=[0, 2]))):
+        got, _ = values(sub, cfg, case)
+        dead = ~case.mask.expand(case.B, case.h, case.T_q, case.T_k).any(-1)  # (B, h, T_q)
+        o, w = got["output"], got["weights"]
+        if torch.isnan(o).any() or torch.isnan(w).any() or w[dead].abs().max() != 0:
+            c.fail(f"{case.describe()}: a query whose keys are all masked must get all-zero weights in every head "
+                   "and no NaN anywhere")
+
+
+def test_gradients(sub, cfg):
+    """float64 gradients w.r.t. query, key, value and every parameter."""
+    for k, case in enumerate((Case(*SIZES[0], seed=600, mask="padding"),
+                              Case(*SIZES[2], seed=610, bias=False, mask="both"))):
+        values(sub, cfg, case)
+        seed = 620 + 10 * k
+        opts = case.opts()
+        opts.pop("device")
+        reply, _ = c.check_grads(sub, cfg, NAME, case.args, case.kwargs, case.ref_fn(), OUT, seed, **opts)
+        # the reference's parameter gradients, with the same cotangents
+        m = case.reference()
+        out = m(*case.args, **case.kwargs)
+        cot = [c.randn(o.shape, seed + i) for i, o in enumerate(out)]
+        names = list(case.state)
+        r_grads = torch.autograd.grad(list(out), [dict(m.named_parameters())[n] for n in names], grad_outputs=cot)
+        got = (reply.grads or {}).get("params") or {}
+        for name, rg in zip(names, r_grads):
+            g = got.get(name)
+            label = f"gradient of {case.describe()} w.r.t. the parameter {name}"
+            if g is None:
+                c.fail(f"{label}: no gradient reached it. Likely cause: {name.split('.')[0]} is not used in forward "
+                       "(another projection used in its place?), or its output is detached.")
+            c.assert_close(g, rg, label, cfg, torch.float64)
+
+
+def test_dtype_and_device(sub, cfg, dd):
+    device, dtype = dd
+    # moderate weights: float16/bfloat16 rounding stays within grading.yml's tolerances
+    values(sub, cfg, Case(*SIZES[0], seed=700, mask="padding", w_scale=0.7, b_scale=0.2), dtype=dtype, device=device)
+
+
+def test_meta_device(sub, cfg):
+    """On the meta device (shapes only): shows tensors built on the CPU."""
+    case = Case(*SIZES[0], seed=750, mask="both")
+    values(sub, cfg, case)
+    values(sub, cfg, case, dtype=torch.float32, device="meta")
+    values(sub, cfg, Case(*SIZES[0], seed=760), dtype=torch.float32, device="meta")
+
+
+def test_inputs_unchanged(sub, cfg):
+    case = Case(*SIZES[0], seed=800, mask="padding")
+    values(sub, cfg, case)
+    opts = case.opts()
+    opts.pop("device")
+    c.check_inputs_unchanged(sub, NAME, case.args, case.kwargs, **opts)
+
+
+def test_value_error_when_not_divisible(sub, cfg):
+    values(sub, cfg, Case(*SIZES[1], seed=850))
+    for D, h in ((10, 3), (6, 4)):
+        reply = sub.call(NAME, construct={"args": [D, h], "kwargs": {}}, invoke=False)
+        what = f"MultiHeadAttention({D}, {h})"
+        if reply.ok:
+            c.fail(f"{what} was constructed; expected ValueError (embed_dim {D} is not divisible by n_heads {h}). "
+                   "Likely cause: __init__ does not check embed_dim % n_heads; raise ValueError there.")
+        if not reply.error.startswith("raised ValueError"):
+            c.fail(f"{what} {reply.error.rstrip()}; expected ValueError (embed_dim {D} is not divisible by n_heads "
+                   f"{h}). Likely cause: __init__ does not check embed_dim % n_heads before using it; raise "
+                   "ValueError first.")
+
+
+def test_from_scratch(sub, cfg, cells, provided):
+    case = Case(*SIZES[0], seed=900, mask="padding")
+    values(sub, cfg, case)
+    opts = case.opts()
+    opts.pop("device")
+    c.check_from_scratch(sub, cells, provided, NAME, case.args, case.kwargs, **opts)
+
+
+def test_vectorised(sub, cfg):
+    """The number of torch operations must not grow with the batch or the heads
+    (a loop over the three projections is fine: it does not grow)."""
+    values(sub, cfg, Case(*SIZES[0], seed=950, mask="padding"))
+    d = 3
+    for grow, small, large in (("the batch", (2, 3, 4, 4 * d, 4), (6, 3, 4, 4 * d, 4)),
+                               ("the heads", (2, 3, 4, 2 * d, 2), (2, 3, 4, 6 * d, 6))):
+        counts = []
+        for size in (small, large):
+            case = Case(*size, seed=960, mask="padding")
+            reply = call(sub, case, trace=True)
+            counts.append(reply.op_count)
+        if None in counts:
+            c.fail(f"{NAME}: the worker did not report its operation count")
+        if counts[1] > counts[0]:
+            c.fail(f"{NAME}: ran {counts[0]} torch operations for the smaller input and {counts[1]} when only "
+                   f"{grow} grew. Likely cause: a Python loop over {grow}; use batched tensor operations.")

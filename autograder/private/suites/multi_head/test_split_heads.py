@@ -1,0 +1,78 @@
+"""Hidden tests: split_heads(x, n_heads): (B, T, D) -> (B, n_heads, T, D // n_heads)."""
+import torch
+
+from autograder.private.suites import checks as c
+from autograder.private.solutions import multi_head as ref
+
+QUESTION = "split_heads"
+NAME = "split_heads"
+OUT = ("heads",)
+# (B, T, D, n_heads): all distinct; B == T; n_heads == T (a missing transpose keeps the shape); 1 head; D heads.
+SIZES = [(2, 3, 20, 4), (4, 4, 6, 3), (2, 5, 15, 5), (3, 2, 7, 1), (2, 3, 8, 8)]
+
+
+def hint(x):
+    """A likely cause, from what the returned tensor holds (x: the input)."""
+    def h(got, expected):
+        B, T, D = x.shape
+        n = expected.shape[1]
+        d = D // n
+        for cause, alt in (
+            ("reshaped straight to (B, n_heads, T, d_head): reshape to (B, T, n_heads, d_head) first, "
+             "then transpose(1, 2).", x.reshape(B, n, T, d)),
+            ("the transpose(1, 2) is missing: (B, T, n_heads, d_head) has to become (B, n_heads, T, d_head).",
+             x.reshape(B, T, n, d)),
+            ("features interleaved across heads: head i must hold features i*d_head .. (i+1)*d_head - 1 "
+             "(reshape to (B, T, n_heads, d_head), not (B, T, d_head, n_heads)).",
+             x.reshape(B, T, d, n).permute(0, 3, 1, 2)),
+        ):
+            if c.matches(got, alt):
+                return cause
+        return None
+    return h
+
+
+def values(sub, cfg, x, n_heads, **opts):
+    return c.check_values(sub, cfg, NAME, [x, n_heads], {}, ref.split_heads, OUT,
+                          hints={"heads": hint(x.double())}, **opts)
+
+
+def test_shapes_and_values(sub, cfg):
+    for k, (B, T, D, h) in enumerate(SIZES):
+        values(sub, cfg, c.randn((B, T, D), 100 + k), h)
+
+
+def test_value_error_when_not_divisible(sub, cfg):
+    values(sub, cfg, c.randn((2, 3, 12), 150), 4)
+    for k, (D, h) in enumerate(((10, 4), (9, 2), (6, 4))):
+        c.expect_value_error(sub, NAME, [c.randn((2, 3, D), 151 + k), h], why=f"D = {D} is not divisible by n_heads = {h}")
+
+
+def test_gradients(sub, cfg):
+    c.check_grads(sub, cfg, NAME, [c.randn((2, 3, 20), 200), 4], {}, ref.split_heads, OUT, seed=201)
+
+
+def test_dtype_and_device(sub, cfg, dd):
+    device, dtype = dd
+    values(sub, cfg, c.randn((3, 5, 12), 300), 4, dtype=dtype, device=device)
+
+
+def test_meta_device(sub, cfg):
+    x = c.randn((3, 5, 12), 400)
+    values(sub, cfg, x, 3)
+    values(sub, cfg, x, 3, dtype=torch.float32, device="meta")
+
+
+def test_inputs_unchanged(sub, cfg):
+    x = c.randn((2, 4, 12), 500)
+    values(sub, cfg, x, 3)
+    c.check_inputs_unchanged(sub, NAME, [x, 3])
+
+
+def test_vectorised(sub, cfg):
+    values(sub, cfg, c.randn((2, 3, 12), 600), 4)
+    d = 3
+    c.check_vectorised(sub, NAME, ([c.randn((2, 3, 2 * d), 601), 2], {}), ([c.randn((2, 3, 6 * d), 602), 6], {}),
+                       "the heads")
+    c.check_vectorised(sub, NAME, ([c.randn((2, 3, 12), 603), 4], {}), ([c.randn((6, 3, 12), 604), 4], {}),
+                       "the batch")

@@ -1,0 +1,90 @@
+"""Hidden tests: padding_mask(lengths, max_len=None)."""
+import torch
+
+from autograder.private.suites import checks as c
+from autograder.private.suites.scaled_dot_product.common import check_mask
+from autograder.private.solutions import scaled_dot_product as ref
+
+QUESTION = "padding_mask"
+NAME = "padding_mask"
+# (lengths, max_len): B != max_len; B == max_len; a zero length; B == 1.
+DEFAULT = [[3, 1, 4], [4, 2, 1, 3], [5, 0, 2, 5, 1], [2]]
+EXPLICIT = [([3, 1, 4], 6), ([2, 2], 2), ([0, 3, 1], 7)]
+
+
+def _lengths(values, dtype=torch.int64):
+    return torch.tensor(values, dtype=dtype)
+
+
+def _variants(lengths, max_len):
+    pos = torch.arange(max_len).unsqueeze(0)
+    n = lengths.cpu().long().unsqueeze(1)
+    return [
+        ("the mask is transposed: it must be (B, max_len), one row per sequence.", (pos < n).T),
+        ("True where position <= length: off by one (use position < lengths[b]).", pos <= n),
+        ("polarity inverted: True must mean a real token (position < lengths[b]).", pos >= n),
+        ("inverted and off by one: True must mean a real token (position < lengths[b]).", pos > n),
+        ("every entry True: the lengths are ignored.", torch.ones(n.shape[0], max_len, dtype=torch.bool)),
+    ]
+
+
+def _check(sub, lengths, max_len=None, device="cpu"):
+    args = [lengths] if max_len is None else [lengths, max_len]
+    expected = ref.padding_mask(*args)
+    send = c.as_meta(args) if device == "meta" else c.to(args, device)
+    what = c.describe_call(NAME, send) + ("" if device == "cpu" else f" with lengths on {device}")
+    reply = sub.call(NAME, *send, device=device)
+    if not reply.ok:
+        cause = None
+        if "device" in reply.error:
+            cause = ("a tensor created without device= (it lands on the CPU): "
+                     "torch.arange(max_len, device=lengths.device).")
+        elif device == "meta" and "meta" in reply.error:
+            cause = ("values of lengths read in Python (.item(), int(), .tolist() or a Python loop): on the meta "
+                     "device tensors have shapes but no values; with max_len given, build the mask from "
+                     "torch.arange(max_len, device=lengths.device) and a comparison.")
+        c.fail(f"{what} {c.with_cause(reply.error, cause)}")
+    check_mask(reply.value, expected, what, device, _variants(lengths, expected.shape[1]),
+               shape_hint=_shape_hint(lengths, max_len))
+    return reply
+
+
+def _shape_hint(lengths, max_len):
+    """A likely cause for a mask of the wrong size."""
+    def h(got, want):
+        longest = int(lengths.cpu().max()) if lengths.numel() else 0
+        if max_len is not None and max_len != longest and tuple(got) == (want[0], longest):
+            return f"max_len is ignored: the mask has lengths.max() = {longest} columns instead of max_len = {max_len}."
+        return None
+    return h
+
+
+def test_default_max_len(sub):
+    """max_len defaults to lengths.max(); several B, B == max_len, a zero length, int32 lengths."""
+    for values in DEFAULT:
+        _check(sub, _lengths(values))
+    _check(sub, _lengths([3, 1, 4], torch.int32))
+
+
+def test_explicit_max_len(sub):
+    for values, max_len in EXPLICIT:
+        _check(sub, _lengths(values), max_len)
+
+
+def test_on_lengths_device(sub, device):
+    """The mask is built on lengths.device (meta: with max_len given; shapes only)."""
+    _check(sub, _lengths([3, 1, 4]), 5)
+    _check(sub, _lengths([2, 4]), 6, device=device)
+
+
+def test_inputs_unchanged(sub):
+    lengths = _lengths([3, 1, 4, 2])
+    _check(sub, lengths)
+    c.check_inputs_unchanged(sub, NAME, [lengths])
+
+
+def test_vectorised(sub):
+    _check(sub, _lengths([3, 1, 4]))
+    small = ([_lengths([3, 1])], {})
+    large = ([_lengths([3, 1, 4, 2, 5, 1, 2])], {})
+    c.check_vectorised(sub, NAME, small, large, "the batch")

@@ -1,0 +1,316 @@
+"""Hidden tests: scaled_dot_product_attention(query, key, value, mask=None).
+
+Sizes are chosen so that silent broadcasting shows: T_q != T_k, d_v != d_k,
+all distinct, also B == T; 2-D, 3-D and 4-D inputs. The yardsticks are the
+reference and torch.nn.functional.scaled_dot_product_attention.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from autograder.private.suites import checks as c
+from autograder.private.solutions import scaled_dot_product as ref
+from autograder.private.solutions.classic_attention import masked_softmax
+
+QUESTION = "scaled_dot_product_attention"
+NAME = "scaled_dot_product_attention"
+OUT = ("output", "weights")
+# (leading axes, T_q, T_k, d_k, d_v)
+SIZES = [
+    ((), 3, 5, 4, 6),         # 2-D
+    ((2,), 3, 5, 4, 6),       # 3-D, all distinct
+    ((4,), 4, 4, 5, 3),       # B == T_q == T_k
+    ((3,), 6, 2, 7, 5),       # T_q > T_k
+    ((2, 3), 4, 5, 6, 7),     # 4-D (B, h, T, d)
+    ((3, 2), 5, 5, 4, 8),     # 4-D, self-attention sizes
+]
+
+
+def inputs(lead, T_q, T_k, d_k, d_v, seed, scale=1.0):
+    q = c.randn((*lead, T_q, d_k), seed, scale=scale)
+    k = c.randn((*lead, T_k, d_k), seed + 1, scale=scale)
+    v = c.randn((*lead, T_k, d_v), seed + 2)
+    return [q, k, v]
+
+
+def masks(lead, T_q, T_k, seed):
+    """Masks of every broadcastable shape, each row with at least one allowed key."""
+    out = [c.rand_mask((T_q, T_k), seed)]
+    if lead:
+        lengths = [T_k - (b % T_k) for b in range(lead[0])]
+        pad = c.lengths_mask(lengths, T_k)  # (B, T_k)
+        out.append(pad.reshape(lead[0], *([1] * len(lead)), T_k))  # (B, 1, T_k) or (B, 1, 1, T_k)
+        out.append(c.rand_mask((*lead, T_q, T_k), seed + 1))
+    return out
+
+
+# -- likely causes --------------------------------------------------------------
+
+def _alternatives(q, k, v, mask):
+    """(cause, output, weights) for the usual mistakes, computed here from the inputs."""
+    q, k, v = (t.detach().double().cpu() for t in (q, k, v))
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    scores = q @ k.transpose(-2, -1)
+    right = scores / math.sqrt(d_k)
+    out = []
+    for cause, factor in (
+        ("the scores are divided by d_k; divide by sqrt(d_k).", 1 / d_k),
+        ("the scores are divided by sqrt(d_v); the scale is 1/sqrt(d_k), the size of queries and keys.", d_v ** -0.5),
+        ("the scores are not scaled; divide them by sqrt(d_k).", 1.0),
+        ("the scores are multiplied by sqrt(d_k); divide by it.", math.sqrt(d_k)),
+    ):
+        if d_k == d_v and "d_v" in cause:
+            continue
+        out.append((cause, masked_softmax(scores * factor, mask, dim=-1)))
+    out.append(("softmax over the query axis (dim=-2) instead of the key axis (dim=-1).",
+                masked_softmax(right, mask, dim=-2)))
+    if mask is not None:
+        m = mask.cpu()
+        out += [
+            ("mask polarity inverted: True means 'may attend'.", masked_softmax(right, ~m)),
+            ("the mask is not applied.", masked_softmax(right)),
+            ("masked scores filled with 0 instead of -inf.", torch.softmax(right.masked_fill(~m, 0.0), -1)),
+            ("the mask is applied after the softmax (the weights are not renormalised).",
+             torch.softmax(right, -1) * m),
+        ]
+        if (~m).all(-1).any():
+            out.append(("a query with no allowed key gets uniform weights (a large finite fill such as -1e9, and no "
+                        "guard): it must get all-zero weights and an all-zero output.",
+                        torch.softmax(right.masked_fill(~m, -1e9), -1)))
+    alts = [(cause, w @ v, w) for cause, w in out]
+    w = masked_softmax(right, mask)
+    if w.shape[-1] == w.shape[-2]:
+        alts.append(("the weights are returned transposed (they must be (..., T_q, T_k)).", w @ v, w.transpose(-1, -2)))
+    return alts
+
+
+def hints(args, kwargs):
+    mask = kwargs.get("mask")
+    cache = []
+
+    def alts():
+        if not cache:
+            cache.extend(_alternatives(*args, mask))
+        return cache
+
+    def output(g, e):
+        for cause, o, _ in alts():
+            if c.matches(g, o):
+                return cause
+        if torch.isnan(g).any():
+            if mask is not None and (~mask).all(-1).any():
+                return "NaN on a fully masked row: guard the division (a row with no allowed key must give zeros)."
+            return "NaN: exp overflowed (subtract the row maximum before exp) or a division by zero."
+        return None
+
+    def weights(g, e):
+        for cause, _, w in alts():
+            if c.matches(g, w):
+                return cause
+        return c.weights_hint(g, e, mask)
+
+    return {"output": output, "weights": weights}
+
+
+def values(sub, cfg, args, kwargs, **opts):
+    return c.check_values(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT,
+                          hints=hints(args, kwargs), **opts)
+
+
+def _exactly_zero(w, where, what, cause):
+    leak = w[where]
+    if leak.numel() and leak.abs().max() != 0:
+        c.fail(f"{what}: {int((leak != 0).sum())} disallowed query-key pairs got non-zero weight "
+               f"(max {float(leak.abs().max()):.3g}); they must get exactly 0. Likely cause: {cause}")
+
+
+# -- families -------------------------------------------------------------------
+def test_shapes_and_values(sub, cfg):
+    """2-D, 3-D, 4-D; cross-attention; masks of every broadcastable shape; rows sum to 1."""
+    for n, (lead, T_q, T_k, d_k, d_v) in enumerate(SIZES):
+        args = inputs(lead, T_q, T_k, d_k, d_v, seed=100 + 10 * n)
+        for kwargs in [{}] + [{"mask": m} for m in masks(lead, T_q, T_k, seed=105 + 10 * n)[-1:]]:
+            got, _ = values(sub, cfg, args, kwargs)
+            sums = got["weights"].double().sum(-1)
+            c.assert_close(sums, torch.ones_like(sums), f"{NAME}: weights summed over the key axis", cfg,
+                           hint=lambda g: "rows do not sum to 1 along the keys: softmax over the wrong axis?")
+
+
+def test_mask_shapes(sub, cfg):
+    """A mask is broadcast against the scores: (T_q, T_k), (B, 1, T_k), (B, 1, 1, T_k), full."""
+    for n, size in enumerate((SIZES[1], SIZES[4])):
+        lead, T_q, T_k, d_k, d_v = size
+        args = inputs(*size, seed=160 + 10 * n)
+        for mask in masks(lead, T_q, T_k, seed=165 + 10 * n):
+            got, _ = values(sub, cfg, args, {"mask": mask})
+            _exactly_zero(got["weights"], ~mask.expand(got["weights"].shape), f"{NAME} with a mask {tuple(mask.shape)}",
+                          "masked with a finite fill value, or after the softmax?")
+
+
+def test_matches_torch(sub, cfg):
+    """Against torch.nn.functional.scaled_dot_product_attention (same mask polarity).
+    torch gives NaN on a query with no allowed key: such rows are left out here
+    (test_fully_masked_rows holds them to the contract)."""
+    cases = [(SIZES[1], 0), (SIZES[3], 1), (SIZES[4], 2), (SIZES[0], 0)]
+    for n, (size, which) in enumerate(cases):
+        lead, T_q, T_k, d_k, d_v = size
+        args = inputs(*size, seed=200 + 10 * n)
+        mask = masks(lead, T_q, T_k, seed=205 + 10 * n)[which]
+        got, _ = values(sub, cfg, args, {"mask": mask})
+        _against_torch(got, args, mask, cfg)
+    # one query with no allowed key: compared on the other rows only
+    lead, T_q, T_k, d_k, d_v = SIZES[4]
+    args = inputs(*SIZES[4], seed=250)
+    mask = c.rand_mask((*lead, T_q, T_k), 251)
+    mask[0, 1, 2] = False
+    reply = c.call(sub, NAME, args, {"mask": mask})
+    got = c.outputs(reply.value, c.describe_call(NAME, args, {"mask": mask}), OUT)
+    _against_torch(got, args, mask, cfg)
+
+
+def _against_torch(got, args, mask, cfg):
+    q, k, v = args
+    lead, T_q, T_k = q.shape[:-2], q.shape[-2], k.shape[-2]
+    keep = mask.expand(*lead, T_q, T_k).any(-1, keepdim=True)  # rows with an allowed key
+    eye = torch.eye(T_k, dtype=torch.float64).expand(*lead, T_k, T_k)
+    with torch.no_grad():
+        t_out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        t_w = F.scaled_dot_product_attention(q, k, eye, attn_mask=mask)  # value = I gives the weights
+    what = f"{c.describe_call(NAME, args, {'mask': mask})} against torch's scaled_dot_product_attention"
+    h = hints(args, {"mask": mask})
+    for name, want in (("weights", t_w), ("output", t_out)):
+        g = got[name]
+        c.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
+        c.assert_close(torch.where(keep, g.double(), 0.0), torch.where(keep, want, 0.0),
+                       f"{what} -> {name} (on queries with an allowed key)", cfg,
+                       hint=lambda _, g=g, e=want, n=name: h[n](g, e))
+
+
+def test_causal_structure(sub, cfg):
+    """With a causal mask: weights above the diagonal exactly 0, and the output at
+    position t does not change when keys/values after t change."""
+    lead, T = (2,), 6
+    args = inputs(lead, T, T, 4, 5, seed=300)
+    mask = ref.causal_mask(T)
+    got, _ = values(sub, cfg, args, {"mask": mask})
+    _exactly_zero(got["weights"], ~mask.expand(*lead, T, T), f"{NAME} with a causal mask",
+                  "masked with a finite fill value, or after the softmax?")
+    for s in (1, 4):
+        q, k, v = (a.clone() for a in args)
+        k[..., s:, :] += c.randn(k[..., s:, :].shape, 301 + s, scale=5.0)
+        v[..., s:, :] += c.randn(v[..., s:, :].shape, 302 + s, scale=5.0)
+        again = c.outputs(c.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
+        c.assert_close(again["output"][..., :s, :], got["output"][..., :s, :],
+                       f"{NAME} with a causal mask: output at positions < {s} after changing only keys and values "
+                       f"at positions >= {s}", cfg,
+                       hint=lambda g: "future positions leak into the output (the mask is not applied to the scores?)")
+
+
+def test_padding_structure(sub, cfg):
+    """With a padding mask: padded keys get weight exactly 0, and changing padded
+    keys/values changes nothing."""
+    lead, T_q, T_k = (3,), 4, 6
+    args = inputs(lead, T_q, T_k, 5, 3, seed=350)
+    lengths = [6, 3, 1]
+    pad = c.lengths_mask(lengths, T_k)  # (B, T_k)
+    mask = pad.unsqueeze(1)  # (B, 1, T_k)
+    got, _ = values(sub, cfg, args, {"mask": mask})
+    _exactly_zero(got["weights"], ~mask.expand(3, T_q, T_k), f"{NAME} with a padding mask",
+                  "masked with a finite fill value, or after the softmax?")
+    q, k, v = (a.clone() for a in args)
+    k[~pad] += c.randn(k[~pad].shape, 351, scale=5.0)
+    v[~pad] += c.randn(v[~pad].shape, 352, scale=5.0)
+    again = c.outputs(c.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
+    c.assert_close(again["output"], got["output"],
+                   f"{NAME} with a padding mask: output after changing only padded keys and values", cfg,
+                   hint=lambda g: "padded keys still influence the output (the mask is not applied to the scores?)")
+
+
+def test_fully_masked_rows(sub, cfg):
+    """A query with no allowed key gets zero weights and a zero output, never NaN,
+    and the gradients stay finite."""
+    for n, (lead, T_q, T_k, d_k, d_v) in enumerate((SIZES[1], SIZES[4])):
+        args = inputs(lead, T_q, T_k, d_k, d_v, seed=400 + 10 * n)
+        mask = c.rand_mask((*lead, T_q, T_k), 405 + 10 * n)
+        mask[(0,) * len(lead) + (1,)] = False  # one row
+        mask[(lead[0] - 1,)] = False  # a whole batch item
+        got, _ = values(sub, cfg, args, {"mask": mask})
+        dead = ~mask.any(-1)
+        o, w = got["output"], got["weights"]
+        if torch.isnan(o).any() or torch.isnan(w).any() or o[dead].abs().max() != 0 or w[dead].abs().max() != 0:
+            c.fail(f"{NAME}: a query whose keys are all masked must give all-zero weights and an all-zero output, "
+                   "never NaN")
+    c.check_grads(sub, cfg, NAME, args, {"mask": mask}, ref.scaled_dot_product_attention, OUT, seed=420)
+
+
+def test_stable_for_large_scores(sub, cfg):
+    """Scores around 1e4: subtract the row maximum before exp."""
+    args = inputs((2,), 3, 5, 4, 6, seed=450, scale=100.0)
+    mask = c.rand_mask((2, 3, 5), 451)
+    for kwargs in ({}, {"mask": mask}):
+        values(sub, cfg, args, kwargs)
+
+
+def test_worked_example(sub, cfg):
+    """d_k = 1: q = [2], keys [2] and [1], values [10] and [4]: weights [0.8808, 0.1192], output 9.2848."""
+    q = torch.tensor([[2.0]], dtype=torch.float64)
+    k = torch.tensor([[2.0], [1.0]], dtype=torch.float64)
+    v = torch.tensor([[10.0], [4.0]], dtype=torch.float64)
+    values(sub, cfg, [q, k, v], {})
+
+
+def test_gradients(sub, cfg):
+    for n, size in enumerate((SIZES[3], SIZES[4])):
+        lead, T_q, T_k = size[:3]
+        args = inputs(*size, seed=500 + 10 * n)
+        mask = masks(lead, T_q, T_k, seed=505 + 10 * n)[-1]
+        c.check_grads(sub, cfg, NAME, args, {"mask": mask}, ref.scaled_dot_product_attention, OUT, seed=510 + 10 * n)
+
+
+def test_dtype_and_device(sub, cfg, dd):
+    device, dtype = dd
+    size = SIZES[4]
+    args = inputs(*size, seed=600)
+    mask = masks(size[0], size[1], size[2], seed=601)[1]
+    values(sub, cfg, args, {"mask": mask}, dtype=dtype, device=device)
+
+
+def test_meta_device(sub, cfg):
+    """On the meta device (shapes only): shows tensors built on the CPU."""
+    size = SIZES[1]
+    args = inputs(*size, seed=700)
+    mask = c.rand_mask((2, 3, 5), 701)
+    values(sub, cfg, args, {"mask": mask})
+    for kwargs in ({}, {"mask": mask}):
+        meta_args, meta_kwargs = c.as_meta(c.to(args, dtype=torch.float32)), c.as_meta(kwargs)
+        reply = sub.call(NAME, *meta_args, **meta_kwargs, device="meta")
+        if not reply.ok and "device" in reply.error:
+            c.fail(f"{c.describe_call(NAME, meta_args, meta_kwargs)} on the meta device {reply.error.rstrip('.!')}. "
+                   "Likely cause: a tensor created without device= (it lands on the CPU); use device=query.device "
+                   "or torch.zeros_like / new_zeros.")
+        values(sub, cfg, args, kwargs, dtype=torch.float32, device="meta")
+
+
+def test_inputs_unchanged(sub, cfg):
+    args = inputs(*SIZES[2], seed=800)
+    mask = masks(*SIZES[2][:3], seed=801)[1]
+    values(sub, cfg, args, {"mask": mask})
+    c.check_inputs_unchanged(sub, NAME, args, {"mask": mask})
+
+
+def test_from_scratch(sub, cfg, cells, provided):
+    args = inputs(*SIZES[1], seed=850)
+    values(sub, cfg, args, {})
+    c.check_from_scratch(sub, cells, provided, NAME, args)
+
+
+def test_vectorised(sub, cfg):
+    args = inputs(*SIZES[1], seed=900)
+    values(sub, cfg, args, {})
+    for grow, small, large in (("the batch", ((2,), 3), ((6,), 3)), ("the query length", ((2,), 2), ((2,), 7))):
+        pair = []
+        for lead, T_q in (small, large):
+            a = inputs(lead, T_q, 5, 4, 6, seed=910)
+            pair.append((a, {"mask": torch.ones(lead[0], 1, 5, dtype=torch.bool)}))
+        c.check_vectorised(sub, NAME, pair[0], pair[1], grow)

@@ -1,0 +1,216 @@
+"""A fork server for workers: pay the torch import once per judge, not once per submission.
+
+The judge starts `python -m autograder.sandbox.forkserver FD` (trusted code only). It
+imports torch but runs no torch operation (forking after one hung every child
+when measured on this machine), then waits on a Unix socket for requests:
+
+    {"op": "fork", ...} + 3 file descriptors (requests in, replies out, output file)
+        forks a child that applies the same limits as a spawned worker
+        (`confine.apply_limits`: own session, rlimits, private mount namespace
+        and file system view, unprivileged uid) and serves the judge
+        (`autograder.worker.runner.serve`); replies {"pid": N}
+    {"op": "wait", "pid": N, "timeout": s}
+        reaps the child within `timeout` seconds; replies {"status": raw wait
+        status} or {"status": null} while it still runs
+
+The children are the fork server's, so the judge learns how one ended (exit
+code, signal) through "wait".
+
+`ForkServer` is the judge's side of it: one per judge process.
+
+This module imports nothing heavy at the top: `prestart()` starts the server
+(its torch import) as the first thing a command does, while the judge is still
+importing torch and pytest and collecting the suites. The server imports no
+module of the judge or of the private root: what its children inherit in
+memory is torch, matplotlib, the confinement and the worker side.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+from autograder.sandbox.view import worker_env
+
+MAX_MESSAGE = 1 << 16
+_PRESTARTED = []
+
+
+def launch():
+    """Start a fork server process; returns (Popen, the judge's socket)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    env = dict(worker_env("/tmp"), HOME="/tmp", TMPDIR="/tmp", MPLCONFIGDIR="/tmp")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autograder.sandbox.forkserver", str(theirs.fileno())],
+        pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd="/", env=env,
+    )
+    theirs.close()
+    return proc, ours
+
+
+def prestart():
+    """Start one fork server now, for the next `sandbox.ForkServer()` of this process to take."""
+    if not _PRESTARTED:
+        _PRESTARTED.append(launch())
+
+
+def take_prestarted():
+    return _PRESTARTED.pop() if _PRESTARTED else None
+
+
+def _child(req, fds):
+    from autograder.sandbox.confine import apply_limits
+    from autograder.sandbox.limits import Limits
+    from autograder.sandbox.view import View
+    from autograder.worker.runner import serve as serve_judge
+
+    req_r, rep_w, out = fds
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    os.environ.clear()
+    os.environ.update(req["env"])
+    os.chdir(os.path.join(req["scratch"], "work"))
+    view = View.from_dict(req["view"]) if req.get("view") else None
+    apply_limits(Limits(**req["limits"]), req["uid"], view, req.get("cgroups", ()), req["scratch"])
+    serve_judge(req_r, rep_w)
+
+
+def serve(fd):
+    sock = socket.socket(fileno=fd)
+    import torch  # noqa: F401 - imported, never used: forking stays safe
+
+    try:  # torch imports torch._dynamo (~1 s here) on the first meta-device op: import it once, run nothing
+        import torch._dynamo  # noqa: F401
+    except Exception:  # noqa: BLE001 - an optional speed-up; the worker imports it itself if needed
+        pass
+
+    from autograder.sandbox import confine, limits, view  # noqa: F401 - loaded once, shared by every child
+    from autograder.worker import runner  # noqa: F401
+
+    try:  # every notebook draws its heatmap: load matplotlib (no figure, no torch op) once too
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:
+        pass
+
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 3)
+        except OSError:
+            return
+        if not msg:
+            return
+        req = json.loads(msg)
+        if req["op"] == "fork":
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    sock.close()
+                    _child(req, fds)
+                except BaseException:  # noqa: BLE001 - the child must never return into this loop
+                    code = 70
+                finally:
+                    os._exit(code)
+            for f in fds:
+                os.close(f)
+            sock.send(json.dumps({"pid": pid}).encode())
+        elif req["op"] == "wait":
+            deadline = time.monotonic() + float(req.get("timeout", 0))
+            status = None
+            while True:
+                try:
+                    done, raw = os.waitpid(req["pid"], os.WNOHANG)
+                except ChildProcessError:
+                    done, raw = req["pid"], 0
+                if done:
+                    status = raw
+                    break
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.01)
+            sock.send(json.dumps({"status": status}).encode())
+        elif req["op"] == "exit":
+            return
+
+
+class ForkedProcess:
+    """A worker forked by the fork server: the parts of Popen the client uses."""
+
+    def __init__(self, pid, server):
+        self.pid = pid
+        self.server = server
+        self.returncode = None
+
+    def _set(self, status):
+        if status is not None:
+            self.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+    def poll(self):
+        if self.returncode is None:
+            self._set(self.server.wait(self.pid, 0))
+        return self.returncode
+
+    def wait(self, timeout=None):
+        if self.returncode is None:
+            self._set(self.server.wait(self.pid, 3600 if timeout is None else timeout))
+            if self.returncode is None:
+                raise subprocess.TimeoutExpired("worker", timeout)
+        return self.returncode
+
+
+class ForkServer:
+    """The judge's side of the fork server: one per judge process."""
+
+    def __init__(self):
+        import socket
+
+        self._socket = socket
+        # One started early by the command (`prestart`), if any: its imports
+        # then ran while this process imported torch and pytest.
+        self.proc, self.sock = take_prestarted() or launch()
+
+    def _ask(self, message, fds=()):
+        import json
+
+        if fds:
+            self._socket.send_fds(self.sock, [json.dumps(message).encode()], list(fds))
+        else:
+            self.sock.send(json.dumps(message).encode())
+        reply = self.sock.recv(1 << 16)
+        if not reply:
+            from autograder.sandbox.client import WorkerDied
+
+            raise WorkerDied("the fork server is gone")
+        return json.loads(reply)
+
+    def spawn(self, limits, uid, view, scratch, env, fds, cgroups=()):
+        reply = self._ask({
+            "op": "fork", "limits": dict(limits.__dict__), "uid": uid,
+            "view": view.to_dict() if view is not None else None,
+            "scratch": str(scratch), "env": env, "cgroups": list(cgroups),
+        }, fds)
+        return ForkedProcess(reply["pid"], self)
+
+    def wait(self, pid, timeout):
+        return self._ask({"op": "wait", "pid": pid, "timeout": timeout})["status"]
+
+    def close(self):
+        try:
+            self.sock.send(b'{"op": "exit"}')
+        except OSError:
+            pass
+        self.sock.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))
+    sys.exit(0)

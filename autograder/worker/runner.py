@@ -1,0 +1,299 @@
+"""The sandboxed worker: runs a student's notebook code and answers calls.
+
+Forked by the fork server (`autograder.sandbox.forkserver`) or started as
+`python -m autograder.worker IN_FD OUT_FD`, already confined (rlimits,
+unprivileged uid, its own file system view). It imports the standard library,
+torch and `autograder.protocol`, nothing else of the kit. Everything it sends is
+plain data (see `wire`): the judge trusts none of it beyond what it checks.
+
+Requests (one message each, answered by one message):
+    {"op": "load", "cells": [{"index": i, "source": str}], "provided": str}
+    {"op": "call", "target": name, "args": [...], "kwargs": {...},
+     "device": "cpu", "construct": {"args": [...], "kwargs": {...}} | None,
+     "to": {"dtype": "float64"} | None, "state": {param: tensor} | None,
+     "cotangents": [tensor, ...] | None, "trace": bool, "return_inputs": bool}
+    {"op": "exit"}
+"""
+import os
+import sys
+import traceback
+
+FORBIDDEN = ("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention")
+MESSAGE_CHARS = 600
+
+
+def _where(exc):
+    """The innermost notebook line an exception passed through: 'cell 7, line 3'."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename.startswith("<cell "):
+            return f"{frame.filename[1:-1]}, line {frame.lineno}"
+    return None
+
+
+def _error(exc):
+    if isinstance(exc, OSError) and exc.errno == 27:  # EFBIG: RLIMIT_FSIZE on printed output
+        import resource
+
+        cap = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        return {"type": "OutputLimit", "message": f"printed more than the {cap}-byte output limit; output truncated",
+                "where": _where(exc)}
+    msg = str(exc)
+    if len(msg) > MESSAGE_CHARS:
+        msg = msg[:MESSAGE_CHARS] + " ..."
+    return {"type": type(exc).__name__, "message": msg, "where": _where(exc)}
+
+
+def _flat_tensors(value, torch):
+    out = []
+
+    def walk(v):
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+
+    walk(value)
+    return out
+
+
+class Worker:
+    def __init__(self):
+        import torch
+
+        torch.set_num_threads(1)
+        self.torch = torch
+        self.ns = {"__name__": "__main__", "__builtins__": __builtins__}
+
+    # -- load -----------------------------------------------------------
+    def load(self, req):
+        report = []
+        provided = req.get("provided") or ""
+        if provided:
+            exec(compile(provided, "<provided>", "exec"), self.ns)
+        for cell in req["cells"]:
+            idx = cell["index"]
+            try:  # the judge reads this if the cell kills the worker, and skips that cell
+                with open(os.environ.get("KIT_PROGRESS", "progress"), "w") as f:
+                    f.write(str(idx))
+            except OSError:
+                pass
+            try:
+                code = compile(cell["source"], f"<cell {idx}>", "exec")
+                exec(code, self.ns)
+                report.append({"index": idx, "ok": True})
+            except BaseException as exc:  # noqa: BLE001 - a cell may raise anything, SystemExit included
+                report.append({"index": idx, "ok": False, "error": _error(exc)})
+        if provided:
+            # Provided functions are the reference's, whatever the cells redefined.
+            exec(compile(provided, "<provided>", "exec"), self.ns)
+        names = sorted(k for k, v in self.ns.items() if callable(v) and not k.startswith("_"))
+        return {"cells": report, "names": names}
+
+    # -- public tests -----------------------------------------------------
+    def public(self, req):
+        """Run otter exception-style public tests against the notebook's globals.
+
+        Each test file's `@test_case` functions get their arguments by name
+        from the notebook's globals (`env` gets the globals), as otter does.
+        The tests are public: running them here, beside the student's code, is
+        the self-check `grader.check_all()` gives, not grading.
+        """
+        import inspect
+        import types
+
+        results = []
+        for test in req["tests"]:
+            cases = []
+
+            def test_case(*_a, **_k):
+                if _a and callable(_a[0]) and not _k:  # bare @test_case
+                    cases.append(_a[0])
+                    return _a[0]
+
+                def wrap(fn):
+                    cases.append(fn)
+                    return fn
+                return wrap
+
+            fake = types.ModuleType("otter.test_files")
+            fake.test_case = test_case
+            saved = {k: sys.modules.get(k) for k in ("otter", "otter.test_files")}
+            sys.modules["otter"] = types.ModuleType("otter")
+            sys.modules["otter.test_files"] = fake
+            outcome = {"name": test["name"], "cases": []}
+            try:
+                exec(compile(test["source"], f"<public test {test['name']}>", "exec"), {"__name__": "public_test"})
+            except BaseException as exc:  # noqa: BLE001
+                outcome["error"] = _error(exc)
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        sys.modules.pop(k, None)
+                    else:
+                        sys.modules[k] = v
+            for fn in cases:
+                params = inspect.signature(fn).parameters
+                kwargs = {p: (self.ns if p == "env" else self.ns.get(p)) for p in params}
+                try:
+                    fn(**kwargs)
+                    outcome["cases"].append({"name": fn.__name__, "ok": True})
+                except BaseException as exc:  # noqa: BLE001
+                    outcome["cases"].append({"name": fn.__name__, "ok": False, "error": _error(exc)})
+            results.append(outcome)
+        return {"ok": True, "results": results}
+
+    # -- call -----------------------------------------------------------
+    def call(self, req):
+        torch = self.torch
+        target = req["target"]
+        fn = self.ns.get(target)
+        if fn is None:
+            return {"ok": False, "error": {"type": "NameError", "message": f"name '{target}' is not defined", "where": None}}
+        if not callable(fn):
+            return {"ok": False, "error": {"type": "TypeError", "message": f"'{target}' is not callable", "where": None}}
+        args, kwargs = req.get("args", []), req.get("kwargs", {})
+        reply = {"ok": True}
+        # Grad mode is global and a notebook cell may have turned it off; the
+        # suites measure gradients through autograd, so every call starts with
+        # it on (the function itself may still turn it off).
+        torch.set_grad_enabled(True)
+        counter = _make_counter(torch)() if req.get("trace") else None
+        try:
+            params = {}
+            if req.get("construct") is not None:
+                c = req["construct"]
+                obj = fn(*c.get("args", []), **c.get("kwargs", {}))
+                if isinstance(obj, torch.nn.Module):
+                    to = req.get("to") or {}
+                    dtype = getattr(torch, to["dtype"]) if to.get("dtype") else None
+                    obj = obj.to(device=req.get("device", "cpu"), dtype=dtype)
+                    params = dict(obj.named_parameters())
+                    reply["params"] = {n: {"shape": list(p.shape), "dtype": str(p.dtype).replace("torch.", ""), "device": str(p.device)} for n, p in params.items()}
+                    if req.get("state") is not None:
+                        state = req["state"]
+                        missing = sorted(set(state) - set(params))
+                        if missing:
+                            raise AttributeError(f"the module has no parameter {missing[0]!r} (its parameters: {sorted(params)})")
+                        with torch.no_grad():
+                            for name, value in state.items():
+                                if tuple(params[name].shape) != tuple(value.shape):
+                                    raise ValueError(f"parameter {name!r} has shape {tuple(params[name].shape)}, expected {tuple(value.shape)}")
+                                params[name].copy_(value)
+                if not req.get("invoke", True):
+                    reply["value"] = None
+                    return reply
+                fn = obj
+            if counter is not None:
+                with counter:
+                    value = fn(*args, **kwargs)
+            else:
+                value = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001
+            return {"ok": False, "error": _error(exc)}
+        reply["value"] = value
+        if counter is not None:
+            reply["op_count"] = counter.count
+            reply["forbidden_seen"] = sorted(counter.forbidden)
+        if req.get("cotangents") is not None:
+            reply["grads"] = self._grads(value, req["cotangents"], args, kwargs, params)
+        if req.get("return_inputs"):  # the judge compares them with what it sent
+            reply["inputs_after"] = [a.detach() for a in _flat_tensors([args, list(kwargs.values())], torch)]
+        return reply
+
+    def _grads(self, value, cotangents, args, kwargs, params):
+        torch = self.torch
+        outs = _flat_tensors(value, torch)
+        inputs = [t for t in _flat_tensors([args, list(kwargs.values())], torch) if t.requires_grad]
+        names = list(params)
+        leaves = inputs + [params[n] for n in names]
+        pairs = [(o, c) for o, c in zip(outs, cotangents) if c is not None]
+        if len(outs) < len(cotangents):
+            return {"error": f"expected {len(cotangents)} output tensors, got {len(outs)}"}
+        if not any(o.requires_grad for o, _ in pairs):
+            return {"error": "the outputs do not depend on the inputs through autograd (detached?)"}
+        try:
+            grads = torch.autograd.grad(
+                [o for o, _ in pairs if o.requires_grad],
+                leaves,
+                grad_outputs=[c.to(o.device, o.dtype) for o, c in pairs if o.requires_grad],
+                allow_unused=True,
+            )
+        except BaseException as exc:  # noqa: BLE001
+            return {"error": f"{type(exc).__name__}: {str(exc)[:MESSAGE_CHARS]}"}
+        return {"inputs": list(grads[: len(inputs)]), "params": dict(zip(names, grads[len(inputs):]))}
+
+
+def _make_counter(torch):
+    from torch.overrides import TorchFunctionMode
+
+    class Counter(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.count = 0
+            self.forbidden = set()
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.count += 1
+            name = getattr(func, "__name__", "")
+            if name in FORBIDDEN:
+                self.forbidden.add(name)
+            return func(*args, **(kwargs or {}))
+
+    return Counter
+
+
+def _limit_cpu(seconds):
+    """Lower this process's soft RLIMIT_CPU to `seconds` from now (the hard limit stays)."""
+    if not seconds:
+        return
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    want = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (want, hard))
+
+
+def serve(fd_in, fd_out):
+    from autograder.protocol import wire
+
+    rfile = os.fdopen(fd_in, "rb", buffering=0)
+    worker = None
+    while True:
+        try:
+            body = wire.read_body(rfile.read, 1 << 34)
+        except EOFError:
+            return
+        req = wire.decode(body, device=None)
+        op = req.get("op")
+        _limit_cpu(req.get("cpu_seconds"))
+        if op == "exit":
+            return
+        if worker is None:
+            worker = Worker()
+        if op == "load":
+            reply = worker.load(req)
+        elif op == "public":
+            reply = worker.public(req)
+        elif op == "call":
+            device = req.get("device", "cpu")
+            req = wire.decode(body, device=device)  # inputs where the judge asked
+            reply = worker.call(req)
+        else:
+            reply = {"ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {op!r}", "where": None}}
+        if isinstance(reply, dict):
+            # Threads running Python code (threading or _thread), not torch's or
+            # CUDA's native ones: the judge retires a worker whose call left
+            # more than loading did.
+            reply["py_threads"] = len(sys._current_frames())
+        try:
+            data = wire.encode(reply)
+        except BaseException as exc:  # noqa: BLE001 - e.g. a tensor subclass that breaks on serialisation
+            data = wire.encode({"ok": False, "error": _error(exc)})
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd_out, view):]
+

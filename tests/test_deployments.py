@@ -1,0 +1,204 @@
+"""The kit on each deployment, installed as its users install it.
+
+- the wheel alone, in a fresh virtual environment with no checkout on the
+  path, run from an empty folder: `grade`, `ci`, `check` and `gradescope`
+  give the reference full marks, and the battery's answers-on-disk cases hold;
+- each autograder zip in a Gradescope-like root after its `setup.sh` ran (a
+  fresh virtual environment stands in for the image; torch is pre-installed
+  there, since CI reaches no other package index): full marks for the
+  reference, nothing found by a submission that looks for answers on disk,
+  and only that assignment's private material in the zip;
+- the public part alone: none of the private files, and `check` works.
+
+The fresh environments are copies of one made for the session (torch and the
+kit's dependencies, nothing of the kit).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder import __version__
+from autograder.audit import examples as examples_mod
+from autograder.audit import hostile
+from conftest import ASSIGNMENTS, ROOT
+
+pytestmark = pytest.mark.slow
+DEPENDENCIES = ("numpy", "pyyaml", "pytest", "matplotlib")
+ANSWER_CASES = ("search_disk_for_answers", "read_other_assignment", "import_private_package")
+
+
+def _run(cmd, cwd, env=None, timeout=900, check=True):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("KIT_", "PYTHON", "VIRTUAL_ENV"))}
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env={**clean, **(env or {})},
+                          capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(map(str, cmd))} exited {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+@pytest.fixture(scope="session")
+def base_venv(tmp_path_factory):
+    """A virtual environment with torch and the kit's dependencies, nothing of the kit."""
+    venv = tmp_path_factory.mktemp("base") / "venv"
+    _run([sys.executable, "-m", "venv", venv], cwd=venv.parent)
+    torch_version = __import__("torch").__version__.split("+")[0]
+    _run([venv / "bin" / "python", "-m", "pip", "install", "-q", f"torch=={torch_version}", *DEPENDENCIES],
+         cwd=venv.parent, timeout=1800)
+    return venv
+
+
+def fresh_venv(base, where):
+    dest = Path(where) / "venv"
+    shutil.copytree(base, dest, symlinks=True)
+    return dest
+
+
+def site_packages(venv):
+    return next((venv / "lib").glob("python3*/site-packages"))
+
+
+@pytest.fixture(scope="session")
+def kit_wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, ROOT], cwd=ROOT)
+    return next(out.glob("attention_autograder_kit-*.whl"))
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    _run([sys.executable, "-m", "autograder", "build", "--out", out, "--dist-only"], cwd=ROOT)
+    return out
+
+
+def _scores(results):
+    data = json.loads(Path(results).read_text())
+    return {t["name"]: t["score"] for t in data["tests"]}, data
+
+
+def _case_notebook(name, folder):
+    case = next(c for c in hostile.CASES if c.name == name)
+    suffix, data = case.build()
+    path = Path(folder) / f"{name}{suffix}"
+    path.write_bytes(data)
+    return path, case
+
+
+def test_the_wheel_alone_grades_checks_and_holds_from_an_empty_folder(base_venv, kit_wheel, tmp_path):
+    venv = fresh_venv(base_venv, tmp_path)
+    py = venv / "bin" / "python"
+    _run([py, "-m", "pip", "install", "-q", "--no-deps", kit_wheel], cwd=tmp_path)
+    installed = site_packages(venv) / "autograder"
+    assert (installed / "grading.yml").is_file() and (installed / "ci" / "github-workflow.yml").is_file()
+    assert (installed / "build" / "templates" / "run_autograder.sh").is_file()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    reference = shutil.copy(examples_mod.EXAMPLES / "scaled_dot_product" / "reference.ipynb", empty / "hw.ipynb")
+    probe = _run([py, "-c", "import autograder, sys; print(autograder.__file__); print(sys.path)"], cwd=empty).stdout
+    assert str(ROOT) not in probe and str(installed) in probe
+
+    _run([venv / "bin" / "attention-kit", "grade", reference, "--out", empty / "out"], cwd=empty)
+    scores, data = _scores(empty / "out" / "hw" / "results.json")
+    assert scores == {"causal_mask": 2, "padding_mask": 2, "scaled_dot_product_attention": 6}
+    assert data["extra_data"]["kit_version"] == __version__
+
+    proc = _run([py, "-m", "autograder", "ci", reference, "--out", empty / "ci", "--summary", empty / "s.md"],
+                cwd=empty)
+    assert json.loads((empty / "ci" / "results.json").read_text())["score"] == 10, proc.stdout
+
+    _run([py, "-m", "autograder", "check", reference], cwd=empty)
+
+    gs = empty / "gs"
+    (gs / "submission").mkdir(parents=True)
+    shutil.copy(reference, gs / "submission" / "scaled_dot_product.ipynb")
+    _run([py, "-m", "autograder", "gradescope", "--root", gs], cwd=empty)
+    assert _scores(gs / "results" / "results.json")[0]["scaled_dot_product_attention"] == 6
+
+    args = [a for name in ANSWER_CASES + ("synthesized_reference",) for a in ("--case", name)]
+    proc = _run([py, "-m", "autograder", "audit", "--hostile", "--no-progress", *args], cwd=empty, check=False)
+    assert proc.returncode == 0 and "violated 0" in proc.stdout, proc.stdout[-5000:] + proc.stderr[-2000:]
+    if os.geteuid() == 0:
+        assert f"held {len(ANSWER_CASES) + 1}," in proc.stdout, proc.stdout[-3000:]
+
+
+def test_each_autograder_zip_after_setup_sh_grades_and_hides_the_answers(base_venv, dist, tmp_path):
+    image = fresh_venv(base_venv, tmp_path)
+    env = {"PATH": f"{image / 'bin'}{os.pathsep}/usr/local/bin:/usr/bin:/bin"}
+    for a in ASSIGNMENTS:
+        z = dist / a / f"{a}-autograder.zip"
+        names = zipfile.ZipFile(z).namelist()
+        text = "\n".join(zipfile.ZipFile(z).read(n).decode("utf-8", "replace") for n in names)
+        assert not any("/catalog/" in n or "/hostile/" in n or "/audit/" in n for n in names), a
+        for other in ASSIGNMENTS:
+            if other != a:
+                assert not any(f"/suites/{other}/" in n for n in names), (a, other)
+        assert "pyproject.toml" not in " ".join(names) and "pip_install ./kit" not in text
+
+        root = tmp_path / a
+        (root / "source").mkdir(parents=True)
+        (root / "submission").mkdir()
+        with zipfile.ZipFile(z) as zf:
+            zf.extractall(root / "source")
+        for n in ("setup.sh", "run_autograder"):
+            os.chmod(root / "source" / n, 0o755)
+        _run(["bash", root / "source" / "setup.sh"], cwd=root / "source", env=env, timeout=1800)
+        assert not (site_packages(image) / "autograder").exists(), "setup.sh installed a copy of the kit"
+
+        def grade(notebook):
+            for old in (root / "submission").iterdir():
+                old.unlink()
+            shutil.copy(notebook, root / "submission" / Path(notebook).name)
+            _run(["bash", root / "source" / "run_autograder"], cwd=root / "source",
+                 env={**env, "KIT_AUTOGRADER_ROOT": str(root)})
+            return _scores(root / "results" / "results.json")
+
+        scores, data = grade(examples_mod.EXAMPLES / a / "reference.ipynb")
+        from autograder import config
+
+        assert scores == {q: float(p) for q, p in config.load(ROOT / "grading.yml").questions(a).items()}, scores
+        assert data["extra_data"]["kit_version"] == __version__
+        if a == "scaled_dot_product" and os.geteuid() == 0:
+            for name in ANSWER_CASES:
+                notebook, case = _case_notebook(name, tmp_path)
+                scores, data = grade(notebook)
+                problems = hostile.check(case, data, {})
+                assert not problems, (name, problems, data.get("tests"))
+
+    multi = zipfile.ZipFile(dist / "multi_head" / "multi_head-autograder.zip")
+    shipped = "\n".join(multi.read(n).decode() for n in multi.namelist() if "/solutions/" in n)
+    for other in ("def additive_attention(", "def dot_attention(", "def causal_mask(", "def padding_mask("):
+        assert other not in shipped, f"the multi_head zip carries {other}"
+    assert "def masked_softmax(" in shipped and "def scaled_dot_product_attention(" in shipped
+
+
+def test_the_public_part_alone_holds_none_of_the_private_files(base_venv, dist, tmp_path):
+    wheel = next((dist / "public").glob("attention_autograder_kit_public-*.whl"))
+    venv = fresh_venv(base_venv, tmp_path)
+    py = venv / "bin" / "python"
+    _run([py, "-m", "pip", "install", "-q", "--no-deps", wheel], cwd=tmp_path)
+    installed = site_packages(venv) / "autograder"
+    files = [p for p in installed.rglob("*") if p.is_file()]
+    assert files and not (installed / "private").exists()
+    reference_lines = {line.strip() for f in (ROOT / "solutions").glob("*.py")
+                       for line in f.read_text().splitlines() if len(line.strip()) > 30}
+    for f in files:
+        rel = f.relative_to(installed)
+        assert not {"private", "suites", "catalog", "audit", "solutions"} & set(rel.parts), rel
+        if f.suffix == ".py":
+            assert not reference_lines & {line.strip() for line in f.read_text().splitlines()}, rel
+    empty = tmp_path / "repo"
+    empty.mkdir()
+    reference = shutil.copy(examples_mod.EXAMPLES / "scaled_dot_product" / "reference.ipynb", empty / "hw.ipynb")
+    summary = empty / "summary.md"
+    proc = _run([py, "-m", "autograder", "check", reference, "--summary", summary], cwd=empty)
+    assert "3 of 3 questions pass" in proc.stdout and "3 of 3 questions pass" in summary.read_text()
+    stub = shutil.copy(ROOT / "student_template" / "scaled_dot_product.ipynb", empty / "stub.ipynb")
+    assert _run([py, "-m", "autograder", "check", stub], cwd=empty, check=False).returncode == 1
+    refused = _run([py, "-m", "autograder", "grade", reference, "--out", empty / "out"], cwd=empty, check=False)
+    assert refused.returncode == 2 and "public part" in refused.stderr and "Traceback" not in refused.stderr

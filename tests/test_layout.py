@@ -1,0 +1,113 @@
+"""The layout shows the trust boundary, and the code keeps to it.
+
+Every import of the kit's modules is read from the source (AST, module-level
+and inside functions alike): the worker side imports only the standard
+library, torch and the protocol; the sandbox never imports the judge, the
+verbs or the private root; only the judge, the verbs that need it and the
+suites themselves import the private root; no two modules of the kit import
+each other.
+"""
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import layout
+
+PACKAGE = layout.PACKAGE
+STDLIB = set(sys.stdlib_module_names)
+
+
+def module_name(path):
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def kit_modules():
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] == "private" and len(rel.parts) > 1 and rel.parts[1] == "catalog":
+            continue  # catalog entries are student code, not the kit's
+        out[module_name(path)] = path
+    return out
+
+
+def imports(path):
+    """Every module name `path` imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text())
+    here = module_name(path)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in kit_modules()}
+    return found
+
+
+def side(name, *prefixes):
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def test_the_worker_side_imports_only_the_standard_library_torch_and_the_protocol():
+    worker_side = {n: p for n, p in kit_modules().items()
+                   if side(n, "autograder.worker", "autograder.protocol") or n == "autograder"}
+    assert len(worker_side) >= 4, worker_side
+    for name, path in worker_side.items():
+        for mod in imports(path):
+            top = mod.split(".")[0]
+            ok = top in STDLIB or top == "torch" or side(mod, "autograder.protocol", "autograder.worker")
+            assert ok, f"{name} imports {mod}: the worker side may import the standard library, torch and the protocol only"
+
+
+def test_the_sandbox_never_imports_the_judge_the_verbs_or_the_private_root():
+    allowed = ("autograder.sandbox", "autograder.protocol", "autograder.worker", "autograder.layout")
+    for name, path in kit_modules().items():
+        if not side(name, "autograder.sandbox"):
+            continue
+        for mod in imports(path):
+            if mod.split(".")[0] == "autograder":
+                assert side(mod, *allowed) or mod == "autograder", f"{name} imports {mod}"
+
+
+def test_only_the_judge_side_reaches_the_private_root():
+    may = ("autograder.judge", "autograder.private", "autograder.build", "autograder.audit", "autograder.grade",
+           "autograder.demo")
+    for name, path in kit_modules().items():
+        for mod in imports(path):
+            if side(mod, "autograder.private") and not side(name, *may):
+                pytest.fail(f"{name} imports {mod}")
+
+
+def test_no_two_modules_of_the_kit_import_each_other():
+    modules = kit_modules()
+    graph = {n: {m for m in imports(p) if m in modules and m != n} for n, p in modules.items()}
+    # A package's __init__ importing its own submodules is how packages work; a
+    # submodule importing its package's __init__ back is the cycle to avoid.
+    cycles = sorted({tuple(sorted((a, b))) for a, deps in graph.items() for b in deps
+                     if a in graph.get(b, ()) and not (side(b, a) or side(a, b))})
+    assert not cycles, cycles
+
+
+def test_every_private_file_lives_under_the_one_private_root():
+    """Solutions, suites and the catalog are nowhere else in the package."""
+    for path in PACKAGE.rglob("*"):
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] == "private":
+            continue
+        assert path.name not in ("suites", "catalog", "solutions"), rel
+        if path.suffix == ".py":
+            text = path.read_text()
+            assert "def masked_softmax(" not in text or rel.parts[0] == "audit", rel
