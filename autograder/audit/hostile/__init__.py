@@ -29,6 +29,7 @@ import yaml
 
 from autograder import config as config_mod
 from autograder import layout
+from autograder.audit.hostile import cases_batch, cases_judge, cases_malformed  # noqa: F401 - they register cases
 from autograder.audit.hostile.cases import BATTERY, CASES, SECRET_ENV, reference
 
 SHORT_LIMITS = {"cpu_seconds_per_call": 3, "load_seconds": 20, "memory_mb": 2048, "output_bytes": 200000,
