@@ -18,11 +18,34 @@ import pytest
 from autograder import __version__, layout
 from autograder import config as config_mod
 from autograder.judge.notebook import SubmissionError, load_submission
+from autograder.judge.text import one_line
 from autograder.judge.remote import Remote
 from autograder.sandbox.limits import Limits
 
 SUITES = layout.SUITES
 PROVIDED_PRELUDE = "import math\n\nimport torch\nfrom torch import nn\n\n"
+MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's code prints or raises
+MAX_LINE_CHARS = 700
+
+
+def _reset_peak_memory():
+    """Start this process's peak-RSS count afresh (Linux; a no-op elsewhere)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def _peak_memory_mb():
+    """This process's peak resident memory since the last reset (VmHWM), or None."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 @dataclass
@@ -69,12 +92,16 @@ class GradeResult:
                 "name": q.name, "score": q.score, "max_score": q.max_score,
                 "output": output, "visibility": "visible",
             })
+        # Plain text: Gradescope renders no Markdown or HTML from a student's error message.
         out = {"score": self.score, "tests": tests, "execution_time": round(self.seconds, 2),
+               "output_format": "text", "test_output_format": "text",
                "extra_data": {"kit_version": __version__}}
         if self.notes:
             out["output"] = "\n".join(self.notes)
         if self.peak_mb is not None:
             out["extra_data"]["worker_peak_mb"] = self.peak_mb
+        if getattr(self, "judge_peak_mb", None) is not None:
+            out["extra_data"]["judge_peak_mb"] = self.judge_peak_mb
         return out
 
 
@@ -152,11 +179,15 @@ def _score(cfg, assignment, outcomes):
         for i in items:
             if not i.passed:
                 label = f"{test}[{i.case}]" if i.case else test
-                q.lines.append(f"FAIL {label}: {i.message}")
+                q.lines.append(one_line(f"FAIL {label}: {i.message}", MAX_LINE_CHARS))
     for name, fractions in per_question.items():
         if name in questions:
             q = questions[name]
             q.score = round(q.max_score * sum(fractions) / len(fractions), 2)
+    for q in questions.values():
+        if len(q.lines) > MAX_LINES_PER_QUESTION:
+            more = len(q.lines) - MAX_LINES_PER_QUESTION + 1
+            q.lines = q.lines[:MAX_LINES_PER_QUESTION - 1] + [f"... and {more} more failed checks"]
     for name, q in questions.items():
         if name not in per_question:
             q.lines.append("not graded: no hidden test ran for this question (grader error, reported to the course staff)")
@@ -184,16 +215,21 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
     """Grade one notebook or export zip; never raises for a bad submission."""
     cfg = cfg or config_mod.load()
     start = time.monotonic()
+    _reset_peak_memory()
     known = cfg.assignments
     try:
         submission = load_submission(path, known)
     except SubmissionError as exc:
         name = assignment if assignment in known else None
-        questions = {n: QuestionResult(n, float(p), 0.0, [f"not graded: {exc}"]) for n, p in (cfg.questions(name).items() if name else [])}
-        return GradeResult(Path(path), name, questions, [f"Not graded: {exc}"], time.monotonic() - start)
+        reason = one_line(exc, 300)
+        questions = {n: QuestionResult(n, float(p), 0.0, [f"not graded: {reason}"])
+                     for n, p in (cfg.questions(name).items() if name else [])}
+        result = GradeResult(Path(path), name, questions, [f"Not graded: {reason}"], time.monotonic() - start)
+        result.judge_peak_mb = _peak_memory_mb()
+        return result
     name = assignment or submission.assignment
     if name not in known:
-        note = (f"Not graded: could not tell which assignment {Path(path).name} is for; "
+        note = (f"Not graded: could not tell which assignment {one_line(Path(path).name, 120)} is for; "
                 f"pass --assignment (one of {', '.join(known)})")
         return GradeResult(Path(path), None, {}, [note], time.monotonic() - start)
     own = forkserver is None
@@ -213,9 +249,12 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
     notes = []
     if remote.load_failure:
         notes.append(f"Your notebook could not be run: {remote.load_failure}")
-    notes += [f"Note: {e}" for e in remote.cell_errors[:10]]
-    notes += [f"Note: {n}" for n in list(remote.notes.values())[:10]]
+    if remote.over_budget:
+        notes.append(f"Note: grading stopped early: {remote.over_budget}")
+    notes += [f"Note: {one_line(e, MAX_LINE_CHARS)}" for e in remote.cell_errors[:10]]
+    notes += [f"Note: {one_line(n, MAX_LINE_CHARS)}" for n in list(remote.notes.values())[:10]]
     result = GradeResult(Path(path), name, questions, notes, time.monotonic() - start, remote.peak_mb)
+    result.judge_peak_mb = _peak_memory_mb()
     result.internal_errors = plugin.internal_errors
     result.outcomes = plugin.outcomes
     return result

@@ -7,11 +7,14 @@ function that was running is marked dead: its remaining tests fail at once
 with the same reason, and the next call to any other function starts a fresh
 worker.
 """
+import time
 from dataclasses import dataclass, field
 
+from autograder.judge.text import one_line
 from autograder.sandbox.client import WorkerClient, WorkerDied
 
 MAX_SKIPPED_CELLS = 2
+MAX_CELL_ERRORS = 10
 
 
 @dataclass
@@ -27,10 +30,12 @@ class Reply:
 
 
 def _error_line(err):
+    """One bounded line from the error the worker reported (student text:
+    the type name, the place and the message are each cut and made inert)."""
     if not isinstance(err, dict):
         return "the worker sent an error it could not describe"
-    where = f" ({err['where']})" if err.get("where") else ""
-    return f"raised {err.get('type', 'Exception')}{where}: {err.get('message', '')}"
+    where = f" ({one_line(err['where'], 60)})" if err.get("where") else ""
+    return f"raised {one_line(err.get('type', 'Exception'), 80)}{where}: {one_line(err.get('message', ''), 400)}"
 
 
 class Remote:
@@ -47,6 +52,25 @@ class Remote:
         self.notes = {}  # target -> a submission-wide remark for the student
         self.peak_mb = None  # the largest worker peak (where a control group measured it)
         self._after_load = (None, None)  # (processes in its control group, Python threads) once loaded
+        self.started = time.monotonic()  # the submission's wall-clock budget runs from here
+        self.over_budget = None  # the reason, once the budget is spent
+
+    def _remaining(self):
+        """Seconds left of the submission's wall-clock budget (limits.submission_seconds)."""
+        return self.limits.submission_seconds - (time.monotonic() - self.started)
+
+    def _spent(self):
+        """The one-line reason once the budget is spent (kept for the notes)."""
+        self.over_budget = (f"not run: the submission used up its time budget of "
+                            f"{self.limits.submission_seconds:g} s (wall clock); what was graded before is kept")
+        return self.over_budget
+
+    def _wall(self, seconds):
+        """A request's wall-clock limit, cut to what is left of the submission's budget."""
+        left = self._remaining()
+        if left <= 0:
+            raise WorkerDied(self._spent())
+        return min(seconds, left)
 
     # -- lifecycle ------------------------------------------------------
     def _ensure(self):
@@ -56,7 +80,9 @@ class Remote:
             return
         if self.client is not None:
             self.client.close()
+        indices = {c.index for c in self.submission.cells}
         while True:
+            wall = self._wall(self.limits.load_seconds * 1.5 + 10)
             self.client = WorkerClient(self.limits, self.forkserver)
             self.client.start()
             cells = [{"index": c.index, "source": c.source} for c in self.submission.cells
@@ -64,9 +90,7 @@ class Remote:
             try:
                 report = self.client.request(
                     {"op": "load", "cells": cells, "provided": self.provided_source},
-                    cpu_seconds=self.limits.load_seconds,
-                    wall_seconds=self.limits.load_seconds * 1.5 + 10,
-                )
+                    cpu_seconds=self.limits.load_seconds, wall_seconds=wall)
                 break
             except WorkerDied as exc:
                 # The worker notes each cell before running it: skip the one
@@ -74,23 +98,26 @@ class Remote:
                 # what they earned.
                 culprit = self.client.read_scratch_int("progress")
                 self.close()
-                if culprit is None or culprit in self.skipped or len(self.skipped) >= MAX_SKIPPED_CELLS:
+                if culprit not in indices or culprit in self.skipped or len(self.skipped) >= MAX_SKIPPED_CELLS:
                     self.load_failure = f"running the notebook's cells {exc.reason}"
                     raise WorkerDied(self.load_failure) from None
                 self.skipped[culprit] = exc.reason
+        report = report if isinstance(report, dict) else {}
         self._after_load = (self.client.processes(), report.get("py_threads"))
-        self.cell_errors = [f"cell {i} was skipped: running it {why}" for i, why in self.skipped.items()] + [
-            f"cell {c['index']} {_error_line(c.get('error'))}"
-            for c in report.get("cells", []) if not c.get("ok")
-        ]
+        failed = [c for c in report.get("cells", []) if isinstance(c, dict) and not c.get("ok")
+                  and c.get("index") in indices] if isinstance(report.get("cells"), list) else []
+        self.cell_errors = ([f"cell {i} was skipped: running it {why}" for i, why in self.skipped.items()]
+                            + [f"cell {c['index']} {_error_line(c.get('error'))}" for c in failed])[:MAX_CELL_ERRORS]
 
     def public(self, tests):
         """Run otter's public tests (plain sources) beside the notebook's code:
         the self-check `grader.check_all()` gives. Raises WorkerDied."""
         self._ensure()
         budget = self.limits.cpu_seconds_per_call * max(len(tests), 1)
-        reply = self.client.request({"op": "public", "tests": tests}, cpu_seconds=budget, wall_seconds=budget * 2 + 10)
-        return reply.get("results", []) if isinstance(reply, dict) else []
+        reply = self.client.request({"op": "public", "tests": tests}, cpu_seconds=budget,
+                                    wall_seconds=self._wall(budget * 2 + 10))
+        results = reply.get("results", []) if isinstance(reply, dict) else []
+        return results if isinstance(results, list) else []
 
     def close(self):
         if self.client is not None:
@@ -120,6 +147,7 @@ class Remote:
             return Reply(False, error=self.dead[target])
         try:
             self._ensure()
+            wall = self._wall(self.limits.cpu_seconds_per_call * 2 + 10)
         except WorkerDied as exc:
             return Reply(False, error=exc.reason)
         message = {
@@ -128,24 +156,26 @@ class Remote:
             "cotangents": cotangents, "trace": trace, "return_inputs": return_inputs,
             "invoke": invoke,
         }
-        cpu = self.limits.cpu_seconds_per_call
         try:
-            raw = self.client.request(message, cpu_seconds=cpu, wall_seconds=cpu * 2 + 10)
+            raw = self.client.request(message, cpu_seconds=self.limits.cpu_seconds_per_call, wall_seconds=wall)
         except WorkerDied as exc:
-            self.dead[target] = f"`{target}` {exc.reason}"
             self.close()
+            if self._remaining() <= 0:  # the budget ran out during this call: say so, not "timed out"
+                return Reply(False, error=self._spent())
+            self.dead[target] = f"`{target}` {exc.reason}"
             return Reply(False, error=self.dead[target])
         self._retire_if_left_running(target, raw)
         if not isinstance(raw, dict):
             return Reply(False, error="the worker sent a reply that is not a dict")
         if not raw.get("ok"):
             return Reply(False, error=_error_line(raw.get("error")))
+        seen = raw.get("forbidden_seen")
         return Reply(
             True,
             value=raw.get("value"),
-            grads=raw.get("grads"),
-            op_count=raw.get("op_count"),
-            forbidden_seen=list(raw.get("forbidden_seen") or []),
+            grads=raw.get("grads") if isinstance(raw.get("grads"), dict) else None,
+            op_count=raw.get("op_count") if type(raw.get("op_count")) is int else None,
+            forbidden_seen=[one_line(s, 80) for s in seen[:10]] if isinstance(seen, list) else [],
             inputs_after=raw.get("inputs_after"),
-            params=raw.get("params"),
+            params=raw.get("params") if isinstance(raw.get("params"), dict) else None,
         )

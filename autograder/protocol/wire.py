@@ -27,6 +27,7 @@ DTYPES = {
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 MAX_DEPTH = 16
+MAX_HEADER = 1 << 20  # the JSON part of a message; tensor payloads are bounded by the reply cap
 
 
 class WireError(Exception):
@@ -87,19 +88,34 @@ def encode(value):
 
 
 def decode(body, device=None):
-    """Rebuild the value of one message body (the bytes after the length prefix).
+    """Rebuild the value of one message body (the bytes after the length prefix;
+    bytes or a memoryview).
 
     Tensors are rebuilt on `device` when given (the worker puts inputs where the
     judge asked), else on the CPU, except meta tensors, which stay meta. The
     device a tensor came from is kept in `tensor.wire_device` (a string).
+    Anything that does not follow the format raises `WireError`, whatever
+    went wrong inside (the worker that sent it is untrusted).
     """
+    try:
+        return _decode(body, device)
+    except WireError:
+        raise
+    except (RecursionError, MemoryError, ValueError, TypeError, AttributeError, KeyError, IndexError,
+            OverflowError, RuntimeError, struct.error) as exc:
+        raise WireError(f"undecodable message ({type(exc).__name__})") from None
+
+
+def _decode(body, device):
     if len(body) < 4:
         raise WireError("message too short")
     (hlen,) = struct.unpack(">I", body[:4])
     if 4 + hlen > len(body):
         raise WireError("header length past the end of the message")
+    if hlen > MAX_HEADER:
+        raise WireError(f"header of {hlen} bytes, over the {MAX_HEADER}-byte limit")
     try:
-        header = json.loads(body[4 : 4 + hlen].decode())
+        header = json.loads(bytes(body[4 : 4 + hlen]).decode())
     except (UnicodeDecodeError, ValueError) as exc:
         raise WireError(f"header is not JSON: {exc}") from None
     offsets = [4 + hlen]
@@ -112,7 +128,7 @@ def decode(body, device=None):
         ):
             raise WireError(f"bad tensor header {spec!r:.200}")
         numel = math.prod(shape)
-        src_device = str(spec.get("device", "cpu"))
+        src_device = str(spec.get("device", "cpu"))[:16]
         if src_device == "meta" or device == "meta":
             t = torch.empty(shape, dtype=dtype, device="meta")
         else:
@@ -144,10 +160,16 @@ def decode(body, device=None):
             if "$t" in v:
                 return payload(v)
             if "$tuple" in v:
+                if not isinstance(v["$tuple"], list):
+                    raise WireError("a tuple that is not a list")
                 return tuple(dec(x, depth + 1) for x in v["$tuple"])
             if "$dict" in v:
-                return {str(k): dec(x, depth + 1) for k, x in v["$dict"].items()}
+                if not isinstance(v["$dict"], dict):
+                    raise WireError("a dict that is not an object")
+                return {str(k)[:200]: dec(x, depth + 1) for k, x in v["$dict"].items()}
             if "$float" in v:
+                if v["$float"] not in ("nan", "inf", "-inf"):
+                    raise WireError("a float tag that is not nan or inf")
                 return float(v["$float"])
             if "$other" in v:
                 return Other(str(v["$other"])[:200])

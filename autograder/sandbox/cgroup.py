@@ -78,7 +78,39 @@ def layout():
             if _probe(parent, lambda p: (p / "pids.max").write_text("1")):
                 found.append(("v2", parent))
     _LAYOUT["found"] = found
+    for _, parent in found:
+        sweep(parent)
     return found
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep(parent):
+    """Remove the groups that judges which are gone left under `parent`
+    (`kit-<pid>-<n>`, `kit-probe-<pid>`): a judge killed with SIGKILL never
+    removes its own. Groups still holding a process are left alone."""
+    try:
+        names = [d.name for d in parent.iterdir() if d.name.startswith("kit-")]
+    except OSError:
+        return
+    for name in names:
+        owner = name.split("-")[2] if name.startswith("kit-probe-") else name.split("-")[1]
+        if not owner.isdigit() or _alive(int(owner)):
+            continue
+        group = parent / name
+        if not _read(group / "cgroup.procs").split():
+            try:
+                group.rmdir()
+            except OSError:
+                pass
 
 
 def _read(path):
@@ -210,8 +242,10 @@ class WorkerGroup:
             time.sleep(0.02)
 
     def remove(self):
+        """Remove every group of this worker (after `kill_all`): retried for up to
+        2 s each, since a killed task leaves a group only once it is reaped."""
         for _, d in reversed(self.dirs):
-            for _ in range(50):
+            for _ in range(100):
                 try:
                     d.rmdir()
                     break

@@ -196,7 +196,7 @@ class WorkerClient:
             if body_len is not None and len(buf) >= need:
                 break
         try:
-            return wire.decode(bytes(buf[8:need]))
+            return wire.decode(memoryview(buf)[8:need])  # no copy of the whole reply
         except wire.WireError as exc:
             self._kill()
             p.dead = f"the worker sent a malformed reply ({exc})"

@@ -13,6 +13,7 @@ class Limits:
     submission_cpu_seconds: float
     disk_mb: int
     reply_bytes: int
+    submission_seconds: float
 
     @classmethod
     def from_config(cls, values):

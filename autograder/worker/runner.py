@@ -63,6 +63,9 @@ class Worker:
 
         torch.set_num_threads(1)
         self.torch = torch
+        # Made before any student code runs: replacing `_make_counter` (or this
+        # module's names) from a cell later changes nothing for this worker.
+        self._counter_class = _make_counter(torch)
         self.ns = {"__name__": "__main__", "__builtins__": __builtins__}
 
     # -- load -----------------------------------------------------------
@@ -158,7 +161,7 @@ class Worker:
         # suites measure gradients through autograd, so every call starts with
         # it on (the function itself may still turn it off).
         torch.set_grad_enabled(True)
-        counter = _make_counter(torch)() if req.get("trace") else None
+        counter = self._counter_class() if req.get("trace") else None
         try:
             params = {}
             if req.get("construct") is not None:
@@ -168,7 +171,7 @@ class Worker:
                     to = req.get("to") or {}
                     dtype = getattr(torch, to["dtype"]) if to.get("dtype") else None
                     obj = obj.to(device=req.get("device", "cpu"), dtype=dtype)
-                    params = dict(obj.named_parameters())
+                    params = _parameters(obj, torch)
                     reply["params"] = {n: {"shape": list(p.shape), "dtype": str(p.dtype).replace("torch.", ""), "device": str(p.device)} for n, p in params.items()}
                     if req.get("state") is not None:
                         state = req["state"]
@@ -222,6 +225,34 @@ class Worker:
         except BaseException as exc:  # noqa: BLE001
             return {"error": f"{type(exc).__name__}: {str(exc)[:MESSAGE_CHARS]}"}
         return {"inputs": list(grads[: len(inputs)]), "params": dict(zip(names, grads[len(inputs):]))}
+
+
+def _parameters(module, torch):
+    """{name: Parameter} of a module and its submodules, read from their own
+    `_parameters`/`_modules` dicts and Parameter attributes, never through
+    methods a class can override (`named_parameters`, `named_modules`,
+    `__getattr__`), so a module cannot hide a parameter it created."""
+    out, seen = {}, set()
+
+    def walk(m, prefix, depth):
+        if id(m) in seen or depth > 16:
+            return
+        seen.add(id(m))
+        own = object.__getattribute__(m, "__dict__")
+        params = own.get("_parameters")
+        for name, p in (dict.items(params) if isinstance(params, dict) else ()):
+            if isinstance(p, torch.nn.Parameter):
+                out.setdefault(prefix + str(name), p)
+        for name, v in dict.items(own):
+            if isinstance(v, torch.nn.Parameter):
+                out.setdefault(prefix + str(name), v)
+        subs = own.get("_modules")
+        for name, sub in (dict.items(subs) if isinstance(subs, dict) else ()):
+            if isinstance(sub, torch.nn.Module):
+                walk(sub, f"{prefix}{name}.", depth + 1)
+
+    walk(module, "", 0)
+    return out
 
 
 def _make_counter(torch):

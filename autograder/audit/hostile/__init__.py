@@ -32,7 +32,9 @@ from autograder import layout
 from autograder.audit.hostile import cases_batch, cases_judge, cases_malformed  # noqa: F401 - they register cases
 from autograder.audit.hostile.cases import BATTERY, CASES, SECRET_ENV, reference
 
+MAX_RESULTS_BYTES = 200_000  # no case may inflate results.json past this
 SHORT_LIMITS = {"cpu_seconds_per_call": 3, "load_seconds": 20, "memory_mb": 2048, "output_bytes": 200000,
+                "submission_seconds": 90,
                 "disk_mb": 32}
 
 
@@ -110,12 +112,17 @@ def check(case, data, by_name, received=()):
             if s > cscores.get(q, 0) + 1e-9:
                 problems.append(f"{q} {s:g} > {cscores.get(q, 0):g} in {e['not_above']}")
     text = json.dumps(data)
-    messages = _messages(data)
+    if len(text) > e.get("max_results_bytes", MAX_RESULTS_BYTES):
+        problems.append(f"results.json is {len(text)} bytes")
+    if "max_seconds" in e and data.get("execution_time", 0) > e["max_seconds"]:
+        problems.append(f"took {data.get('execution_time'):.0f} s > {e['max_seconds']} s")
+    raw = json.loads(text)  # what the student's text became, unescaped
+    messages = _messages(raw)
     wants = e.get("reason_contains")
     if wants and not any(w in messages for w in wants):
         problems.append(f"no message with {' / '.join(map(repr, wants))}")
     for bad in list(e.get("must_not_contain", [])) + [SECRET_ENV[1]]:
-        if bad in text:
+        if bad in text or bad in messages:
             problems.append(f"results.json shows {bad!r}")
     if e.get("leak_files"):
         visible = json.dumps(reference(case.assignment))
@@ -222,7 +229,7 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
 def _print(report, elapsed, out):
     w = max(len(r[0].name) for r in report) + 2
     print(f"\nhostile battery: {len(report)} cases, limits {SHORT_LIMITS}", file=out)
-    print("  " + "case".ljust(w) + "expected".ljust(62) + "got".ljust(22) + "wall s".rjust(7) + "  peak MB  verdict",
+    print("  " + "case".ljust(w) + "expected".ljust(62) + "got".ljust(22) + "wall s".rjust(7) + "  peak MB  judge MB  verdict",
           file=out)
     for c, data, problems, verdict in report:
         if verdict == "skipped":
@@ -231,8 +238,10 @@ def _print(report, elapsed, out):
         wall = f"{data.get('execution_time', 0):.1f}" if data else "-"
         peak = ((data or {}).get("extra_data") or {}).get("worker_peak_mb")
         peak = f"{peak:.0f}" if isinstance(peak, (int, float)) else "-"
+        judge = ((data or {}).get("extra_data") or {}).get("judge_peak_mb")
+        judge = f"{judge:.0f}" if isinstance(judge, (int, float)) else "-"
         print("  " + c.name.ljust(w) + _expected(c.expect)[:60].ljust(62) + _got(data)[:21].ljust(22)
-              + wall.rjust(7) + "  " + peak.rjust(7) + "  " + verdict, file=out)
+              + wall.rjust(7) + "  " + peak.rjust(7) + "  " + judge.rjust(8) + "  " + verdict, file=out)
         print("  " + " " * w + f"does: {c.what[:100]}", file=out)
         reason = _reason(data)
         if reason:
@@ -244,7 +253,8 @@ def _print(report, elapsed, out):
     counts = {v: sum(r[3] == v for r in report) for v in ("held", "gap", "VIOLATED", "skipped")}
     print(f"\nheld {counts['held']}, known gaps {counts['gap']}, violated {counts['VIOLATED']}, "
           f"skipped {counts['skipped']}; "
-          f"graded in {elapsed:.0f} s; peak MB: the case's workers (control group; '-' where none)", file=out)
+          f"graded in {elapsed:.0f} s; peak MB: the case's workers (control group; '-' where none); "
+          f"judge MB: the judge process's own peak resident memory while it graded the case", file=out)
 
 
 def main(args):
