@@ -1,0 +1,138 @@
+"""Which assignment a submission is for: from what its code defines, metadata only to break a tie.
+
+A notebook's metadata (otter's `assignment_name`, the `otter.Notebook(...)`
+init cell) is the student's to edit, so it never decides on its own: the
+content does. Each assignment's graded functions and classes are the top-level
+definitions of its reference module, `autograder.private.solutions.<name>`
+(read as source, never imported: no torch import for this), named by the same
+rule as `autograder.build.sync.question_name` (a function's name, a class's in
+snake case). A submission is for the assignment whose graded names it defines
+the largest share of; where two share the top, the metadata decides between
+them, and where it names neither the submission is ambiguous (None).
+
+`batch_assignment` picks one assignment for a whole batch (the majority of its
+submissions), so a student cannot choose what their notebook is graded as by
+adding another assignment's functions or editing its metadata: every
+submission of a batch is graded against the batch's assignment.
+
+Runs in the trusted judge; reads source text with `ast`, executes nothing.
+"""
+import ast
+import re
+from collections import Counter
+from functools import lru_cache
+
+from autograder import layout
+
+_DEF = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.M)
+
+
+def question_name(obj_name):
+    """The grading.yml question of a graded function or class (the rule of
+    `autograder.build.sync.question_name`, which this must match; the build
+    package is not shipped to a grading image, so it is not imported here)."""
+    if obj_name[:1].isupper():
+        return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])", r"_\1\2", obj_name).lower()
+    return obj_name
+
+
+@lru_cache(maxsize=None)
+def _reference_defs(assignment):
+    """Top-level function and class names of the assignment's reference module
+    (what it imports, such as provided functions, is not defined there)."""
+    try:
+        tree = ast.parse((layout.SOLUTIONS / f"{assignment}.py").read_text())
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    return tuple(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+
+
+def graded_names(assignment, cfg):
+    """{name a submission defines: question} for the assignment's graded functions and classes."""
+    questions = cfg.questions(assignment)
+    names = {n: question_name(n) for n in _reference_defs(assignment) if question_name(n) in questions}
+    for q in questions:  # a question the reference module does not show (no module here): its own name
+        if q not in names.values():
+            names[q] = q
+    return names
+
+
+def defined_names(submission):
+    """Names the submission's graded cells define at top level (def, class, or a plain assignment)."""
+    found = set()
+    for cell in getattr(submission, "cells", ()) or ():
+        src = getattr(cell, "source", "")
+        if not isinstance(src, str):
+            continue
+        try:
+            body = ast.parse(src).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            found.update(_DEF.findall(src))  # a cell that does not parse: its def lines still tell
+            continue
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found.update(t.id for t in targets if isinstance(t, ast.Name))
+    return found
+
+
+def content_scores(submission, cfg):
+    """{assignment: share of its graded names the submission defines}, for every known assignment."""
+    defined = defined_names(submission)
+    out = {}
+    for a in cfg.assignments:
+        names = graded_names(a, cfg)
+        questions = set(names.values())
+        hit = {names[n] for n in defined if n in names}
+        out[a] = len(hit) / len(questions) if questions else 0.0
+    return out
+
+
+def from_content(submission, cfg, tie_breaker=None):
+    """The assignment the submission's code is for, or None (no graded name, or a tie the
+    tie-breaker does not settle)."""
+    scores = content_scores(submission, cfg)
+    best = max(scores.values(), default=0.0)
+    if best <= 0:
+        return None
+    top = [a for a, s in scores.items() if s == best]
+    if len(top) == 1:
+        return top[0]
+    return tie_breaker if tie_breaker in top else None
+
+
+def metadata(submission, cfg):
+    """The assignment the notebook's metadata names, if it is a known one."""
+    name = getattr(submission, "assignment", None)
+    return name if name in cfg.assignments else None
+
+
+def detect(submission, cfg):
+    """The assignment a submission is for: its content first (metadata only breaks a tie
+    between assignments its code fits equally), then its metadata; None when neither tells."""
+    meta = metadata(submission, cfg)
+    scores = content_scores(submission, cfg)
+    if max(scores.values(), default=0.0) > 0:
+        return from_content(submission, cfg, tie_breaker=meta)
+    return meta
+
+
+def batch_assignment(submissions_detected, order=()):
+    """The one assignment of a batch: the most common of its submissions' detected
+    assignments (None ignored). A tie goes to the first of `order` (grading.yml's order),
+    then to the name that sorts first. None when no submission was detected."""
+    counts = Counter(a for a in submissions_detected if a)
+    if not counts:
+        return None
+    best = max(counts.values())
+    top = [a for a, n in counts.items() if n == best]
+    ranked = [a for a in order if a in top] + sorted(a for a in top if a not in order)
+    return ranked[0]
+
+
+def is_tie(submissions_detected):
+    """Whether the batch's majority is shared by two or more assignments."""
+    counts = Counter(a for a in submissions_detected if a)
+    return bool(counts) and sum(n == max(counts.values()) for n in counts.values()) > 1

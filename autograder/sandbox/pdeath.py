@@ -1,0 +1,46 @@
+"""Die with the parent: the kernel's parent-death signal (standard library only).
+
+A batch's judges (its pool processes) and each judge's fork server must not
+outlive what started them: a `kill -9` of `grade` runs no Python clean-up, so
+only the kernel can end them. `die_with_parent()` asks it (Linux
+`prctl(PR_SET_PDEATHSIG, SIGKILL)`) to send SIGKILL to this process when the
+thread that started it ends. Elsewhere (no prctl) it does nothing and says so.
+
+The signal is armed only from the moment of the call: where the caller knows
+its parent's pid, a parent that died before it is caught by comparing it with
+`os.getppid()`.
+"""
+import ctypes
+import os
+import signal
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _prctl():
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def die_with_parent(parent_pid=None, ignore_interrupt=False, sig=signal.SIGKILL):
+    """Have the kernel send `sig` to this process when its parent dies; True if armed.
+
+    parent_pid: the parent this process expects; if it is already gone (this
+    process was re-parented), the process ends now with `sig`.
+    ignore_interrupt: ignore SIGINT (Ctrl-C reaches the whole foreground process
+    group; a child whose parent decides when it stops must not act on it itself).
+    """
+    if ignore_interrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    prctl = _prctl()
+    armed = False
+    if prctl is not None:
+        prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        prctl.restype = ctypes.c_int
+        armed = prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os.kill(os.getpid(), sig)
+    return armed
