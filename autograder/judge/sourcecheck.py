@@ -1,4 +1,8 @@
-"""Trusted checks on the student's source (parsed by the judge, never run).
+"""Trusted checks on the student's source (parsed, never run).
+
+They run in the notebook reader's limited helper process
+(`autograder.judge.reader`), which sends their findings back to the judge as
+plain data (`Submission.findings`); the judge itself parses no student code.
 
 `forbidden_uses(cells, target, provided)` finds calls to torch's built-in
 attention (`scaled_dot_product_attention`, `MultiheadAttention`,
@@ -8,70 +12,20 @@ imported aliases (`from torch.nn.functional import ... as sdpa`) and string
 look-ups (`getattr(F, "scaled_dot_product_attention")`). Names of provided
 functions (the reference's own `scaled_dot_product_attention` in the
 multi-head notebook) are allowed.
+
+`tracing_tampering(cells)` finds what could switch off or fool the worker's
+operation counter: torch's tracing internals, and any reach for the kit's own
+modules (`autograder`: the counter lives in `autograder.worker.runner`).
+
+Each cell is parsed on its own: a cell that cannot be parsed (a syntax error,
+or nesting or size past what the parser allows) is skipped by both, and
+`findings` scans its text for the same names instead (the reader marks the
+cell `unparsed`).
 """
 import ast
+import re
 
 FORBIDDEN = ("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention")
-
-
-def _parsed(cells):
-    """(cell, syntax tree) for every cell that parses (a broken cell fails on its own)."""
-    for cell in cells:
-        try:
-            yield cell, ast.parse(cell.source)
-        except SyntaxError:
-            continue
-
-
-def _parse_cells(cells):
-    defs, aliases = {}, {}
-    for cell, tree in _parsed(cells):
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-            elif isinstance(node, ast.ImportFrom):
-                for a in node.names:
-                    aliases[a.asname or a.name] = f"{node.module or ''}.{a.name}"
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                defs[node.name] = (cell.index, node)
-            elif isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Name):
-                        defs.setdefault(t.id, (cell.index, node))
-    return defs, aliases
-
-
-def forbidden_uses(cells, target, provided=()):
-    """A list of one-line findings; empty when the target is from scratch."""
-    defs, aliases = _parse_cells(cells)
-    findings, seen, todo = [], set(), [target]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in defs:
-            continue
-        seen.add(name)
-        cell_index, node = defs[name]
-        for sub in ast.walk(node):
-            where = f"cell {cell_index}, line {getattr(sub, 'lineno', '?')}"
-            if isinstance(sub, ast.Attribute) and sub.attr in FORBIDDEN:
-                findings.append(f"{where}: uses torch's built-in `{sub.attr}`")
-            elif isinstance(sub, ast.Name):
-                if sub.id in aliases and aliases[sub.id].rsplit(".", 1)[-1] in FORBIDDEN and sub.id not in defs:
-                    findings.append(f"{where}: uses torch's built-in `{aliases[sub.id]}`")
-                elif sub.id in FORBIDDEN and sub.id not in defs and sub.id not in provided:
-                    findings.append(f"{where}: uses torch's built-in `{sub.id}`")
-                elif sub.id in defs and sub.id != name:
-                    todo.append(sub.id)
-            elif isinstance(sub, ast.Call):
-                for arg in sub.args:
-                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                        for f in FORBIDDEN:
-                            if f in arg.value and f not in provided:
-                                findings.append(f"{where}: looks up `{f}` by name")
-    return sorted(set(findings))
-
 
 # What switches off or replaces the tracing of torch calls that the worker's
 # operation counter relies on (the vectorisation and from-scratch checks).
@@ -79,28 +33,252 @@ TRACING_INTERNALS = ("_C", "DisableTorchFunction", "DisableTorchFunctionSubclass
                      "TorchDispatchMode", "_disabled_torch_function_impl", "_pop_mode", "_push_mode",
                      "_python_dispatch", "overrides", "__torch_function__", "__torch_dispatch__",
                      "setprofile", "settrace")
+KIT = "autograder"
+KIT_FINDING = f"reaches for the grader's own modules (`{KIT}`)"
+# A string naming the kit's modules: the bare name, a dotted path into it, or an import of it.
+_KIT_IN_STRING = re.compile(rf"^\s*{KIT}\s*$|(?<![\w.]){KIT}\.\w|\b(?:import|from)\s+{KIT}\b")
+PARSE_ERRORS = (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError)
+
+
+def parse(source):
+    """(syntax tree, None), or (None, why it cannot be parsed: one line)."""
+    try:
+        return ast.parse(source), None
+    except SyntaxError as exc:
+        return None, f"SyntaxError: {exc.msg}"
+    except RecursionError:
+        return None, "nested too deeply to parse"
+    except MemoryError:
+        return None, "too large or nested too deeply to parse within the reader's memory limit"
+    except (ValueError, OverflowError) as exc:
+        return None, f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _parsed(cells):
+    """(cell, syntax tree) for every cell that parses (a broken cell fails on its own)."""
+    for cell in cells:
+        tree, _ = parse(cell.source)
+        if tree is not None:
+            yield cell, tree
+
+
+class Analysis:
+    """What the checks need of the parsed cells: top-level definitions and
+    import aliases across the notebook, and tracing findings per cell. Trees
+    are added one cell at a time; only the definitions' subtrees are kept."""
+
+    def __init__(self):
+        self.defs = {}  # name -> (cell index, node)
+        self.aliases = {}  # local name -> what it was imported as
+        self.tracing = []
+
+    def add(self, cell_index, tree):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    self.aliases[a.asname or a.name] = f"{node.module or ''}.{a.name}"
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.defs[node.name] = (cell_index, node)
+            elif isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        self.defs.setdefault(t.id, (cell_index, node))
+        self.tracing += _tracing_in(cell_index, tree)
+
+    def direct(self, name):
+        """{finding: the provided name that excuses it, or None} in `name`'s own
+        definition, and the other definitions it names."""
+        defs, aliases = self.defs, self.aliases
+        cell_index, node = defs[name]
+        found, refs = {}, set()
+
+        def note(line, excuse=None):
+            # A line found both excusable and not (two uses on one line) is never excused.
+            found[line] = excuse if found.get(line, excuse) == excuse else None
+
+        for sub in ast.walk(node):
+            where = f"cell {cell_index}, line {getattr(sub, 'lineno', '?')}"
+            if isinstance(sub, ast.Attribute) and sub.attr in FORBIDDEN:
+                note(f"{where}: uses torch's built-in `{sub.attr}`")
+            elif isinstance(sub, ast.Name):
+                if sub.id in aliases and aliases[sub.id].rsplit(".", 1)[-1] in FORBIDDEN and sub.id not in defs:
+                    note(f"{where}: uses torch's built-in `{aliases[sub.id]}`")
+                elif sub.id in FORBIDDEN and sub.id not in defs:
+                    note(f"{where}: uses torch's built-in `{sub.id}`", sub.id)
+                elif sub.id in defs and sub.id != name:
+                    refs.add(sub.id)
+            elif isinstance(sub, ast.Call):
+                for arg in sub.args:
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        for f in FORBIDDEN:
+                            if f in arg.value:
+                                note(f"{where}: looks up `{f}` by name", f)
+        return found, refs
+
+    def forbidden(self, target):
+        """{finding: the provided name that excuses it, or None}: every use of
+        torch's built-in attention in `target` and the definitions it reaches."""
+        found, seen, todo = {}, set(), [target]
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in self.defs:
+                continue
+            seen.add(name)
+            own, refs = self.direct(name)
+            for line, excuse in own.items():
+                found[line] = excuse if found.get(line, excuse) == excuse else None
+            todo += refs
+        return found
+
+    def forbidden_all(self, keep=5):
+        """{name: {finding: excuse}} for every definition that reaches a finding,
+        each keeping its `keep` first findings per excuse (None included): enough
+        for the first one a given set of provided names leaves. One pass over the
+        definitions (strongly connected components, in the order Tarjan's
+        algorithm closes them: a component after everything it reaches)."""
+        direct = {n: self.direct(n) for n in self.defs}
+        index, low, on, stack, result = {}, {}, set(), [], {}
+        for root in direct:
+            if root in index:
+                continue
+            index[root] = low[root] = len(index)
+            stack.append(root)
+            on.add(root)
+            work = [(root, iter(sorted(direct[root][1])))]
+            while work:
+                v, it = work[-1]
+                for w in it:
+                    if w not in index:
+                        index[w] = low[w] = len(index)
+                        stack.append(w)
+                        on.add(w)
+                        work.append((w, iter(sorted(direct[w][1]))))
+                        break
+                    if w in on:
+                        low[v] = min(low[v], index[w])
+                else:
+                    work.pop()
+                    if work:
+                        low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                    if low[v] == index[v]:
+                        members = []
+                        while True:
+                            w = stack.pop()
+                            on.discard(w)
+                            members.append(w)
+                            if w == v:
+                                break
+                        merged, inside = {}, set(members)
+                        parts = [direct[m][0] for m in members]
+                        parts += [result[r] for r in {r for m in members for r in direct[m][1]} - inside if r in result]
+                        for part in parts:
+                            for line, excuse in part.items():
+                                merged[line] = excuse if merged.get(line, excuse) == excuse else None
+                        by_excuse = {}
+                        for line in sorted(merged):
+                            kept = by_excuse.setdefault(merged[line], [])
+                            if len(kept) < keep:
+                                kept.append(line)
+                        merged = {line: e for e, lines in by_excuse.items() for line in lines}
+                        for m in members:
+                            result[m] = merged
+        return {n: found for n, found in result.items() if found}
+
+
+def _tracing_in(cell_index, tree):
+    findings = []
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        where = f"cell {cell_index}, line {getattr(node, 'lineno', '?')}"
+        names, kit = [], False
+        if isinstance(node, ast.Attribute):
+            names = [node.attr]
+            kit = node.attr == KIT
+        elif isinstance(node, ast.Name):
+            kit = node.id == KIT
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [p for a in node.names for p in a.name.split(".")]
+            names += (node.module or "").split(".") if isinstance(node, ast.ImportFrom) else []
+            kit = KIT in names
+        elif isinstance(node, ast.FunctionDef):
+            names = [node.name]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if len(node.value) < 60:
+                names = [p for p in node.value.split(".") if p]
+            kit = id(node) not in docstrings and bool(_KIT_IN_STRING.search(node.value))
+        for n in names:
+            if n in TRACING_INTERNALS:
+                findings.append(f"{where}: uses torch's tracing internals (`{n}`)")
+        if kit:
+            findings.append(f"{where}: {KIT_FINDING}")
+    return findings
+
+
+def forbidden_uses(cells, target, provided=()):
+    """A list of one-line findings; empty when the target is from scratch."""
+    analysis = Analysis()
+    for cell, tree in _parsed(cells):
+        analysis.add(cell.index, tree)
+    return sorted(line for line, excuse in analysis.forbidden(target).items() if excuse is None or excuse not in provided)
 
 
 def tracing_tampering(cells):
     """One-line findings of torch internals that could hide calls from the
-    worker's counter, anywhere in the notebook: attribute access, imports and
-    names looked up by string. (Deliberately obfuscated code can still get
-    past a check of the source: README, "What the grader does not guarantee".)"""
+    worker's counter, and of reaches for the kit's own modules, anywhere in
+    the notebook: attribute access, imports and names looked up by string.
+    (Deliberately obfuscated code can still get past a check of the source:
+    README, "What the grader does not guarantee".)"""
     findings = []
     for cell, tree in _parsed(cells):
-        for node in ast.walk(tree):
-            where = f"cell {cell.index}, line {getattr(node, 'lineno', '?')}"
-            names = []
-            if isinstance(node, ast.Attribute):
-                names = [node.attr]
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [p for a in node.names for p in a.name.split(".")]
-                names += (node.module or "").split(".") if isinstance(node, ast.ImportFrom) else []
-            elif isinstance(node, ast.FunctionDef):
-                names = [node.name]
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 60:
-                names = [p for p in node.value.split(".") if p]
-            for n in names:
-                if n in TRACING_INTERNALS:
-                    findings.append(f"{where}: uses torch's tracing internals (`{n}`)")
+        findings += _tracing_in(cell.index, tree)
     return sorted(set(findings))
+
+
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _mentions(text):
+    """The checked names a cell's text mentions (for a cell that could not be parsed)."""
+    words = set(_WORDS.findall(text))
+    tracing = sorted(words & set(TRACING_INTERNALS) | ({KIT} & words))
+    return tracing, sorted(words & set(FORBIDDEN))
+
+
+def findings(parsed):
+    """Every finding of the notebook, as plain data, from (cell, tree or None,
+    why it did not parse) for each cell (each cell parsed once, by the caller;
+    an iterator keeps one tree at a time, and of it only the definitions):
+
+        forbidden  {top-level name: [findings]}: `forbidden_uses` of each name that has any,
+                   no name excused (the first few per excuse)
+        excused    {finding: provided name}: the findings a provided function of that name excuses
+        tracing    [findings]: `tracing_tampering`
+        unchecked  [findings]: built-in attention named in a cell that could not be
+                   parsed for its size or nesting (it counts against every function)
+    """
+    analysis = Analysis()
+    unchecked, tracing = [], []
+    for cell, tree, why in parsed:
+        if tree is not None:
+            analysis.add(cell.index, tree)
+            continue
+        if why.startswith("SyntaxError"):
+            continue  # the worker cannot compile it either: nothing in it runs
+        words_tracing, words_forbidden = _mentions(cell.source)
+        for w in words_tracing:
+            what = KIT_FINDING if w == KIT else f"uses torch's tracing internals (`{w}`)"
+            tracing.append(f"cell {cell.index}: could not be parsed to check it ({why}), and {what}")
+        for w in words_forbidden:
+            unchecked.append(f"cell {cell.index}: could not be parsed to check it ({why}), and it names `{w}`")
+    forbidden, excused = {}, {}
+    for name, found in analysis.forbidden_all().items():
+        forbidden[name] = sorted(found)
+        excused.update({line: excuse for line, excuse in found.items() if excuse is not None})
+    return {"forbidden": forbidden, "excused": excused, "tracing": sorted(set(analysis.tracing + tracing)),
+            "unchecked": unchecked}

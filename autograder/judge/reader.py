@@ -1,0 +1,556 @@
+"""Read a submission file in a limited helper process; never run it.
+
+The judge never parses the student's file itself: `read_file(path, ...)`
+starts a fresh interpreter (`python -I -S`, the standard library and three
+modules of the kit: this one, `sourcecheck` and `text`, loaded without the
+judge package's `__init__`) that limits itself before it reads a byte
+(`RLIMIT_AS` and `RLIMIT_DATA` of `limits.reader_memory_mb`, `RLIMIT_CPU` of
+`limits.reader_seconds`), gets the file on its standard input, and answers
+with plain JSON on its standard output. The judge waits for it with a
+wall-clock timeout and turns any crash or limit into a one-line
+`SubmissionError`.
+
+What the helper does (`read_bytes`, a pure function the tests call directly):
+- refuses a file over `limits.notebook_file_mb`; opens an otter export zip
+  (any error of `zipfile`, `zlib` or a decompressor becomes a one-line reason)
+  and takes its one notebook;
+- decodes UTF-8 (undecodable bytes and lone surrogates become replacement
+  characters), parses the JSON in a thread with a large stack and a high
+  recursion limit (deep nesting parses, or fails as "nested too deeply");
+- checks every type it uses (a list of cells, dict cells, metadata dicts,
+  sources that are text or lists of text: anything else is ignored, cell by
+  cell), drops outputs and keeps the code cells, with line ends normalised;
+- refuses code over `limits.notebook_code_kb` (stored outputs do not count);
+- per code cell: blanks IPython magics, removes otter's own statements, tells
+  provided cells, and parses it once; a cell that cannot be parsed (a syntax
+  error, nesting or size past the parser's or the memory limit) is marked
+  `unparsed` and nothing else is lost;
+- runs the trusted source checks (`sourcecheck.findings`) on the parsed cells;
+- tells the assignment from otter's metadata or its init cell, and passes on
+  otter's public tests (`metadata.otter.tests`), bounded.
+
+Nothing it sends back is trusted beyond its shape: the judge checks every
+type (`_submission_dict`).
+"""
+import ast
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import zipfile
+from pathlib import Path
+
+from autograder.judge import sourcecheck
+from autograder.judge.text import one_line
+
+PROVIDED_MARK = "# PROVIDED:"
+PROVIDED_TAG = "kit-provided"
+MAX_ZIP_MEMBERS = 200
+MAX_CODE_CELLS = 5000
+RECURSION_LIMIT = 100_000  # in the helper's parsing thread (measured: 200 000 levels of JSON fit in its stack)
+STACK_MB = 64
+MEMORY_EXIT = 3  # the helper's exit status when it ran out of memory outside a cell's parse
+NAME_CHARS = 120
+
+
+class SubmissionError(Exception):
+    """The file cannot be graded at all; the message says why in one line."""
+
+
+# -- per-cell work (pure: text in, text out) -------------------------------------------
+def clean(text):
+    """Text as the worker may run it: valid UTF-8 (lone surrogates become '?'),
+    every line end (\\r\\n, lone \\r) a \\n."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def cell_text(cell):
+    """A cell's source as one string: text, or a list whose text items are joined; else empty."""
+    src = cell.get("source", "") if isinstance(cell, dict) else ""
+    if isinstance(src, list):
+        src = "".join(s for s in src if isinstance(s, str))
+    return src if isinstance(src, str) else ""
+
+
+def _meta(obj):
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def is_provided(cell):
+    tags = _meta(cell).get("tags")
+    tags = tags if isinstance(tags, list) else []
+    return PROVIDED_TAG in [t for t in tags if isinstance(t, str)] or cell_text(cell).lstrip().startswith(PROVIDED_MARK)
+
+
+_MAGIC = re.compile(r"^(\s*)[%!]")
+
+
+def strip_magics(src):
+    """Blank IPython magics and shell escapes, keeping line numbers and indentation."""
+    out = []
+    for line in src.split("\n"):
+        m = _MAGIC.match(line)
+        out.append(f"{m.group(1)}pass" if m else line)
+    return "\n".join(out)
+
+
+def _is_otter_statement(node):
+    if isinstance(node, ast.Import):
+        return any(a.name.split(".")[0] == "otter" for a in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0] == "otter"
+    value = getattr(node, "value", None)
+    if isinstance(node, ast.Assign) and isinstance(value, ast.Call):
+        f = value.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        return name == "Notebook"
+    if isinstance(node, ast.Expr) and isinstance(value, ast.Call):
+        f = value.func
+        return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "grader"
+    return False
+
+
+def _strip_otter_tree(src, tree):
+    """`src` with otter's top-level statements kept as `pass` lines, and `tree`
+    without them (the tree of what is left)."""
+    lines = src.split("\n")
+    body = []
+    for node in tree.body:
+        if _is_otter_statement(node) and 0 < node.lineno <= (node.end_lineno or node.lineno) <= len(lines):
+            lines[node.lineno - 1] = "pass"
+            for i in range(node.lineno, node.end_lineno):
+                lines[i] = ""
+        else:
+            body.append(node)
+    tree.body = body
+    return "\n".join(lines)
+
+
+def strip_otter(src):
+    """Remove otter's own top-level statements (kept as `pass` lines)."""
+    src = clean(src)
+    tree, _ = sourcecheck.parse(src)
+    return src if tree is None else _strip_otter_tree(src, tree)
+
+
+_INIT = re.compile(r"otter\.Notebook\(\s*[\"']([\w.-]+?)(?:\.ipynb)?[\"']")
+
+
+def detect_assignment(nb, known):
+    """The assignment a notebook belongs to, from otter's metadata or its init cell."""
+    meta = _meta(nb)
+    otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
+    for key in ("assignment_name", "kit_assignment"):
+        for name in (otter_meta.get(key), meta.get(key)):
+            if isinstance(name, str) and name in known:
+                return name
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    for cell in cells if isinstance(cells, list) else []:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            m = _INIT.search(cell_text(cell))
+            if m and m.group(1) in known:
+                return m.group(1)
+    return None
+
+
+# -- the helper's work -------------------------------------------------------------------
+class _Cell:
+    __slots__ = ("index", "source")
+
+    def __init__(self, index, source):
+        self.index, self.source = index, source
+
+
+def _limit(limits, key):
+    value = limits.get(key) if isinstance(limits, dict) else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"grading.yml limits lack a positive {key}")
+    return value
+
+
+def _is_zip(data):
+    return data[:2] == b"PK" or zipfile.is_zipfile(io.BytesIO(data))
+
+
+def _notebook_member(info):
+    n = info.filename
+    return (n.endswith(".ipynb") and "/." not in "/" + n and "__MACOSX" not in n
+            and ".ipynb_checkpoints" not in n)
+
+
+def _from_zip(data, name, max_bytes):
+    """(member name, its bytes): the one notebook in an export zip."""
+    member = None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            infos = zf.infolist()
+            if len(infos) > MAX_ZIP_MEMBERS:
+                raise SubmissionError(f"{name} holds {len(infos)} files, over the limit of {MAX_ZIP_MEMBERS}")
+            notebooks = [i for i in infos if _notebook_member(i)]
+            if not notebooks:
+                raise SubmissionError(f"{name} is a zip with no notebook (.ipynb) in it")
+            if len(notebooks) > 1:
+                names = ", ".join(sorted(one_line(i.filename, 40) for i in notebooks)[:5])
+                raise SubmissionError(f"{name} holds {len(notebooks)} notebooks ({one_line(names, NAME_CHARS)}); "
+                                      "submit exactly one")
+            info = notebooks[0]
+            member = one_line(info.filename, NAME_CHARS)
+            if info.flag_bits & 0x1:
+                raise SubmissionError(f"{member} in {name} is encrypted (password-protected); "
+                                      "export the notebook again without a password")
+            if info.file_size > max_bytes:
+                raise SubmissionError(f"{member} in {name} is {info.file_size} bytes, over the limit of "
+                                      f"{max_bytes >> 20} MB")
+            with zf.open(info) as f:
+                out = f.read(max_bytes + 1)
+            if len(out) > max_bytes:
+                raise SubmissionError(f"{member} in {name} is over the size limit of {max_bytes >> 20} MB")
+            return member, out
+    except SubmissionError:
+        raise
+    except NotImplementedError:
+        raise SubmissionError(f"{member or 'the notebook'} in {name} is compressed with a method the grader cannot "
+                              "read; zip it again with ordinary (deflate) compression, or submit the .ipynb") from None
+    except RuntimeError as exc:
+        if "encrypt" in str(exc) or "password" in str(exc):
+            raise SubmissionError(f"{member or 'a file'} in {name} is encrypted (password-protected); "
+                                  "export the notebook again without a password") from None
+        raise SubmissionError(f"{name} is a damaged zip file ({one_line(exc, NAME_CHARS)})") from None
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - zipfile, zlib, bz2, lzma, struct, EOF, OS errors: all one reason
+        kind = type(exc).__name__ if type(exc).__module__ == "builtins" else f"{type(exc).__module__}.{type(exc).__name__}"
+        raise SubmissionError(f"{name} is a damaged zip file ({kind}: {one_line(exc, NAME_CHARS)})") from None
+
+
+def _json(text, name):
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise SubmissionError(f"{name} is not a notebook (its JSON is nested more deeply than the reader allows)") from None
+    except ValueError as exc:
+        raise SubmissionError(f"{name} is not a notebook (invalid JSON: {one_line(exc, NAME_CHARS)})") from None
+
+
+def _check_kernel(nb, name):
+    meta = _meta(nb)
+    spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
+    text = [v if isinstance(v, str) else "" for v in
+            (spec.get("language"), info.get("name"), spec.get("display_name"), spec.get("name"))]
+    language = (text[0] or text[1] or "python").lower()
+    if language != "python":
+        kernel = one_line(text[2] or text[3] or language, NAME_CHARS)
+        raise SubmissionError(f"{name} was saved with the {kernel} kernel ({one_line(language, 40)}); the assignment "
+                              "is Python: open it with a Python 3 kernel, run it and save it again")
+
+
+def _public_tests(meta, budget):
+    """otter's public tests, {name: source}, as long as they fit in `budget` characters."""
+    otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
+    tests = otter_meta.get("tests") if isinstance(otter_meta.get("tests"), dict) else {}
+    out = {}
+    for key, spec in tests.items():
+        source = spec if isinstance(spec, str) else spec.get("src") or spec.get("source") if isinstance(spec, dict) else None
+        if not isinstance(source, str):
+            continue
+        budget -= len(key) + len(source)
+        if budget < 0:
+            break
+        out[clean(key)] = clean(source)
+    return out
+
+
+def _small_metadata(meta, budget):
+    """The notebook metadata the kit reads: the assignment's name, otter's public tests."""
+    small = {}
+    otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
+    for key in ("assignment_name", "kit_assignment"):
+        if isinstance(meta.get(key), str):
+            small[key] = clean(meta[key][:200])
+    otter_small = {"tests": _public_tests(meta, budget)}
+    if isinstance(otter_meta.get("assignment_name"), str):
+        otter_small["assignment_name"] = clean(otter_meta["assignment_name"][:200])
+    small["otter"] = otter_small
+    return small
+
+
+def read_bytes(data, name, limits, known=(), keep_provided=False):
+    """The submission in `data` (a notebook's or an export zip's bytes) as plain
+    data, or SubmissionError with a one-line reason. `name` is the file's
+    name (for messages); `limits` grading.yml's `limits`."""
+    name = one_line(name, NAME_CHARS)
+    max_bytes = int(_limit(limits, "notebook_file_mb") * (1 << 20))
+    max_code = int(_limit(limits, "notebook_code_kb") * (1 << 10))
+    if len(data) > max_bytes:
+        raise SubmissionError(f"{name} is {len(data)} bytes, over the limit of {max_bytes >> 20} MB for a submission file")
+    where = name
+    if _is_zip(data):
+        member, data = _from_zip(data, name, max_bytes)
+        where = f"{member} in {name}"
+    text = data.decode("utf-8", "replace")
+    del data
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    nb = _json(text, where)
+    del text
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        if isinstance(nb, dict) and "worksheets" in nb:
+            raise SubmissionError(f"{where} is an nbformat 3 notebook; open and save it in Jupyter to convert it "
+                                  "to nbformat 4")
+        raise SubmissionError(f"{where} is not a notebook (no list of cells)")
+    _check_kernel(nb, where)
+
+    # The code cells, outputs dropped; indices are positions among all cells, from 1.
+    code, size = [], 0
+    for i, cell in enumerate(nb["cells"], start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        original = clean(cell_text(cell))
+        size += len(original.encode("utf-8"))
+        if size > max_code:
+            raise SubmissionError(f"{where} holds more than {max_code >> 10} KB of code, over the limit "
+                                  "(stored outputs do not count)")
+        code.append((i, original, is_provided(cell)))
+        if len(code) > MAX_CODE_CELLS:
+            raise SubmissionError(f"{where} holds more than {MAX_CODE_CELLS} code cells, over the limit")
+    meta = _meta(nb)
+    small_meta = _small_metadata(meta, max_code)
+    assignment = detect_assignment({"metadata": meta, "cells": [{"cell_type": "code", "source": o} for _, o, _ in code]},
+                                   [k for k in known if isinstance(k, str)])
+    del nb, meta
+
+    cells, provided_names = [], []
+
+    def parsed():  # one cell's tree at a time: the checks keep only its definitions
+        for index, original, provided in code:
+            source = strip_magics(original)
+            tree, why = sourcecheck.parse(source)
+            if tree is not None:
+                source = _strip_otter_tree(source, tree)
+            if provided:
+                if tree is not None:
+                    provided_names.extend(n.name for n in tree.body
+                                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+                if not keep_provided:
+                    continue
+            cells.append({"index": index, "source": source, "original": original, "unparsed": why})
+            yield _Cell(index, source), tree, why
+            del tree
+
+    findings = sourcecheck.findings(parsed())
+    return {
+        "notebook": {"metadata": small_meta,
+                     "cells": [{"cell_type": "code", "source": o, "metadata": {}} for _, o, _ in code]},
+        "cells": cells,
+        "assignment": assignment,
+        "provided": sorted(set(provided_names)),
+        "findings": findings,
+    }
+
+
+def _in_big_stack(fn, memory_bytes):
+    """fn() in a thread with a large stack (at most a quarter of the memory
+    limit) and a recursion limit to match; (result, exception)."""
+    out = {}
+
+    def run():
+        try:
+            out["result"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            out["error"] = exc
+
+    stack = max(1 << 20, min(STACK_MB << 20, memory_bytes // 4))
+    threading.stack_size(stack)
+    sys.setrecursionlimit(max(1000, RECURSION_LIMIT * stack // (STACK_MB << 20)))
+    t = threading.Thread(target=run)
+    try:
+        t.start()
+    except RuntimeError:  # no room for its stack
+        return None, MemoryError()
+    t.join()
+    return out.get("result"), out.get("error")
+
+
+def _limit_self(limits):
+    import resource
+
+    memory = int(_limit(limits, "reader_memory_mb") * (1 << 20))
+    seconds = int(max(1, _limit(limits, "reader_seconds")))
+    for which in (resource.RLIMIT_AS, resource.RLIMIT_DATA):
+        resource.setrlimit(which, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 2))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+def child_main(request_json):
+    """The helper: the request in argv, the file on stdin, the answer on stdout."""
+    out = sys.stdout.buffer
+    try:
+        request = json.loads(request_json)
+        limits = request["limits"]
+        _limit_self(limits)
+        max_bytes = int(_limit(limits, "notebook_file_mb") * (1 << 20))
+
+        def read():  # the file's bytes live only in read_bytes, which lets go of them once decoded
+            return read_bytes(sys.stdin.buffer.read(max_bytes + 1), request["name"], limits, request["known"],
+                              bool(request["keep_provided"]))
+
+        result, error = _in_big_stack(read, int(_limit(limits, "reader_memory_mb") * (1 << 20)))
+        if isinstance(error, SubmissionError):
+            answer = {"ok": False, "reason": str(error)}
+        elif isinstance(error, MemoryError):
+            return MEMORY_EXIT
+        elif error is not None:
+            answer = {"ok": False, "internal": f"{type(error).__name__}: {one_line(error, 300)}"}
+        else:
+            answer = {"ok": True, "result": result}
+        del result
+        out.write(json.dumps(answer, ensure_ascii=False).encode("utf-8"))
+        out.flush()
+        return 0
+    except MemoryError:
+        return MEMORY_EXIT
+
+
+# The helper's entry: the kit's modules it needs, loaded without the packages'
+# `__init__` (the judge's imports pytest and torch); the package folder is argv[1].
+_BOOT = (
+    "import sys, types\n"
+    "pkg = sys.argv[1]\n"
+    "for name, path in (('autograder', pkg), ('autograder.judge', pkg + '/judge')):\n"
+    "    m = types.ModuleType(name); m.__path__ = [path]; sys.modules[name] = m\n"
+    "from autograder.judge import reader\n"
+    "sys.exit(reader.child_main(sys.argv[2]))\n"
+)
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+# -- the judge's side ------------------------------------------------------------------
+def _reader_limits(limits):
+    keys = ("notebook_file_mb", "notebook_code_kb", "reader_memory_mb", "reader_seconds")
+    return {k: _limit(limits, k) for k in keys}
+
+
+def read_file(path, known=(), keep_provided=False, limits=None):
+    """The submission at `path` as `read_bytes` gives it (checked for shape),
+    read by the limited helper; SubmissionError with a one-line reason."""
+    path = Path(path)
+    name = one_line(path.name, NAME_CHARS)
+    limits = _reader_limits(limits)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise SubmissionError(f"cannot read {name}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        import stat
+
+        if not stat.S_ISREG(st.st_mode):
+            raise SubmissionError(f"{name} is not a regular file")
+        max_bytes = int(limits["notebook_file_mb"] * (1 << 20))
+        if st.st_size > max_bytes:
+            raise SubmissionError(f"{name} is {st.st_size} bytes, over the limit of {max_bytes >> 20} MB "
+                                  "for a submission file")
+        os.set_blocking(fd, True)
+        request = json.dumps({"name": path.name, "known": [k for k in known if isinstance(k, str)],
+                              "keep_provided": bool(keep_provided), "limits": limits})
+        wall = limits["reader_seconds"] * 2 + 10
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-B", "-X", "utf8", "-c", _BOOT, str(PACKAGE_DIR), request],
+            stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True, start_new_session=True,
+            env={"MALLOC_ARENA_MAX": "2", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}, cwd="/")
+    try:
+        stdout, stderr = proc.communicate(timeout=wall)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        proc.communicate()
+        raise SubmissionError(f"{name} could not be read within the reader's time limit of {wall:g} s") from None
+    except BaseException:
+        _kill(proc)
+        raise
+    rc = proc.returncode
+    if rc == MEMORY_EXIT or rc == -signal.SIGABRT or (rc == 1 and b"MemoryError" in stderr[-2000:]):
+        raise SubmissionError(f"{name} could not be read within the reader's memory limit of "
+                              f"{limits['reader_memory_mb']:g} MB")
+    if rc == -signal.SIGXCPU:
+        raise SubmissionError(f"{name} could not be read within the reader's CPU time limit of "
+                              f"{limits['reader_seconds']:g} s")
+    if rc == -signal.SIGKILL:
+        raise SubmissionError(f"{name} could not be read within the reader's limits (memory "
+                              f"{limits['reader_memory_mb']:g} MB, CPU time {limits['reader_seconds']:g} s)")
+    if rc != 0:
+        what = f"signal {-rc}" if rc < 0 else f"exit status {rc}"
+        raise SubmissionError(f"{name} could not be read: the notebook reader stopped ({what})")
+    try:
+        answer = json.loads(stdout.decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise SubmissionError(f"{name} could not be read: the notebook reader sent back no answer") from None
+    if not isinstance(answer, dict):
+        raise SubmissionError(f"{name} could not be read: the notebook reader sent back an answer of the wrong shape")
+    if answer.get("ok") is True:
+        return _submission_dict(answer.get("result"), name, known)
+    if isinstance(answer.get("reason"), str):
+        raise SubmissionError(one_line(answer["reason"], 600))
+    raise SubmissionError(f"{name} could not be read: the notebook reader failed "
+                          f"({one_line(answer.get('internal', 'no reason given'), 200)})")
+
+
+def _kill(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _strs(x):
+    return isinstance(x, list) and all(isinstance(s, str) for s in x)
+
+
+def _submission_dict(result, name, known=()):
+    """`result` if it has the shape `read_bytes` gives, else SubmissionError."""
+    def bad(what):
+        return SubmissionError(f"{name} could not be read: the notebook reader sent back {what} of the wrong shape")
+
+    if not isinstance(result, dict):
+        raise bad("an answer")
+    cells = result.get("cells")
+    if not isinstance(cells, list) or not all(
+            isinstance(c, dict) and type(c.get("index")) is int and isinstance(c.get("source"), str)
+            and isinstance(c.get("original"), str) and (c.get("unparsed") is None or isinstance(c["unparsed"], str))
+            for c in cells):
+        raise bad("cells")
+    if result.get("assignment") is not None and result["assignment"] not in [k for k in known if isinstance(k, str)]:
+        raise bad("an assignment")
+    if not _strs(result.get("provided")):
+        raise bad("provided names")
+    f = result.get("findings")
+    if not (isinstance(f, dict) and isinstance(f.get("forbidden"), dict)
+            and all(isinstance(k, str) and _strs(v) for k, v in f["forbidden"].items())
+            and isinstance(f.get("excused"), dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                          for k, v in f["excused"].items())
+            and _strs(f.get("tracing")) and _strs(f.get("unchecked"))):
+        raise bad("findings")
+    nb = result.get("notebook")
+    meta = nb.get("metadata") if isinstance(nb, dict) else None
+    otter_meta = meta.get("otter") if isinstance(meta, dict) else None
+    if not (isinstance(meta, dict) and isinstance(otter_meta, dict) and isinstance(otter_meta.get("tests"), dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in otter_meta["tests"].items())
+            and all(isinstance(meta.get(k, ""), str) for k in ("assignment_name", "kit_assignment"))
+            and isinstance(otter_meta.get("assignment_name", ""), str)
+            and isinstance(nb.get("cells"), list)
+            and all(isinstance(c, dict) and c.get("cell_type") == "code" and isinstance(c.get("source"), str)
+                    for c in nb["cells"])):
+        raise bad("a notebook")
+    return result
+
+
+if __name__ == "__main__":  # python -m autograder.judge.reader REQUEST_JSON < FILE
+    sys.exit(child_main(sys.argv[1]))
