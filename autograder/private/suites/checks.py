@@ -424,11 +424,14 @@ def check_vectorised(sub, name, small, large, what_grows, **opts):
 
 def _no_tracing_tampering(sub, name):
     """The operation counter runs in the student's process: code that reaches
-    for torch's tracing internals could switch it off, so it fails the checks
-    that rely on it (judged on the source, here in the judge)."""
-    from autograder.judge.sourcecheck import tracing_tampering
-
-    found = tracing_tampering(sub.submission.cells)
+    for torch's tracing internals (or the kit's own modules) could switch it
+    off, so it fails the checks that rely on it (judged on the source, by the
+    notebook reader: `sub.submission.findings`)."""
+    findings = getattr(sub.submission, "findings", None)
+    if not isinstance(findings, dict):
+        fail(f"{name}: the checks of the notebook's source did not run, so this check cannot be made "
+             "(reported to the course staff)")
+    found = findings.get("tracing") or []
     if found:
         fail(f"{name}: {found[0]}; this check counts torch calls and cannot trust a notebook that "
              "touches how they are traced. Likely cause: torch._C / torch.overrides / __torch_function__ "
@@ -437,12 +440,15 @@ def _no_tracing_tampering(sub, name):
 
 def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
     """No torch built-in attention in the student's code: judged on the source
-    (parsed here, in the judge) and on the calls traced while it ran."""
-    from autograder.judge.sourcecheck import forbidden_uses
-
+    (parsed by the notebook reader: `sub.submission.findings`; a provided
+    function of a built-in's name excuses that name) and on the calls traced
+    while it ran."""
     _no_tracing_tampering(sub, name)
     reply = call(sub, name, args, kwargs, trace=True, **opts)
-    found = forbidden_uses(cells, name, provided)
+    findings = sub.submission.findings  # a dict: _no_tracing_tampering checked it
+    excused = findings.get("excused") or {}
+    found = sorted(f for f in list((findings.get("forbidden") or {}).get(name) or []) + list(findings.get("unchecked") or [])
+                   if excused.get(f) not in provided)
     if found:
         fail(f"`{name}` must implement attention itself: {found[0]}. Likely cause: a call to torch's built-in "
              "attention; compute the scores, the masked softmax and the weighted sum with tensor operations.")
