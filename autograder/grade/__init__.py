@@ -1,53 +1,220 @@
 """`python -m autograder grade`: grade a batch of submissions in the trusted judge.
 
 Writes OUT/<id>/results.json (Gradescope's format) as each submission
-finishes, then OUT/grades.csv. The id is the file's stem, made unique with its
-parent folder when stems collide (Gradescope exports give every student the
-same notebook name). A broken submission scores what it earned with a message
-saying why, and the batch goes on.
+finishes, then OUT/grades.csv. A broken submission scores what it earned with
+a message saying why, and the batch goes on.
+
+Which file is which. Folders are searched for `*.ipynb` and `*.zip`; a file
+given by name is taken whatever it is called; the same file reached twice (a
+folder and a file in it, two links) is graded once. A submission's id is its
+path relative to the folder it was found under (a file given by name: its own
+name), folders joined with `__`, without the suffix: `A/hw.ipynb` -> `A__hw`,
+`A-hw.ipynb` -> `A-hw`. A name with any character other than ASCII letters,
+digits, `-` and `_` (or a `__` of its own) is cleaned and gets 8 hex digits of
+a hash of its path (`hw 1.ipynb` -> `hw_1-3f09c2aa`), so ids are safe file
+names, never `.`, `..` or `grades.csv`. Where two ids are the same (the same
+relative path under two folders given), each takes the next folder above it
+in front (`alice__submission`, `bob__submission`). So a file's id does not
+change when other files arrive in or leave the folders.
+
+A result belongs to its file by content, never by its id: results.json records
+the file's real path and sha256 (`extra_data.submission`), and `--resume`
+keeps a result only for the same path, the same bytes and the same assignment
+(a changed file is graded again).
+
+Which assignment. Without `--assignment` the batch has one assignment: each
+notebook's is detected from what its code defines (`autograder.judge.detect`;
+its metadata, the student's to edit, only breaks a tie) and the most common
+one is the batch's. Every submission is graded against it; one whose code or
+metadata points elsewhere is told so in its results.json. (The Python API's
+`grade_batch(assignment=None)` grades each file as its own code says: the
+audit, the demo and the hostile battery grade trusted files of several
+assignments in one batch.)
+
+Processes. A pool of judge processes (spawned: no torch state forked), each
+with its own fork server, grades in parallel. Each pool process and each fork
+server has the kernel's parent-death signal (`autograder.sandbox.pdeath`), so
+a `kill -9` of the command takes them with it. Ctrl-C (or SIGTERM) stops the
+batch at once: the pool is killed, results.json and grades.csv hold what was
+done, the message says how to resume, and the exit status is 130 (143).
 """
 import csv
+import hashlib
 import json
 import os
+import re
+import signal
 import sys
+import threading
 import time
 import traceback
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import config as config_mod
 
 SUFFIXES = (".ipynb", ".zip")
+SKIP_DIRS = (".ipynb_checkpoints", "__MACOSX", "__pycache__", ".git")
+BATCH = "(one per batch)"  # grade_batch(assignment=BATCH): detect one assignment for the whole batch
+CSV_NAME = "grades.csv"
+MAX_ID = 96
+EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+_SAFE_PART = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
 
 
-def collect(paths):
-    """Submission files from files and folders (folders: *.ipynb and *.zip inside)."""
-    found = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            for f in sorted(p.rglob("*")):
-                if f.is_file() and f.suffix in SUFFIXES and ".ipynb_checkpoints" not in f.parts:
-                    found.append(f)
+def display(path, limit=1000):
+    """A path as one printable line: undecodable bytes as U+FFFD, control characters as spaces."""
+    from autograder.judge.text import one_line
+
+    text = os.fsencode(path).decode("utf-8", "replace")
+    return one_line(text, limit)
+
+
+def _say(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def _clean(obj):
+    """A results dict with no lone surrogates (undecodable file names): they become U+FFFD."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+            return obj
+        except UnicodeEncodeError:
+            try:
+                return obj.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            except UnicodeEncodeError:
+                return obj.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(obj, dict):
+        return {_clean(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+# -- finding the files ----------------------------------------------------------
+@dataclass(frozen=True)
+class Found:
+    """One submission file: where it was found and under which argument."""
+    path: Path  # as found: the argument, or a file under it
+    rel: tuple  # its path relative to the folder argument (a file argument: its name)
+    parts: tuple  # every component of its absolute path (ids widen leftwards from rel)
+    real: str  # os.path.realpath: one row per real file
+
+    def __fspath__(self):
+        return os.fspath(self.path)
+
+
+def _walk(root, skip_real):
+    """Submission files under a folder, in a stable order; unreadable folders are reported."""
+    def onerror(exc):
+        _say(f"grade: cannot read {display(exc.filename or root)}: {exc.strerror or exc}; skipped")
+
+    for dirpath, dirs, files in os.walk(root, onerror=onerror):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
+                         and os.path.realpath(os.path.join(dirpath, d)) not in skip_real)
+        for name in sorted(files):
+            if name.lower().endswith(SUFFIXES):
+                full = os.path.join(dirpath, name)
+                if os.path.isfile(full):
+                    yield full
+
+
+def collect(paths, out=None):
+    """[Found] from files and folders (folders: *.ipynb and *.zip inside), each real file once.
+
+    A path that does not exist is reported on stderr (one line) and skipped. A
+    file given by name is kept whatever its name (a bad file gets a clear
+    reason in its results, not a skip). `out`, if under a folder, is not searched."""
+    skip = {os.path.realpath(out)} if out is not None else set()
+    found, seen = [], set()
+    for arg in paths:
+        arg = os.fspath(arg)
+        if isinstance(arg, bytes):
+            arg = os.fsdecode(arg)
+        if not os.path.lexists(arg) or not os.path.exists(arg):
+            _say(f"grade: {display(arg)}: no such file or folder; skipped")
+            continue
+        if os.path.isdir(arg):
+            for full in _walk(arg, skip):
+                rel = tuple(Path(os.path.relpath(full, arg)).parts)
+                _add(found, seen, full, rel)
         else:
-            found.append(p)  # any file name: a bad file gets a clear message, not a skip
+            _add(found, seen, arg, (os.path.basename(os.path.abspath(arg)),))
     return found
 
 
-def assign_ids(files):
-    """{path: id}: the stem, or parent-stem where stems collide, unique either way."""
-    stems = {}
-    for f in files:
-        stems.setdefault(f.stem, []).append(f)
-    ids, used = {}, set()
-    for f in files:
-        base = f.stem if len(stems[f.stem]) == 1 else f"{f.parent.name}-{f.stem}"
-        candidate, n = base, 2
-        while candidate in used:
-            candidate, n = f"{base}-{n}", n + 1
-        used.add(candidate)
-        ids[f] = candidate
-    return ids
+def _add(found, seen, path, rel):
+    real = os.path.realpath(path)
+    if real in seen:
+        return
+    seen.add(real)
+    parts = Path(os.path.abspath(path)).parts[1:]
+    found.append(Found(Path(path), rel, tuple(parts), real))
 
 
+# -- ids ----------------------------------------------------------------------
+def _strip_suffix(name):
+    low = name.lower()
+    for s in SUFFIXES:
+        if low.endswith(s) and len(name) > len(s):
+            return name[: -len(s)]
+    return name
+
+
+def _id_at(f, depth):
+    """The id from the last `depth` components of the file's path."""
+    comps = list(f.parts[-depth:]) if depth <= len(f.parts) else list(f.rel)
+    comps[-1] = _strip_suffix(comps[-1])
+    plain = "__".join(comps)
+    if all(_SAFE_PART.fullmatch(c) for c in comps) and len(plain) <= MAX_ID:
+        return plain
+    slug = re.sub(r"[^A-Za-z0-9-]+", "_", "_".join(comps)).strip("_-")[:60].rstrip("_-") or "submission"
+    digest = hashlib.sha256(os.fsencode("/".join(comps))).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+def assign_ids(found):
+    """{Found: id}: safe, unique (also ignoring case) and independent of the order of the files."""
+    depth = {f: len(f.rel) for f in found}
+    while True:
+        ids = {f: _id_at(f, depth[f]) for f in found}
+        groups = {}
+        for f in found:
+            groups.setdefault(ids[f].lower(), []).append(f)
+        widened = False
+        for group in groups.values():
+            if len(group) > 1:
+                for f in group:
+                    if depth[f] < len(f.parts):
+                        depth[f] += 1
+                        widened = True
+        if not widened:
+            break
+    used, out = set(), {}
+    for f in sorted(found, key=lambda f: (ids[f].lower(), os.fsencode(f.real))):
+        candidate, n = ids[f], 2
+        while candidate.lower() in used:  # the same path twice over (cannot widen): number them
+            candidate, n = f"{ids[f]}-{n}", n + 1
+        used.add(candidate.lower())
+        out[f] = candidate
+    return out
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+# -- progress -------------------------------------------------------------------
 class Progress:
     def __init__(self, total, enabled=True, stream=sys.stderr):
         self.total, self.done, self.start = total, 0, time.monotonic()
@@ -74,16 +241,22 @@ class Progress:
             self.stream.write(line + "\n")
         self.stream.flush()
 
+    def end(self):
+        if self.enabled and self.tty and self.done < self.total:
+            self.stream.write("\n")
+            self.stream.flush()
+
 
 def write_json_atomic(path, data):
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2))
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(_clean(data), indent=2), encoding="utf-8")
     os.replace(tmp, path)
 
 
+# -- grading one --------------------------------------------------------------
 def grade_one(path, assignment, cfg, forkserver=None):
-    """results.json dict for one file; never raises."""
+    """results.json dict for one file; never raises (but for KeyboardInterrupt)."""
     from autograder.judge import grade
 
     try:
@@ -101,104 +274,343 @@ def grade_one(path, assignment, cfg, forkserver=None):
         }
 
 
+def not_graded(reason, assignment, cfg):
+    """results.json for a file the judge is not given at all (not a regular file)."""
+    qs = cfg.questions(assignment) if assignment in cfg.assignments else {}
+    tests = [{"name": q, "score": 0.0, "max_score": float(p), "output": f"0 / {p:g}\nnot graded: {reason}",
+              "visibility": "visible"} for q, p in qs.items()]
+    return {"score": 0.0, "tests": tests, "assignment": assignment if qs else None,
+            "output": f"Not graded: {reason}"}
+
+
+def was_graded(data):
+    """Whether the judge ran the suites on it (not a file that could not be read at all)."""
+    return not any(line.startswith("Not graded") for line in str(data.get("output", "")).splitlines())
+
+
+def _reason(data):
+    for line in str(data.get("output", "")).splitlines():
+        if line.startswith("Not graded"):
+            return line
+    return ""
+
+
 def write_csv(out, rows, cfg):
-    """grades.csv: id, path, one column per question, total."""
+    """grades.csv: id, path, one column per question, total (written whole, then renamed)."""
     names = []
     for a in cfg.assignments:
         if any(r[2].get("assignment") == a for r in rows):
             names += [q for q in cfg.questions(a) if q not in names]
-    with open(out / "grades.csv", "w", newline="") as f:
+    tmp = out / (CSV_NAME + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["id", "path", *names, "total"])
         for sid, path, data in rows:
             scores = {t["name"]: t["score"] for t in data.get("tests", [])}
-            w.writerow([sid, str(path), *[scores.get(n, "") for n in names], data.get("score", 0.0)])
+            w.writerow([sid, display(path), *[scores.get(n, "") for n in names], data.get("score", 0.0)])
+    os.replace(tmp, out / CSV_NAME)
 
 
 # -- a pool of judges ---------------------------------------------------------
 # Each pool process is a trusted judge with its own worker uid (sandbox.worker_uid) and its
 # own fork server, so torch is imported once per judge, not once per submission.
 _POOL = {}
+_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
-def _pool_init(assignment, config_path):
+def _pool_init(config_path, parent_pid):
     import atexit
 
+    from autograder.sandbox import pdeath
     from autograder.sandbox.forkserver import ForkServer
 
-    _POOL["assignment"] = assignment
+    # Ctrl-C reaches the whole process group: the batch (the parent) decides, and kills us.
+    pdeath.die_with_parent(parent_pid, ignore_interrupt=True)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)  # blocked by the parent while it spawned us
     _POOL["cfg"] = config_mod.load(config_path)  # the batch's own grading.yml, not the pool's cwd
-    _POOL["forkserver"] = ForkServer()
+    _POOL["forkserver"] = ForkServer()  # its server ignores SIGINT too, and dies with this process
     atexit.register(_POOL["forkserver"].close)
 
 
-def _pool_grade(path):
-    return grade_one(Path(path), _POOL["assignment"], _POOL["cfg"], _POOL["forkserver"])
+def _pool_ready():
+    return os.getpid()
 
 
-def _grade_all(todo, assignment, cfg, jobs, done):
-    """Grade [(path, id)], calling done(path, id, data) as each finishes."""
-    if jobs <= 1 or len(todo) <= 1:
-        from autograder.sandbox.forkserver import ForkServer
+def _pool_grade(path, assignment):
+    return grade_one(Path(path), assignment, _POOL["cfg"], _POOL["forkserver"])
 
-        forkserver = ForkServer() if todo else None
+
+class _Pool:
+    """The batch's judges. Processes are started with SIGINT and SIGTERM blocked, so
+    no Ctrl-C reaches one before it ignores it; they die with this process."""
+
+    def __init__(self, jobs, cfg):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("spawn")  # judges start clean: no torch state forked
+        self.jobs = jobs
+        self.executor = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init,
+                                            initargs=(str(cfg.path), os.getpid()))
+        for _ in range(jobs):  # start every judge now (its torch import overlaps the parent's work)
+            self.submit(_pool_ready)
+
+    def submit(self, fn, *args):
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
         try:
-            for f, sid in todo:
-                done(f, sid, grade_one(f, assignment, cfg, forkserver))
+            return self.executor.submit(fn, *args)
         finally:
-            if forkserver is not None:
-                forkserver.close()
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
-    ctx = multiprocessing.get_context("spawn")  # judges start clean: no torch state forked
-    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init,
-                             initargs=(assignment, str(cfg.path))) as pool:
-        futures = {pool.submit(_pool_grade, str(f)): (f, sid) for f, sid in todo}
+    def kill(self):
+        """End every judge now (their fork servers follow by the parent-death signal)."""
+        procs = dict(getattr(self.executor, "_processes", None) or {})
+        for p in procs.values():
+            try:
+                p.kill()
+            except (OSError, AttributeError, ValueError):
+                pass
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        for p in procs.values():
+            try:
+                p.join(timeout=1)
+            except (OSError, AssertionError, ValueError):
+                pass
+
+
+
+def _grade_serial(todo, cfg, done, stop):
+    """Grade [(Found, id, assignment)] in this process, with one fork server."""
+    from autograder.sandbox.forkserver import ForkServer
+
+    forkserver = ForkServer()
+    try:
+        for f, sid, a in todo:
+            data = grade_one(f.path, a, cfg, forkserver)
+            if stop:  # interrupted while grading it (pytest stops early): not a result
+                raise KeyboardInterrupt
+            done(f, sid, data)
+    finally:
+        if stop:  # no clean exit to wait for (its teardown takes about a second)
+            forkserver.proc.kill()
+        forkserver.close()
+
+
+def _grade_pool(pool, todo, cfg, done, stop):
+    from concurrent.futures import as_completed
+
+    futures = {pool.submit(_pool_grade, os.fspath(f.path), a): (f, sid, a) for f, sid, a in todo}
+    try:
         for fut in as_completed(futures):
-            f, sid = futures[fut]
+            f, sid, a = futures[fut]
             try:
                 data = fut.result()
             except Exception as exc:  # noqa: BLE001 - a judge process died: grade it alone
-                data = grade_one(f, assignment, cfg)
+                data = grade_one(f.path, a, cfg)
+                if stop:
+                    raise KeyboardInterrupt from None
                 data.setdefault("internal_errors", []).append(f"pool: {type(exc).__name__}: {exc}")
             done(f, sid, data)
+    except KeyboardInterrupt:
+        # What finished but was not yet taken is done too.
+        for fut, (f, sid, a) in futures.items():
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                done(f, sid, fut.result(), quiet=True)
+        raise
+
+
+class _Interrupts:
+    """The first SIGINT or SIGTERM raises KeyboardInterrupt (once); later ones are ignored."""
+
+    def __init__(self):
+        self.signum = None
+        self.old = {}
+
+    def __bool__(self):
+        return self.signum is not None
+
+    def _handle(self, signum, frame):
+        if self.signum is None:
+            self.signum = signum
+            raise KeyboardInterrupt
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for s in _SIGNALS:
+                self.old[s] = signal.signal(s, self._handle)
+        return self
+
+    def quiet(self):
+        for s in self.old:
+            signal.signal(s, signal.SIG_IGN)
+
+    def __exit__(self, *exc):
+        for s, h in self.old.items():
+            signal.signal(s, h)
+        return False
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """The batch stopped on SIGINT or SIGTERM; `rows` are the submissions done."""
+
+    def __init__(self, rows, total, signum, out):
+        super().__init__(f"interrupted after {len(rows)} of {total}")
+        self.rows, self.total, self.signum, self.out = rows, total, signum, out
+
+
+# -- the batch ------------------------------------------------------------------
+def _index(out):
+    """{(real path, sha256): (id, data)} of every results.json already under `out`."""
+    index = {}
+    try:
+        entries = sorted(os.listdir(out))
+    except OSError:
+        return index
+    for name in entries:
+        target = Path(out) / name / "results.json"
+        try:
+            data = json.loads(target.read_text(encoding="utf-8"))
+            sub = data["extra_data"]["submission"]
+            index[(sub["path"], sub["sha256"])] = (name, data)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return index
+
+
+def _reusable(data, assignment):
+    """A result kept by --resume: graded against the same assignment, no grader error."""
+    output = str(data.get("output", ""))
+    return data.get("assignment") == assignment and "internal grader error" not in output
+
+
+def _detect_all(found, cfg):
+    """{Found: (own, metadata)}: the assignment each file's code is for and the one its metadata names."""
+    from autograder.judge import detect
+    from autograder.judge.notebook import load_submission
+
+    seen = {}
+    for f in found:
+        own = meta = None
+        if os.path.isfile(f.path):
+            try:
+                sub = load_submission(f.path, cfg.assignments)
+                own, meta = detect.detect(sub, cfg), detect.metadata(sub, cfg)
+            except Exception:  # noqa: BLE001 - unreadable: the judge's own read gives the reason
+                pass
+        seen[f] = (own, meta)
+    return seen
+
+
+def _note(own, meta, graded_as, why):
+    other = own if own and own != graded_as else (meta if meta and meta != graded_as else None)
+    if not other or not graded_as:
+        return None
+    return f"Note: this notebook looks like it is for {other}; it was graded as {graded_as}, {why}"
 
 
 def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=None, jobs=None):
     """Grade every submission under `paths` into `out`; returns [(id, path, results)] in input order.
 
-    Results are written as each submission finishes, so an interrupted batch
-    resumes (`resume=True`) without regrading what is done.
+    assignment: a name (every file graded against it); BATCH (one detected for the
+    whole batch, by majority); None (each file as its own code says). Results are
+    written as each submission finishes, so an interrupted batch resumes
+    (`resume=True`) without regrading what is done. Raises BatchInterrupted
+    (a KeyboardInterrupt) on SIGINT/SIGTERM, after writing what was done.
     """
     cfg = cfg or config_mod.load()
-    jobs = jobs or os.cpu_count() or 1
+    jobs = max(1, jobs or os.cpu_count() or 1)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    files = collect(paths)
-    ids = assign_ids(files)
-    bar = Progress(len(files), progress)
-    results, todo = {}, []
-    for f in files:
-        target = out / ids[f] / "results.json"
-        if resume and target.exists():
-            try:
-                results[f] = json.loads(target.read_text())
-                bar.step(ids[f] + " (done before)")
-                continue
-            except ValueError:
-                pass
-        todo.append((f, ids[f]))
+    found = collect(paths, out)
+    ids = assign_ids(found)
+    bar = Progress(len(found), progress)
+    notes, pool, stop, todo, results = {}, None, _Interrupts(), [], {}
+    if jobs > 1 and len(found) > 1 and not resume:  # start the judges first: their start-up overlaps ours
+        with stop:
+            pool = _Pool(min(jobs, len(found)), cfg)
+    hashes = {f: sha256_of(f.path) if os.path.isfile(f.path) else None for f in found}
+    reals = {f: display(f.real) for f in found}
+    index = _index(out) if resume else {}
 
-    def done(f, sid, data):
+    def done(f, sid, data, quiet=False, extra=None):
+        data = dict(data)
+        note = notes.get(f)
+        if note:
+            data["output"] = "\n".join(x for x in (note, data.get("output")) if x)
+        ed = dict(data.get("extra_data") or {})
+        ed["submission"] = {"path": reals[f], "sha256": hashes[f], "id": sid, "found_as": display(f.path)}
+        data["extra_data"] = ed
         write_json_atomic(out / sid / "results.json", data)
         results[f] = data
-        bar.step(sid)
+        bar.step(sid if not quiet else sid + " (taken at stop)")
 
-    _grade_all(todo, assignment, cfg, min(jobs, max(len(todo), 1)), done)
-    rows = [(ids[f], f, results[f]) for f in files]
-    write_csv(out, rows, cfg)
+    def likely_done(f):
+        hit = index.get((reals[f], hashes[f]))
+        return hit is not None
+
+    with stop:
+        try:
+            pending = [f for f in found if not likely_done(f)]
+            if pool is None and jobs > 1 and len(pending) > 1:
+                pool = _Pool(min(jobs, len(pending)), cfg)
+            detected = _detect_all(found, cfg)
+            if assignment == BATCH:
+                from autograder.judge import detect
+
+                own = [detected[f][0] for f in found]
+                batch = detect.batch_assignment(own, cfg.assignments)
+                counts = Counter(a for a in own if a)
+                if batch and len(counts) > 1:
+                    others = ", ".join(f"{n} {a}" for a, n in counts.most_common() if a != batch)
+                    tie = " (a tie: pass --assignment to choose)" if detect.is_tie(own) else ""
+                    _say(f"grade: graded every submission as {batch}, the batch's assignment "
+                         f"({counts[batch]} of {len(found)} notebooks){tie}; some look like other assignments "
+                         f"({others}): their results.json say so; grade them on their own with --assignment")
+                graded_as = {f: batch for f in found}
+                why = "the batch's assignment"
+            elif assignment is None:
+                graded_as = {f: detected[f][0] for f in found}
+                why = "the assignment its code is for"
+            else:
+                graded_as = {f: assignment for f in found}
+                why = "the assignment given with --assignment"
+            for f in found:
+                notes[f] = _note(*detected[f], graded_as[f], why)
+            todo = []
+            for f in found:
+                sid = ids[f]
+                hit = index.get((reals[f], hashes[f])) if hashes[f] else None
+                if hit is not None and _reusable(hit[1], graded_as[f]):
+                    data = hit[1]
+                    data.setdefault("extra_data", {}).setdefault("submission", {})["id"] = sid
+                    if hit[0] != sid:
+                        write_json_atomic(out / sid / "results.json", data)
+                    results[f] = data
+                    bar.step(sid + " (done before)")
+                elif not os.path.isfile(f.path):
+                    done(f, sid, not_graded(f"{display(f.path.name)} is not a regular file", graded_as[f], cfg))
+                else:
+                    todo.append((f, sid, graded_as[f]))
+            if pool is None and jobs > 1 and len(todo) > 1:
+                pool = _Pool(min(jobs, len(todo)), cfg)
+            if pool is not None:
+                _grade_pool(pool, todo, cfg, done, stop)
+            elif todo:
+                _grade_serial(todo, cfg, done, stop)
+        except KeyboardInterrupt:
+            if not stop:  # a KeyboardInterrupt of no signal of ours (raised by code): as Ctrl-C
+                stop.signum = signal.SIGINT
+        finally:
+            if stop:
+                stop.quiet()  # a second Ctrl-C must not interrupt the clean-up
+            if pool is not None:  # every result is in (or we stop): nothing of theirs is left to finish
+                pool.kill()
+        bar.end()
+        rows = [(ids[f], f.path, results[f]) for f in found if f in results]
+        if found:
+            write_csv(out, rows, cfg)
+    if stop:
+        raise BatchInterrupted(rows, len(found), stop.signum, out)
     return rows
 
 
@@ -222,16 +634,47 @@ def score_table(rows, cfg):
     return "\n".join(lines)
 
 
+def _usage_error(message):
+    _say(f"grade: {message}")
+    return 2
+
+
 def main(args):
-    cfg = config_mod.load()
+    try:
+        cfg = config_mod.load()
+    except config_mod.ConfigError as exc:
+        return _usage_error(str(exc))
     if args.assignment and args.assignment not in cfg.assignments:
-        print(f"unknown assignment {args.assignment!r}; known: {', '.join(cfg.assignments)}", file=sys.stderr)
-        return 2
-    rows = grade_batch(args.submissions, args.out, args.assignment, args.resume, not args.no_progress, cfg,
-                       jobs=args.jobs)
+        return _usage_error(f"unknown assignment {display(args.assignment, 100)!r}; known: {', '.join(cfg.assignments)}")
+    if args.jobs is not None and args.jobs < 1:
+        return _usage_error(f"--jobs must be 1 or more (got {args.jobs})")
+    out = Path(args.out)
+    if os.path.lexists(out) and not out.is_dir():
+        return _usage_error(f"--out {display(out)} exists and is not a folder")
+    if (out / CSV_NAME).is_dir():
+        return _usage_error(f"{display(out / CSV_NAME)} is a folder; move it away or choose another --out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return _usage_error(f"cannot create --out {display(out)}: {exc.strerror or exc}")
+    try:
+        rows = grade_batch(args.submissions, out, args.assignment or BATCH, args.resume, not args.no_progress,
+                           cfg, jobs=args.jobs)
+    except BatchInterrupted as stop:
+        name = signal.Signals(stop.signum).name if stop.signum else "SIGINT"
+        _say(f"\ngrade: stopped ({name}) after {len(stop.rows)} of {stop.total} submissions; their results are in "
+             f"{display(out)}/<id>/results.json and {display(out / CSV_NAME)}. To grade the rest, run the same "
+             f"command again with --resume.")
+        return EXIT_INTERRUPTED.get(stop.signum, 130)
     if not rows:
-        print("no submissions found", file=sys.stderr)
+        _say("grade: no submissions found")
         return 2
     print(score_table(rows, cfg))
-    print(f"\nwrote {len(rows)} results to {args.out}/<id>/results.json and {args.out}/grades.csv")
+    failed = [(sid, data) for sid, _, data in rows if not was_graded(data)]
+    for sid, data in failed:
+        _say(f"grade: {sid}: {display(_reason(data), 300)}")
+    print(f"\nwrote {len(rows)} results to {display(out)}/<id>/results.json and {display(out / CSV_NAME)}")
+    if len(failed) == len(rows):
+        _say("grade: no submission could be graded")
+        return 1
     return 0
