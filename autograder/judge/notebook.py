@@ -41,6 +41,7 @@ class Submission:
     #  "unchecked": [findings against every function]} (see `sourcecheck.findings`).
     findings: dict | None = None
     provided: list = field(default_factory=list)  # names the notebook's provided cells define
+    defined: list | None = None  # names its graded cells define at top level (def, class, assignment)
 
     @property
     def source(self):
@@ -63,4 +64,5 @@ def load_submission(path, known_assignments, keep_provided=False, cfg=None):
     known = list(known_assignments)
     data = read_file(path, known, keep_provided, _limits(cfg))
     cells = [Cell(c["index"], c["source"], c["original"], c["unparsed"]) for c in data["cells"]]
-    return Submission(Path(path), data["notebook"], cells, data["assignment"], data["findings"], data["provided"])
+    return Submission(Path(path), data["notebook"], cells, data["assignment"], data["findings"], data["provided"],
+                      data["defined"])

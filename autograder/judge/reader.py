@@ -22,7 +22,8 @@ What the helper does (`read_bytes`, a pure function the tests call directly):
   cell), drops outputs and keeps the code cells, with line ends normalised;
 - refuses code over `limits.notebook_code_kb` (stored outputs do not count);
 - per code cell: blanks IPython magics, removes otter's own statements, tells
-  provided cells, and parses it once; a cell that cannot be parsed (a syntax
+  provided cells, and parses it once (what it defines at top level is sent
+  back: `defined`); a cell that cannot be parsed (a syntax
   error, nesting or size past the parser's or the memory limit) is marked
   `unparsed` and nothing else is lost;
 - runs the trusted source checks (`sourcecheck.findings`) on the parsed cells;
@@ -38,6 +39,7 @@ import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -53,6 +55,7 @@ MAX_ZIP_MEMBERS = 200
 MAX_CODE_CELLS = 5000
 RECURSION_LIMIT = 100_000  # in the helper's parsing thread (measured: 200 000 levels of JSON fit in its stack)
 STACK_MB = 64
+WALL_SLACK = 10  # seconds of wall clock past twice its CPU time before the helper is killed
 MEMORY_EXIT = 3  # the helper's exit status when it ran out of memory outside a cell's parse
 NAME_CHARS = 120
 
@@ -160,6 +163,24 @@ def detect_assignment(nb, known):
 
 
 # -- the helper's work -------------------------------------------------------------------
+_DEF = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.M)
+
+
+def _defined(tree, source):
+    """Names a cell defines at top level (def, class, or a plain assignment); for a
+    cell that does not parse, what its `def`/`class` lines name."""
+    if tree is None:
+        return _DEF.findall(source)
+    found = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found += [t.id for t in targets if isinstance(t, ast.Name)]
+    return found
+
+
 class _Cell:
     __slots__ = ("index", "source")
 
@@ -326,7 +347,7 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
                                    [k for k in known if isinstance(k, str)])
     del nb, meta
 
-    cells, provided_names = [], []
+    cells, provided_names, defined = [], [], set()
 
     def parsed():  # one cell's tree at a time: the checks keep only its definitions
         for index, original, provided in code:
@@ -341,6 +362,7 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
                 if not keep_provided:
                     continue
             cells.append({"index": index, "source": source, "original": original, "unparsed": why})
+            defined.update(_defined(tree, source))
             yield _Cell(index, source), tree, why
             del tree
 
@@ -351,6 +373,7 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
         "cells": cells,
         "assignment": assignment,
         "provided": sorted(set(provided_names)),
+        "defined": sorted(defined),
         "findings": findings,
     }
 
@@ -449,12 +472,11 @@ def read_file(path, known=(), keep_provided=False, limits=None):
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise SubmissionError(f"cannot read {name}: {exc.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise SubmissionError(f"{name} is not a regular file")
     with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        import stat
-
-        if not stat.S_ISREG(st.st_mode):
-            raise SubmissionError(f"{name} is not a regular file")
         max_bytes = int(limits["notebook_file_mb"] * (1 << 20))
         if st.st_size > max_bytes:
             raise SubmissionError(f"{name} is {st.st_size} bytes, over the limit of {max_bytes >> 20} MB "
@@ -462,7 +484,7 @@ def read_file(path, known=(), keep_provided=False, limits=None):
         os.set_blocking(fd, True)
         request = json.dumps({"name": path.name, "known": [k for k in known if isinstance(k, str)],
                               "keep_provided": bool(keep_provided), "limits": limits})
-        wall = limits["reader_seconds"] * 2 + 10
+        wall = limits["reader_seconds"] * 2 + WALL_SLACK
         proc = subprocess.Popen(
             [sys.executable, "-I", "-S", "-B", "-X", "utf8", "-c", _BOOT, str(PACKAGE_DIR), request],
             stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True, start_new_session=True,
@@ -529,8 +551,8 @@ def _submission_dict(result, name, known=()):
         raise bad("cells")
     if result.get("assignment") is not None and result["assignment"] not in [k for k in known if isinstance(k, str)]:
         raise bad("an assignment")
-    if not _strs(result.get("provided")):
-        raise bad("provided names")
+    if not _strs(result.get("provided")) or not _strs(result.get("defined")):
+        raise bad("names")
     f = result.get("findings")
     if not (isinstance(f, dict) and isinstance(f.get("forbidden"), dict)
             and all(isinstance(k, str) and _strs(v) for k, v in f["forbidden"].items())
