@@ -1,2 +1,162 @@
-"""Hostile battery cases (cases_malformed): registered into `cases.CASES` on import."""
-from autograder.audit.hostile.cases import case, code_cell, ipynb, others, reference, replace_function  # noqa: F401
+"""Hostile battery cases (cases_malformed): files the notebook reader must survive.
+
+Registered into `cases.CASES` on import. Each is read by the reader's limited
+helper process (`autograder.judge.reader`): a file it cannot read gives a
+one-line reason and no points; a cell it cannot read costs that cell only.
+"""
+import io
+import json
+import zipfile
+
+from autograder.audit.hostile.cases import (SDP_QS, append, case, code_cell, ipynb, others, reference,  # noqa: F401
+                                            replace_function)
+
+FULL = 10  # the scaled_dot_product assignment's points
+
+
+def _zip(name, data, method=zipfile.ZIP_DEFLATED, patch=None):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as zf:
+        zf.writestr(name, data)
+    out = bytearray(buf.getvalue())
+    if patch:
+        patch(out, out.find(b"PK\x01\x02"))
+    return ".zip", bytes(out)
+
+
+def _notebook_bytes():
+    return ipynb(reference())[1]
+
+
+# -- the whole file -------------------------------------------------------------------------
+@case("json_nested_deep", "the reference notebook with 2 million nested lists in its metadata", max_score=0,
+      reason_contains=["nested more deeply"])
+def _():
+    data = _notebook_bytes()
+    depth = 2_000_000
+    return ".ipynb", data[:1] + b'"deep": ' + b"[" * depth + b"]" * depth + b", " + data[1:]
+
+
+@case("json_nested_50k", "the reference notebook with 50 000 nested lists in its metadata (parsed, ignored)",
+      max_score=FULL, questions_keep_full=list(SDP_QS))
+def _():
+    data = _notebook_bytes()
+    return ".ipynb", data[:1] + b'"deep": ' + b"[" * 50_000 + b"]" * 50_000 + b", " + data[1:]
+
+
+@case("zip_encrypted_member", "an export zip whose notebook is encrypted (password-protected)", max_score=0,
+      reason_contains=["encrypted"])
+def _():
+    def encrypted(d, central):
+        d[6] |= 1
+        d[central + 8] |= 1
+    return _zip("reference.ipynb", _notebook_bytes(), patch=encrypted)
+
+
+@case("zip_deflate64", "an export zip whose notebook is compressed with Deflate64 (method 9), which zipfile "
+      "cannot read", max_score=0, reason_contains=["compressed with a method"])
+def _():
+    def deflate64(d, central):
+        d[8] = 9
+        d[central + 10] = 9
+    return _zip("reference.ipynb", _notebook_bytes(), patch=deflate64)
+
+
+@case("zip_corrupt_deflate", "an export zip whose notebook's deflate stream is corrupt", max_score=0,
+      reason_contains=["damaged zip"])
+def _():
+    def corrupt(d, central):
+        start = 30 + d[26] + 40
+        for i in range(start, start + 64):
+            d[i] ^= 0x5A
+    return _zip("reference.ipynb", _notebook_bytes(), patch=corrupt)
+
+
+@case("zip_truncated", "an export zip cut off half way", max_score=0, reason_contains=["damaged zip"])
+def _():
+    suffix, data = _zip("reference.ipynb", _notebook_bytes())
+    return suffix, data[: len(data) // 2]
+
+
+@case("stored_outputs_20mb", "the reference notebook with 20 MB of stored plot outputs (not code: accepted)",
+      max_score=FULL, questions_keep_full=list(SDP_QS))
+def _():
+    nb = reference()
+    png = "iVBORw0KGgoAAAANSUhEUgAA" * ((20 << 20) // 24)
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    cell["outputs"] = [{"output_type": "display_data", "data": {"image/png": png}, "metadata": {}}]
+    return ipynb(nb)
+
+
+@case("code_over_limit", "a cell of 3 MB of code (over the 2 MB limit on code)", max_score=0,
+      reason_contains=["KB of code"])
+def _():
+    return ipynb(append(reference(), "x = 1\n" * 500_000))
+
+
+# -- one cell -------------------------------------------------------------------------------
+@case("lone_surrogate_cell", "a lone surrogate (JSON \\ud800) inside padding_mask's code", max_score=8,
+      questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["padding_mask"])
+def _():
+    return ipynb(replace_function(reference(demo=False), "padding_mask",
+                                  "def padding_mask(lengths, max_len=None):\n    return lengths\ud800\n"))
+
+
+@case("lone_surrogate_string", "a lone surrogate in a string of an extra cell (other cells intact)",
+      max_score=FULL, questions_keep_full=list(SDP_QS))
+def _():
+    return ipynb(append(reference(), "note = 'broken \ud800 text'\n"))
+
+
+@case("lone_cr_line_ends", "every code cell with old-Mac line ends (lone \\r), otter's statements included",
+      max_score=FULL, questions_keep_full=list(SDP_QS))
+def _():
+    nb = reference()
+    for c in nb["cells"]:
+        src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        c["source"] = src.replace("\n", "\r")
+    return ipynb(nb)
+
+
+@case("deep_expression_cell", "an extra cell holding an expression nested 100 000 levels deep",
+      max_score=FULL, questions_keep_full=list(SDP_QS))
+def _():
+    return ipynb(append(reference(), "x = " + "-" * 100_000 + "1\n"))
+
+
+@case("million_statements_cell", "an extra cell of a million tiny statements (2 MB)",
+      max_score=FULL, questions_keep_full=list(SDP_QS),
+      gap="the reader takes it (the cell is marked unparsed, the judge stays small), but the judge's load "
+          "request to the worker carries the cells in its JSON header, capped at 1 MiB (protocol/wire.py "
+          "MAX_HEADER), while grading.yml allows 2 MiB of code: a notebook with over ~1 MB of code cannot be "
+          "loaded at all")
+def _():
+    return ipynb(append(reference(), "0\n" * 1_000_000))
+
+
+@case("list_metadata", "every cell's metadata and the notebook's metadata are lists", max_score=FULL,
+      questions_keep_full=list(SDP_QS))
+def _():
+    nb = reference()
+    for c in nb["cells"]:
+        c["metadata"] = ["tags", "kit-provided"]
+    nb["metadata"] = [{"kernelspec": "R"}]
+    return ipynb(nb)
+
+
+@case("odd_sources", "extra cells whose sources are a number, a dict, null and a list of mixed types",
+      max_score=FULL, questions_keep_full=list(SDP_QS))
+def _():
+    nb = reference()
+    for source in (5, {"a": 1}, None, ["x = 1\n", 2, ["y"], "z = 3\n"]):
+        nb["cells"].append({**code_cell(""), "source": source})
+    nb["cells"] += ["not a cell", 7, None]
+    return ".ipynb", json.dumps(nb).encode()
+
+
+@case("reaches_for_runner", "an extra cell imports the kit's worker module (where the op counter lives): every "
+      "check that counts torch calls fails", max_score=9.99, questions_keep_full=["causal_mask"],
+      questions_lose=["padding_mask", "scaled_dot_product_attention"], reason_contains=["grader's own modules"])
+def _():
+    nb = reference(demo=False)
+    return ipynb(append(nb, "try:\n    import autograder.worker.runner as _r\nexcept ImportError:\n    _r = None\n"))
