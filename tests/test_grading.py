@@ -15,20 +15,19 @@ EXPECTED = examples_mod.expected()
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Every example submission graded once by `python -m autograder grade`."""
+    """Every example submission graded once by `python -m autograder grade`, one batch per
+    assignment (a batch has one assignment) into OUT/<assignment>/."""
     out = tmp_path_factory.mktemp("graded")
-    run_cli("grade", examples_mod.EXAMPLES, "--out", out, "--no-progress")
+    for a in ASSIGNMENTS:
+        run_cli("grade", examples_mod.EXAMPLES / a, "--out", out / a, "--no-progress")
     return out
 
 
 def result_for(out, rel):
     a, stem = rel.split("/")
-    stem = stem.removesuffix(".ipynb")
-    # ids collide across assignments (reference, template), so they carry the folder
-    for sid in (f"{a}-{stem}", stem):
-        path = out / sid / "results.json"
-        if path.exists():
-            return path
+    path = out / a / stem.removesuffix(".ipynb") / "results.json"  # the id: the path under the folder graded
+    if path.exists():
+        return path
     raise AssertionError(f"no results.json for {rel}")
 
 
@@ -67,10 +66,15 @@ def test_template_gets_zero_with_not_implemented_messages(graded):
 def test_grades_csv_has_one_row_per_submission_and_a_column_per_question(graded):
     import csv
 
-    rows = list(csv.DictReader(open(graded / "grades.csv")))
-    assert len(rows) == len(EXPECTED)
-    assert {"id", "path", "total", "masked_softmax", "multi_head_attention"} <= set(rows[0])
-    assert len({r["id"] for r in rows}) == len(rows)
+    from autograder import config
+
+    total = 0
+    for a in ASSIGNMENTS:
+        rows = list(csv.DictReader(open(graded / a / "grades.csv")))
+        total += len(rows)
+        assert set(rows[0]) == {"id", "path", "total", *config.load().questions(a)}
+        assert len({r["id"] for r in rows}) == len(rows)
+    assert total == len(EXPECTED)
 
 
 def test_same_names_in_different_folders_get_distinct_ids_and_broken_files_do_not_stop_the_batch(tmp_path):
@@ -82,9 +86,9 @@ def test_same_names_in_different_folders_get_distinct_ids_and_broken_files_do_no
     out = tmp_path / "out"
     run_cli("grade", tmp_path / "alice", tmp_path / "bob", tmp_path / "carol", "--assignment", "classic_attention",
             "--out", out, "--no-progress")
-    assert scores(out / "alice-submission" / "results.json")["masked_softmax"] == (4.0, 4.0)
-    assert scores(out / "bob-submission" / "results.json")["masked_softmax"] == (4.0, 4.0)
-    broken = json.loads((out / "carol-submission" / "results.json").read_text())
+    assert scores(out / "alice__submission" / "results.json")["masked_softmax"] == (4.0, 4.0)
+    assert scores(out / "bob__submission" / "results.json")["masked_softmax"] == (4.0, 4.0)
+    broken = json.loads((out / "carol__submission" / "results.json").read_text())
     assert broken["score"] == 0 and "not a notebook" in broken["output"]
 
 
@@ -113,7 +117,7 @@ def test_reference_filled_into_the_committed_template_gets_full_marks(tmp_path):
         nb = fill_reference(template(a), a)
         (tmp_path / f"{a}.ipynb").write_text(json.dumps(nb))
     out = tmp_path / "out"
-    run_cli("grade", tmp_path, "--out", out, "--no-progress")
-    for a in ASSIGNMENTS:
+    for a in ASSIGNMENTS:  # one batch per assignment
+        run_cli("grade", tmp_path / f"{a}.ipynb", "--out", out, "--no-progress")
         got = scores(out / a / "results.json")
         assert all(s == m for s, m in got.values()), (a, got)
