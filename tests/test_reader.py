@@ -283,15 +283,24 @@ def test_findings_in_the_reader():
     "import sys\nr = sys.modules['autograder']",
     "exec('import autograder')",
     "x = some.autograder",
+    "from autograder import worker",
+    "import autograder.private.solutions as s\nautograder.worker",
 ])
 def test_reaching_for_the_kit_is_tampering(source):
     cells = [Cell(1, source, source)]
     assert any("grader's own modules" in f for f in sourcecheck.tracing_tampering(cells)), source
 
 
-def test_talking_about_the_autograder_is_not_tampering():
-    src = 'def f():\n    """Graded by the autograder."""\n    print("the autograder checks this")\n    return 1\n'
-    assert sourcecheck.tracing_tampering([Cell(1, src, src)]) == []
+@pytest.mark.parametrize("source", [
+    'def f():\n    """Graded by the autograder."""\n    print("the autograder checks this")\n    return 1\n',
+    "open('/nonexistent/autograder.zip')\nglob.glob('/autograder/**/*.zip')",
+    # a hunt for answers in the private package (empty in a worker: the sandbox's business, not the counter's)
+    "import importlib\nimportlib.import_module('autograder.private.solutions.scaled_dot_product')",
+    "import autograder.private.solutions.x as y\nfrom autograder.private import solutions\n"
+    "autograder.private.solutions.f()\nexec('from autograder.private import x')",
+])
+def test_talking_about_the_autograder_is_not_tampering(source):
+    assert sourcecheck.tracing_tampering([Cell(1, source, source)]) == [], source
 
 
 NAMES = [f"f{i}" for i in range(6)]

@@ -35,8 +35,25 @@ TRACING_INTERNALS = ("_C", "DisableTorchFunction", "DisableTorchFunctionSubclass
                      "setprofile", "settrace")
 KIT = "autograder"
 KIT_FINDING = f"reaches for the grader's own modules (`{KIT}`)"
-# A string naming the kit's modules: the bare name, a dotted path into it, or an import of it.
-_KIT_IN_STRING = re.compile(rf"^\s*{KIT}\s*$|(?<![\w.]){KIT}\.\w|\b(?:import|from)\s+{KIT}\b")
+# What a worker holds of the kit is `autograder` itself, its protocol and its
+# worker (where the counter lives): any reach for the kit counts, except one
+# into its private package (a hunt for answers: that package is empty in a
+# worker, which is the sandbox's business, not the counter's).
+PRIVATE = "private"
+# A string naming the kit's modules: the whole string a module path into it, or an import of it.
+_KIT_PATH = re.compile(rf"\s*{KIT}((?:\.[A-Za-z_]\w*)*)\s*")
+_KIT_IMPORT = re.compile(rf"\b(?:import|from)\s+{KIT}(?!\.{PRIVATE}\b)\b")
+
+
+def _reaches_kit(path):
+    """Whether a dotted module path is the kit's, outside its private package."""
+    parts = path.split(".")
+    return parts[0] == KIT and (len(parts) == 1 or parts[1] != PRIVATE)
+
+
+def _kit_in_string(text):
+    m = _KIT_PATH.fullmatch(text)
+    return bool(m and not m.group(1).startswith(f".{PRIVATE}")) or bool(_KIT_IMPORT.search(text))
 PARSE_ERRORS = (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError)
 
 
@@ -194,6 +211,8 @@ def _tracing_in(cell_index, tree):
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                   and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    private_bases = {id(n.value) for n in ast.walk(tree)  # `autograder.private...`: not a reach for the counter
+                     if isinstance(n, ast.Attribute) and n.attr == PRIVATE and isinstance(n.value, ast.Name)}
     for node in ast.walk(tree):
         where = f"cell {cell_index}, line {getattr(node, 'lineno', '?')}"
         names, kit = [], False
@@ -201,17 +220,19 @@ def _tracing_in(cell_index, tree):
             names = [node.attr]
             kit = node.attr == KIT
         elif isinstance(node, ast.Name):
-            kit = node.id == KIT
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            kit = node.id == KIT and id(node) not in private_bases
+        elif isinstance(node, ast.Import):
             names = [p for a in node.names for p in a.name.split(".")]
-            names += (node.module or "").split(".") if isinstance(node, ast.ImportFrom) else []
-            kit = KIT in names
+            kit = any(_reaches_kit(a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names = [p for a in node.names for p in a.name.split(".")] + (node.module or "").split(".")
+            kit = any(_reaches_kit(f"{node.module}.{a.name}") for a in node.names) if node.module else False
         elif isinstance(node, ast.FunctionDef):
             names = [node.name]
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if len(node.value) < 60:
                 names = [p for p in node.value.split(".") if p]
-            kit = id(node) not in docstrings and bool(_KIT_IN_STRING.search(node.value))
+            kit = id(node) not in docstrings and _kit_in_string(node.value)
         for n in names:
             if n in TRACING_INTERNALS:
                 findings.append(f"{where}: uses torch's tracing internals (`{n}`)")
