@@ -47,19 +47,36 @@ def main(args):
     from autograder.judge import grade
 
     cfg = config_mod.load()
-    result = grade(args.notebook, args.assignment, cfg)
+    if args.assignment and args.assignment not in cfg.assignments:
+        print(f"ci: unknown assignment {text.one_line(args.assignment, 60)!r}; known: {', '.join(cfg.assignments)}",
+              file=sys.stderr)
+        return 2
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        print(f"ci: --out {text.one_line(out, 120)} is a file, not a folder", file=sys.stderr)
+        return 2
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        result = grade(args.notebook, args.assignment, cfg)
+    except Exception as exc:  # noqa: BLE001 - a grader bug still leaves a results.json behind
+        import traceback
+
+        traceback.print_exc()
+        (out / "results.json").write_text(json.dumps({
+            "score": 0.0, "tests": [], "output_format": "text",
+            "output": f"Not graded: internal grader error ({type(exc).__name__}); reported to the course staff",
+        }, indent=2))
+        return 2
     (out / "results.json").write_text(json.dumps(result.to_gradescope(), indent=2))
     if not result.questions:
-        print("\n".join(result.notes), file=sys.stderr)
+        print("\n".join(text.one_line(n) for n in result.notes), file=sys.stderr)
         return 2
-    fraction = float((cfg.data.get("ci") or {}).get("pass_fraction", 0.0))
+    fraction = float(cfg.ci.get("pass_fraction", 0.0))
     threshold = round(fraction * result.max_score, 2)
-    text = summary_markdown(result, threshold)
-    print(text, end="")
+    summary = summary_markdown(result, threshold)
+    print(summary, end="")
     target = args.summary or os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
-        with open(target, "a") as f:
-            f.write(text)
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(summary)
     return 0 if result.score >= threshold else 1

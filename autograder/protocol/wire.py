@@ -27,7 +27,7 @@ DTYPES = {
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 MAX_DEPTH = 16
-MAX_HEADER = 1 << 20  # the JSON part of a message; tensor payloads are bounded by the reply cap
+MAX_HEADER = 1 << 20  # the JSON part of a worker's reply; tensor payloads are bounded by the reply cap
 
 
 class WireError(Exception):
@@ -87,7 +87,7 @@ def encode(value):
     return struct.pack(">Q", len(body)) + body
 
 
-def decode(body, device=None):
+def decode(body, device=None, max_header=MAX_HEADER):
     """Rebuild the value of one message body (the bytes after the length prefix;
     bytes or a memoryview).
 
@@ -95,10 +95,12 @@ def decode(body, device=None):
     judge asked), else on the CPU, except meta tensors, which stay meta. The
     device a tensor came from is kept in `tensor.wire_device` (a string).
     Anything that does not follow the format raises `WireError`, whatever
-    went wrong inside (the worker that sent it is untrusted).
+    went wrong inside (the worker that sent it is untrusted). `max_header`
+    bounds the JSON part (None: the judge's own requests, whose cells are
+    bounded by grading.yml's `notebook_code_kb`).
     """
     try:
-        return _decode(body, device)
+        return _decode(body, device, max_header)
     except WireError:
         raise
     except (RecursionError, MemoryError, ValueError, TypeError, AttributeError, KeyError, IndexError,
@@ -106,14 +108,14 @@ def decode(body, device=None):
         raise WireError(f"undecodable message ({type(exc).__name__})") from None
 
 
-def _decode(body, device):
+def _decode(body, device, max_header):
     if len(body) < 4:
         raise WireError("message too short")
     (hlen,) = struct.unpack(">I", body[:4])
     if 4 + hlen > len(body):
         raise WireError("header length past the end of the message")
-    if hlen > MAX_HEADER:
-        raise WireError(f"header of {hlen} bytes, over the {MAX_HEADER}-byte limit")
+    if max_header is not None and hlen > max_header:
+        raise WireError(f"header of {hlen} bytes, over the {max_header}-byte limit")
     try:
         header = json.loads(bytes(body[4 : 4 + hlen]).decode())
     except (UnicodeDecodeError, ValueError) as exc:

@@ -32,6 +32,11 @@ def apply_limits(limits, uid, view, cgroups=(), scratch=None):
     of the file system and the unprivileged uid."""
     WorkerGroup.join(cgroups)
     os.setsid()
+    try:  # when a box runs out of memory, the kernel kills a worker, never the judge
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
     mb = 1 << 20
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_DATA, (limits.memory_mb * mb, limits.memory_mb * mb))

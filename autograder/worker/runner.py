@@ -298,7 +298,7 @@ def serve(fd_in, fd_out):
             body = wire.read_body(rfile.read, 1 << 34)
         except EOFError:
             return
-        req = wire.decode(body, device=None)
+        req = wire.decode(body, device=None, max_header=None)  # the judge's own request
         op = req.get("op")
         _limit_cpu(req.get("cpu_seconds"))
         if op == "exit":
@@ -311,7 +311,7 @@ def serve(fd_in, fd_out):
             reply = worker.public(req)
         elif op == "call":
             device = req.get("device", "cpu")
-            req = wire.decode(body, device=device)  # inputs where the judge asked
+            req = wire.decode(body, device=device, max_header=None)  # inputs where the judge asked
             reply = worker.call(req)
         else:
             reply = {"ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {op!r}", "where": None}}
