@@ -483,22 +483,30 @@ def _reusable(data, assignment):
     return data.get("assignment") == assignment and "internal grader error" not in output
 
 
-def _detect_all(found, cfg):
-    """{Found: (own, metadata)}: the assignment each file's code is for and the one its metadata names."""
+def _detect_all(found, cfg, threads=1):
+    """{Found: (own, metadata)}: the assignment each file's code is for and the one its metadata
+    names. Each file is read by the judge's reader (a helper process per file), `threads` at a time."""
     from autograder.judge import detect
     from autograder.judge.notebook import load_submission
 
-    seen = {}
-    for f in found:
-        own = meta = None
-        if os.path.isfile(f.path):
-            try:
-                sub = load_submission(f.path, cfg.assignments)
-                own, meta = detect.detect(sub, cfg), detect.metadata(sub, cfg)
-            except Exception:  # noqa: BLE001 - unreadable: the judge's own read gives the reason
-                pass
-        seen[f] = (own, meta)
-    return seen
+    def one(f):
+        if not os.path.isfile(f.path):
+            return None, None
+        try:
+            sub = load_submission(f.path, cfg.assignments, cfg=cfg)
+            return detect.detect(sub, cfg), detect.metadata(sub, cfg)
+        except Exception:  # noqa: BLE001 - unreadable: the judge's own read gives the reason
+            return None, None
+
+    if threads <= 1 or len(found) <= 1:
+        return {f: one(f) for f in found}
+    from concurrent.futures import ThreadPoolExecutor
+
+    executor = ThreadPoolExecutor(min(threads, len(found)), thread_name_prefix="kit-detect")
+    try:
+        return dict(zip(found, executor.map(one, found)))
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _note(own, meta, graded_as, why):
@@ -553,7 +561,7 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
             pending = [f for f in found if not likely_done(f)]
             if pool is None and jobs > 1 and len(pending) > 1:
                 pool = _Pool(min(jobs, len(pending)), cfg)
-            detected = _detect_all(found, cfg)
+            detected = _detect_all(found, cfg, threads=jobs)
             if assignment == BATCH:
                 from autograder.judge import detect
 

@@ -58,7 +58,10 @@ def graded_names(assignment, cfg):
 
 
 def defined_names(submission):
-    """Names the submission's graded cells define at top level (def, class, or a plain assignment)."""
+    """Names the submission's graded cells define at top level (def, class, or a plain assignment):
+    what the reader found (`Submission.defined`), else read from its cells here."""
+    if getattr(submission, "defined", None) is not None:
+        return set(submission.defined)
     found = set()
     for cell in getattr(submission, "cells", ()) or ():
         src = getattr(cell, "source", "")
