@@ -22,9 +22,11 @@ def main(argv=None):
 
     p = verbs.add_parser("grade", help="grade submissions (notebooks or otter export zips) in the trusted judge")
     p.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="files or folders of submissions")
-    p.add_argument("--assignment", help="assignment name (default: detected from each notebook)")
+    p.add_argument("--assignment",
+                   help="assignment name (default: the batch's, detected from what the notebooks' code defines)")
     p.add_argument("--out", required=True, help="folder for <id>/results.json and grades.csv")
-    p.add_argument("--resume", action="store_true", help="skip submissions whose results.json already exists")
+    p.add_argument("--resume", action="store_true",
+                   help="keep results.json written for the same file with the same bytes; grade the rest")
     p.add_argument("--jobs", type=int, default=None, help="judges in parallel (default: one per CPU)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
