@@ -125,11 +125,7 @@ def _():
 
 
 @case("million_statements_cell", "an extra cell of a million tiny statements (2 MB)",
-      max_score=FULL, questions_keep_full=list(SDP_QS),
-      gap="the reader takes it (the cell is marked unparsed, the judge stays small), but the judge's load "
-          "request to the worker carries the cells in its JSON header, capped at 1 MiB (protocol/wire.py "
-          "MAX_HEADER), while grading.yml allows 2 MiB of code: a notebook with over ~1 MB of code cannot be "
-          "loaded at all")
+      max_score=FULL, questions_keep_full=list(SDP_QS))
 def _():
     return ipynb(append(reference(), "0\n" * 1_000_000))
 
