@@ -113,3 +113,20 @@ def test_groups_left_by_a_judge_that_died_are_swept(tmp_path):
         for d in (left, mine):
             if d.exists():
                 d.rmdir()
+
+
+@pytest.mark.slow
+def test_a_notebook_cannot_choose_its_assignment_through_its_metadata(tmp_path):
+    from autograder.audit import examples as examples_mod
+
+    nb = json.loads((examples_mod.EXAMPLES / "scaled_dot_product" / "reference.ipynb").read_text())
+    nb["metadata"].setdefault("otter", {})["assignment_name"] = "classic_attention"
+    for cell in nb["cells"]:
+        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        cell["source"] = src.replace('otter.Notebook("scaled_dot_product.ipynb")', 'otter.Notebook("classic_attention.ipynb")')
+    notebook = tmp_path / "hw.ipynb"
+    notebook.write_text(json.dumps(nb))
+    proc = run_cli("ci", notebook, "--out", tmp_path / "grading", "--summary", tmp_path / "s.md", check=False)
+    results = json.loads((tmp_path / "grading" / "results.json").read_text())
+    assert {t["name"] for t in results["tests"]} == {"causal_mask", "padding_mask", "scaled_dot_product_attention"}
+    assert results["score"] == 10 and "metadata names the classic_attention assignment" in results["output"], proc.stdout

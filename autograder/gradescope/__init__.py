@@ -114,13 +114,8 @@ def grade_root(root, assignment=None):
     try:
         from autograder.judge import grade
 
-        result = grade(path, assignment=assignment)
+        result = grade(path, assignment=assignment)  # notes a notebook whose metadata names another one
         data = result.to_gradescope()
-        detected = _detected_assignment(path)
-        if assignment and detected and detected != assignment:
-            note = (f"Note: this notebook is for the {detected} assignment, but it was submitted "
-                    f"to {assignment}; check that you uploaded the right file.")
-            data["output"] = "\n".join(x for x in (data.get("output"), note) if x)
         for line in getattr(result, "internal_errors", []) or []:
             print(f"internal grader error: {line}", file=sys.stderr)
     except Exception:  # noqa: BLE001 - whatever happens, Gradescope gets a results.json
@@ -129,16 +124,6 @@ def grade_root(root, assignment=None):
                                         "the course staff can see why in the autograder output")
     _write(root / "results", data)
     return data
-
-
-def _detected_assignment(path):
-    try:
-        from autograder import config as config_mod
-        from autograder.judge.notebook import detect_assignment, read_notebook_json
-
-        return detect_assignment(read_notebook_json(path), config_mod.load().assignments)
-    except Exception:  # noqa: BLE001 - only used for a note
-        return None
 
 
 def main(args):

@@ -17,6 +17,7 @@ import pytest
 
 from autograder import __version__, layout
 from autograder import config as config_mod
+from autograder.judge import detect
 from autograder.judge.notebook import SubmissionError, load_submission
 from autograder.judge.text import one_line
 from autograder.judge.remote import Remote
@@ -218,7 +219,7 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
     _reset_peak_memory()
     known = cfg.assignments
     try:
-        submission = load_submission(path, known)
+        submission = load_submission(path, known, cfg=cfg)
     except SubmissionError as exc:
         name = assignment if assignment in known else None
         reason = one_line(exc, 300)
@@ -227,7 +228,8 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
         result = GradeResult(Path(path), name, questions, [f"Not graded: {reason}"], time.monotonic() - start)
         result.judge_peak_mb = _peak_memory_mb()
         return result
-    name = assignment or submission.assignment
+    # Without an assignment given, the notebook's code decides (its metadata is the student's to edit).
+    name = assignment or detect.detect(submission, cfg)
     if name not in known:
         note = (f"Not graded: could not tell which assignment {one_line(Path(path).name, 120)} is for; "
                 f"pass --assignment (one of {', '.join(known)})")
@@ -247,6 +249,9 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
             forkserver.close()
     questions = _score(cfg, name, plugin.outcomes)
     notes = []
+    meta = detect.metadata(submission, cfg)
+    if meta and meta != name:
+        notes.append(f"Note: this notebook's metadata names the {meta} assignment; it was graded as {name}.")
     if remote.load_failure:
         notes.append(f"Your notebook could not be run: {remote.load_failure}")
     if remote.over_budget:
