@@ -15,6 +15,7 @@ import resource
 from pathlib import Path
 
 from autograder.sandbox.cgroup import WorkerGroup
+from autograder.sandbox.pdeath import die_with_parent
 from autograder.sandbox.view import PRIVATE_DIRS
 
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
@@ -30,6 +31,7 @@ def apply_limits(limits, uid, view, cgroups=(), scratch=None):
     """In the new worker process: its control groups, its own session and
     process group, rlimits, and (root only) the private namespaces, its view
     of the file system and the unprivileged uid."""
+    parent = os.getppid()
     WorkerGroup.join(cgroups)
     os.setsid()
     try:  # when a box runs out of memory, the kernel kills a worker, never the judge
@@ -58,6 +60,8 @@ def apply_limits(limits, uid, view, cgroups=(), scratch=None):
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
+    # After the uid change (which clears it): the worker dies with the fork server or judge that made it.
+    die_with_parent(parent)
     resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
 
 
