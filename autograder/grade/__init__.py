@@ -66,9 +66,11 @@ _SAFE_PART = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
 
 def display(path, limit=1000):
     """A path as one printable line: undecodable bytes as U+FFFD, control characters as spaces."""
+    text = os.fsencode(path).decode("utf-8", "replace")
+    if text.isprintable() and len(text) <= limit:
+        return text  # nothing to clean (and no import of the judge, which imports torch)
     from autograder.judge.text import one_line
 
-    text = os.fsencode(path).decode("utf-8", "replace")
     return one_line(text, limit)
 
 
@@ -274,6 +276,35 @@ def grade_one(path, assignment, cfg, forkserver=None):
         }
 
 
+def detect_one(path, cfg):
+    """(the assignment the file's code is for, the one its metadata names), each None where
+    it does not tell; read with the judge's reader (`autograder.judge.detect`)."""
+    from autograder.judge import detect
+    from autograder.judge.notebook import load_submission
+
+    try:
+        sub = load_submission(path, cfg.assignments, cfg=cfg)
+        return detect.detect(sub, cfg), detect.metadata(sub, cfg)
+    except Exception:  # noqa: BLE001 - unreadable: grading it gives the reason
+        return None, None
+
+
+def batch_of(own, order):
+    """(the batch's assignment, whether it is a tie) from each file's own (`detect.batch_assignment`)."""
+    from autograder.judge import detect
+
+    return detect.batch_assignment(own, order), detect.is_tie(own)
+
+
+def _task(path, assignment, own_first, cfg, forkserver):
+    """(results, (own, metadata) or None). With own_first the file's own assignment is
+    detected first, and graded as where `assignment` is None."""
+    seen = detect_one(path, cfg) if own_first else None
+    if assignment is None and seen is not None:
+        assignment = seen[0]
+    return grade_one(path, assignment, cfg, forkserver), seen
+
+
 def not_graded(reason, assignment, cfg):
     """results.json for a file the judge is not given at all (not a regular file)."""
     qs = cfg.questions(assignment) if assignment in cfg.assignments else {}
@@ -311,9 +342,10 @@ def write_csv(out, rows, cfg):
     os.replace(tmp, out / CSV_NAME)
 
 
-# -- a pool of judges ---------------------------------------------------------
+# -- the judges -----------------------------------------------------------------
 # Each pool process is a trusted judge with its own worker uid (sandbox.worker_uid) and its
-# own fork server, so torch is imported once per judge, not once per submission.
+# own fork server, so torch is imported once per judge, not once per submission. The
+# batch's own process reads no notebook and imports no torch when it has a pool.
 _POOL = {}
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -336,24 +368,66 @@ def _pool_ready():
     return os.getpid()
 
 
-def _pool_grade(path, assignment):
-    return grade_one(Path(path), assignment, _POOL["cfg"], _POOL["forkserver"])
+def _pool_detect(path):
+    return detect_one(Path(path), _POOL["cfg"])
+
+
+def _pool_batch(own, order):
+    return batch_of(own, order)
+
+
+def _pool_task(path, assignment, own_first):
+    return _task(Path(path), assignment, own_first, _POOL["cfg"], _POOL["forkserver"])
+
+
+class _Local:
+    """One judge: this process, with one fork server (started on first use)."""
+
+    def __init__(self, cfg, stop):
+        self.cfg, self.stop, self.forkserver = cfg, stop, None
+
+    def detect(self, files):
+        return {f: detect_one(f.path, self.cfg) for f in files}
+
+    def batch(self, own):
+        return batch_of(own, self.cfg.assignments)
+
+    def grade(self, todo, done):
+        """Grade [(Found, id, assignment, own_first)], calling done(f, id, results, seen) as each finishes."""
+        from autograder.sandbox.forkserver import ForkServer
+
+        for f, sid, a, own_first in todo:
+            if self.forkserver is None:
+                self.forkserver = ForkServer()
+            data, seen = _task(f.path, a, own_first, self.cfg, self.forkserver)
+            if self.stop:  # interrupted while grading it (pytest stops early): not a result
+                raise KeyboardInterrupt
+            done(f, sid, data, seen)
+
+    def kill(self):
+        if self.forkserver is not None:  # idle now: no clean exit to wait for (its teardown takes a second)
+            self.forkserver.proc.kill()
+            self.forkserver.close()
 
 
 class _Pool:
     """The batch's judges. Processes are started with SIGINT and SIGTERM blocked, so
     no Ctrl-C reaches one before it ignores it; they die with this process."""
 
-    def __init__(self, jobs, cfg):
+    def __init__(self, jobs, cfg, stop):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         ctx = multiprocessing.get_context("spawn")  # judges start clean: no torch state forked
-        self.jobs = jobs
+        self.jobs, self.cfg, self.stop = jobs, cfg, stop
         self.executor = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init,
                                             initargs=(str(cfg.path), os.getpid()))
-        for _ in range(jobs):  # start every judge now (its torch import overlaps the parent's work)
+
+    def start(self):
+        """Start every judge now (their torch imports overlap the parent's work)."""
+        for _ in range(self.jobs):
             self.submit(_pool_ready)
+        return self
 
     def submit(self, fn, *args):
         old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
@@ -361,6 +435,63 @@ class _Pool:
             return self.executor.submit(fn, *args)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def _submit_all(self, fn, items):
+        """{future: item}; an item the pool refuses (a judge died: the pool is broken) maps to None."""
+        from concurrent.futures import Future
+
+        futures = {}
+        for item, args in items:
+            try:
+                futures[self.submit(fn, *args)] = item
+            except RuntimeError as exc:  # BrokenProcessPool: a judge process died
+                failed = Future()
+                failed.set_exception(exc)
+                futures[failed] = item
+        return futures
+
+    def detect(self, files):
+        from concurrent.futures import as_completed
+
+        futures = self._submit_all(_pool_detect, [(f, (os.fspath(f.path),)) for f in files])
+        seen = {}
+        for fut in as_completed(futures):
+            f = futures[fut]
+            try:
+                seen[f] = fut.result()
+            except Exception:  # noqa: BLE001 - a judge process died: read it here
+                seen[f] = detect_one(f.path, self.cfg)
+        return seen
+
+    def batch(self, own):
+        try:  # in a judge: this process imports no torch (the judge package does)
+            return self.submit(_pool_batch, own, self.cfg.assignments).result()
+        except RuntimeError:  # BrokenProcessPool
+            return batch_of(own, self.cfg.assignments)
+
+    def grade(self, todo, done):
+        """Grade [(Found, id, assignment, own_first)], calling done(f, id, results, seen) as each finishes."""
+        from concurrent.futures import as_completed
+
+        futures = self._submit_all(_pool_task, [((f, sid, a, o), (os.fspath(f.path), a, o)) for f, sid, a, o in todo])
+        try:
+            for fut in as_completed(futures):
+                f, sid, a, own_first = futures[fut]
+                try:
+                    data, seen = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a judge process died: grade it alone, here
+                    data, seen = _task(f.path, a, own_first, self.cfg, None)
+                    if self.stop:
+                        raise KeyboardInterrupt from None
+                    data.setdefault("internal_errors", []).append(f"pool: {type(exc).__name__}: {exc}")
+                done(f, sid, data, seen)
+        except KeyboardInterrupt:
+            # What finished but was not yet taken is done too.
+            for fut, (f, sid, a, own_first) in futures.items():
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    data, seen = fut.result()
+                    done(f, sid, data, seen, quiet=True)
+            raise
 
     def kill(self):
         """End every judge now (their fork servers follow by the parent-death signal)."""
@@ -378,52 +509,18 @@ class _Pool:
                 pass
 
 
-
-def _grade_serial(todo, cfg, done, stop):
-    """Grade [(Found, id, assignment)] in this process, with one fork server."""
-    from autograder.sandbox.forkserver import ForkServer
-
-    forkserver = ForkServer()
-    try:
-        for f, sid, a in todo:
-            data = grade_one(f.path, a, cfg, forkserver)
-            if stop:  # interrupted while grading it (pytest stops early): not a result
-                raise KeyboardInterrupt
-            done(f, sid, data)
-    finally:
-        if stop:  # no clean exit to wait for (its teardown takes about a second)
-            forkserver.proc.kill()
-        forkserver.close()
-
-
-def _grade_pool(pool, todo, cfg, done, stop):
-    from concurrent.futures import as_completed
-
-    futures = {pool.submit(_pool_grade, os.fspath(f.path), a): (f, sid, a) for f, sid, a in todo}
-    try:
-        for fut in as_completed(futures):
-            f, sid, a = futures[fut]
-            try:
-                data = fut.result()
-            except Exception as exc:  # noqa: BLE001 - a judge process died: grade it alone
-                data = grade_one(f.path, a, cfg)
-                if stop:
-                    raise KeyboardInterrupt from None
-                data.setdefault("internal_errors", []).append(f"pool: {type(exc).__name__}: {exc}")
-            done(f, sid, data)
-    except KeyboardInterrupt:
-        # What finished but was not yet taken is done too.
-        for fut, (f, sid, a) in futures.items():
-            if fut.done() and not fut.cancelled() and fut.exception() is None:
-                done(f, sid, fut.result(), quiet=True)
-        raise
-
-
 class _Interrupts:
-    """The first SIGINT or SIGTERM raises KeyboardInterrupt (once); later ones are ignored."""
+    """The first SIGINT or SIGTERM raises KeyboardInterrupt; later ones are ignored.
+
+    Some code swallows a KeyboardInterrupt (torch's import does, pytest turns it into
+    an early return): until the batch reaches its clean-up (`settle`), the interrupt
+    is raised again every 0.3 s, from 0.6 s after the first one."""
+
+    AGAIN_AFTER, AGAIN_EVERY = 0.6, 0.3
 
     def __init__(self):
         self.signum = None
+        self.settled = False
         self.old = {}
 
     def __bool__(self):
@@ -432,19 +529,33 @@ class _Interrupts:
     def _handle(self, signum, frame):
         if self.signum is None:
             self.signum = signum
+            if signal.SIGALRM in self.old:
+                signal.setitimer(signal.ITIMER_REAL, self.AGAIN_AFTER, self.AGAIN_EVERY)
+            raise KeyboardInterrupt
+
+    def _again(self, signum, frame):
+        if self.signum is not None and not self.settled:
             raise KeyboardInterrupt
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
             for s in _SIGNALS:
                 self.old[s] = signal.signal(s, self._handle)
+            if signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0):  # no timer of the caller's
+                self.old[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._again)
         return self
 
-    def quiet(self):
-        for s in self.old:
-            signal.signal(s, signal.SIG_IGN)
+    def settle(self):
+        """The clean-up has begun: no more raising, and a second Ctrl-C must not interrupt it."""
+        self.settled = True
+        if signal.SIGALRM in self.old:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if self.signum is not None:
+            for s in _SIGNALS & set(self.old):
+                signal.signal(s, signal.SIG_IGN)
 
     def __exit__(self, *exc):
+        self.settle()
         for s, h in self.old.items():
             signal.signal(s, h)
         return False
@@ -483,32 +594,6 @@ def _reusable(data, assignment):
     return data.get("assignment") == assignment and "internal grader error" not in output
 
 
-def _detect_all(found, cfg, threads=1):
-    """{Found: (own, metadata)}: the assignment each file's code is for and the one its metadata
-    names. Each file is read by the judge's reader (a helper process per file), `threads` at a time."""
-    from autograder.judge import detect
-    from autograder.judge.notebook import load_submission
-
-    def one(f):
-        if not os.path.isfile(f.path):
-            return None, None
-        try:
-            sub = load_submission(f.path, cfg.assignments, cfg=cfg)
-            return detect.detect(sub, cfg), detect.metadata(sub, cfg)
-        except Exception:  # noqa: BLE001 - unreadable: the judge's own read gives the reason
-            return None, None
-
-    if threads <= 1 or len(found) <= 1:
-        return {f: one(f) for f in found}
-    from concurrent.futures import ThreadPoolExecutor
-
-    executor = ThreadPoolExecutor(min(threads, len(found)), thread_name_prefix="kit-detect")
-    try:
-        return dict(zip(found, executor.map(one, found)))
-    finally:
-        executor.shutdown(wait=False, cancel_futures=True)
-
-
 def _note(own, meta, graded_as, why):
     other = own if own and own != graded_as else (meta if meta and meta != graded_as else None)
     if not other or not graded_as:
@@ -532,17 +617,14 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
     found = collect(paths, out)
     ids = assign_ids(found)
     bar = Progress(len(found), progress)
-    notes, pool, stop, todo, results = {}, None, _Interrupts(), [], {}
-    if jobs > 1 and len(found) > 1 and not resume:  # start the judges first: their start-up overlaps ours
-        with stop:
-            pool = _Pool(min(jobs, len(found)), cfg)
-    hashes = {f: sha256_of(f.path) if os.path.isfile(f.path) else None for f in found}
-    reals = {f: display(f.real) for f in found}
-    index = _index(out) if resume else {}
+    judges, stop, results, detected, graded_as = None, _Interrupts(), {}, {}, {}
+    why = {BATCH: "the batch's assignment", None: "the assignment its code is for"}.get(
+        assignment, "the assignment given with --assignment")
 
-    def done(f, sid, data, quiet=False, extra=None):
+    def done(f, sid, data, seen=None, quiet=False):
         data = dict(data)
-        note = notes.get(f)
+        own, meta = seen or detected.get(f) or (None, None)
+        note = _note(own, meta, graded_as.get(f) or data.get("assignment"), why)
         if note:
             data["output"] = "\n".join(x for x in (note, data.get("output")) if x)
         ed = dict(data.get("extra_data") or {})
@@ -552,71 +634,72 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
         results[f] = data
         bar.step(sid if not quiet else sid + " (taken at stop)")
 
-    def likely_done(f):
-        hit = index.get((reals[f], hashes[f]))
-        return hit is not None
+    def start(n):
+        pool = _Pool(min(jobs, n), cfg, stop)
+        try:
+            return pool.start()
+        except BaseException:
+            pool.kill()
+            raise
 
     with stop:
         try:
-            pending = [f for f in found if not likely_done(f)]
-            if pool is None and jobs > 1 and len(pending) > 1:
-                pool = _Pool(min(jobs, len(pending)), cfg)
-            detected = _detect_all(found, cfg, threads=jobs)
+            if jobs > 1 and len(found) > 1 and not resume:  # start the judges first: their start-up overlaps ours
+                judges = start(len(found))
+            hashes = {f: sha256_of(f.path) if os.path.isfile(f.path) else None for f in found}
+            reals = {f: display(f.real) for f in found}
+            index = _index(out) if resume else {}
+            regular = [f for f in found if hashes[f] is not None]
+            pending = [f for f in regular if (reals[f], hashes[f]) not in index]
+            if judges is None:
+                judges = start(len(pending)) if jobs > 1 and len(pending) > 1 else _Local(cfg, stop)
+            # Which assignment each is graded as: the batch's needs every file read first; a file's
+            # own (assignment=None) is read with its grading, unless --resume must know it before.
+            if assignment == BATCH or (assignment is None and resume):
+                detected.update(judges.detect(regular))
             if assignment == BATCH:
-                from autograder.judge import detect
-
-                own = [detected[f][0] for f in found]
-                batch = detect.batch_assignment(own, cfg.assignments)
+                own = [detected[f][0] for f in regular]
+                batch, tied = judges.batch(own)
                 counts = Counter(a for a in own if a)
                 if batch and len(counts) > 1:
                     others = ", ".join(f"{n} {a}" for a, n in counts.most_common() if a != batch)
-                    tie = " (a tie: pass --assignment to choose)" if detect.is_tie(own) else ""
+                    tie = " (a tie: pass --assignment to choose)" if tied else ""
                     _say(f"grade: graded every submission as {batch}, the batch's assignment "
                          f"({counts[batch]} of {len(found)} notebooks){tie}; some look like other assignments "
                          f"({others}): their results.json say so; grade them on their own with --assignment")
-                graded_as = {f: batch for f in found}
-                why = "the batch's assignment"
+                graded_as.update({f: batch for f in found})
             elif assignment is None:
-                graded_as = {f: detected[f][0] for f in found}
-                why = "the assignment its code is for"
+                graded_as.update({f: detected[f][0] for f in detected})
             else:
-                graded_as = {f: assignment for f in found}
-                why = "the assignment given with --assignment"
-            for f in found:
-                notes[f] = _note(*detected[f], graded_as[f], why)
+                graded_as.update({f: assignment for f in found})
             todo = []
             for f in found:
                 sid = ids[f]
                 hit = index.get((reals[f], hashes[f])) if hashes[f] else None
-                if hit is not None and _reusable(hit[1], graded_as[f]):
+                if hit is not None and _reusable(hit[1], graded_as.get(f)):
                     data = hit[1]
                     data.setdefault("extra_data", {}).setdefault("submission", {})["id"] = sid
                     if hit[0] != sid:
                         write_json_atomic(out / sid / "results.json", data)
                     results[f] = data
                     bar.step(sid + " (done before)")
-                elif not os.path.isfile(f.path):
-                    done(f, sid, not_graded(f"{display(f.path.name)} is not a regular file", graded_as[f], cfg))
+                elif hashes[f] is None and not os.path.isfile(f.path):
+                    done(f, sid, not_graded(f"{display(f.path.name)} is not a regular file", graded_as.get(f), cfg))
                 else:
-                    todo.append((f, sid, graded_as[f]))
-            if pool is None and jobs > 1 and len(todo) > 1:
-                pool = _Pool(min(jobs, len(todo)), cfg)
-            if pool is not None:
-                _grade_pool(pool, todo, cfg, done, stop)
-            elif todo:
-                _grade_serial(todo, cfg, done, stop)
+                    todo.append((f, sid, graded_as.get(f), f not in detected))
+            judges.grade(todo, done)
         except KeyboardInterrupt:
+            stop.settle()
             if not stop:  # a KeyboardInterrupt of no signal of ours (raised by code): as Ctrl-C
                 stop.signum = signal.SIGINT
-        finally:
-            if stop:
-                stop.quiet()  # a second Ctrl-C must not interrupt the clean-up
-            if pool is not None:  # every result is in (or we stop): nothing of theirs is left to finish
-                pool.kill()
-        bar.end()
-        rows = [(ids[f], f.path, results[f]) for f in found if f in results]
-        if found:
-            write_csv(out, rows, cfg)
+        finally:  # also on a grader bug: what is done is written
+            stop.settle()
+            if judges is not None:  # every result is in (or we stop): nothing of theirs is left to finish
+                judges.kill()
+            bar.end()
+            rows = [(ids[f], f.path, results[f]) for f in found if f in results]
+            if found:
+                write_csv(out, rows, cfg)
     if stop:
         raise BatchInterrupted(rows, len(found), stop.signum, out)
     return rows
@@ -668,12 +751,13 @@ def main(args):
     try:
         rows = grade_batch(args.submissions, out, args.assignment or BATCH, args.resume, not args.no_progress,
                            cfg, jobs=args.jobs)
-    except BatchInterrupted as stop:
-        name = signal.Signals(stop.signum).name if stop.signum else "SIGINT"
-        _say(f"\ngrade: stopped ({name}) after {len(stop.rows)} of {stop.total} submissions; their results are in "
+    except KeyboardInterrupt as stop:
+        signum = getattr(stop, "signum", None) or signal.SIGINT
+        done = f" after {len(stop.rows)} of {stop.total} submissions" if isinstance(stop, BatchInterrupted) else ""
+        _say(f"\ngrade: stopped ({signal.Signals(signum).name}){done}; what was graded is in "
              f"{display(out)}/<id>/results.json and {display(out / CSV_NAME)}. To grade the rest, run the same "
              f"command again with --resume.")
-        return EXIT_INTERRUPTED.get(stop.signum, 130)
+        return EXIT_INTERRUPTED.get(signum, 130)
     if not rows:
         _say("grade: no submissions found")
         return 2

@@ -80,7 +80,7 @@ def _child(req, fds):
 def serve(fd):
     from autograder.sandbox import pdeath
 
-    pdeath.die_with_parent(ignore_interrupt=True)  # SIGKILL when the judge dies; Ctrl-C is the judge's to act on
+    pdeath.die_with_parent(ignore_interrupt=True, peer_fd=fd)  # SIGKILL when the judge dies; Ctrl-C is its to act on
     sock = socket.socket(fileno=fd)
     import torch  # noqa: F401 - imported, never used: forking stays safe
 

@@ -6,13 +6,15 @@ only the kernel can end them. `die_with_parent()` asks it (Linux
 `prctl(PR_SET_PDEATHSIG, SIGKILL)`) to send SIGKILL to this process when the
 thread that started it ends. Elsewhere (no prctl) it does nothing and says so.
 
-The signal is armed only from the moment of the call: where the caller knows
-its parent's pid, a parent that died before it is caught by comparing it with
-`os.getppid()`.
+The signal is armed only from the moment of the call. A parent that died
+before it is caught either by its pid (`os.getppid()` is no longer it) or, for
+a process that talks to its parent over a socket (the fork server), by that
+socket's end of file.
 """
 import ctypes
 import os
 import signal
+import socket
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -25,11 +27,13 @@ def _prctl():
         return None
 
 
-def die_with_parent(parent_pid=None, ignore_interrupt=False, sig=signal.SIGKILL):
+def die_with_parent(parent_pid=None, ignore_interrupt=False, peer_fd=None, sig=signal.SIGKILL):
     """Have the kernel send `sig` to this process when its parent dies; True if armed.
 
     parent_pid: the parent this process expects; if it is already gone (this
     process was re-parented), the process ends now with `sig`.
+    peer_fd: a socket to the parent; if the parent's end is already closed (end of
+    file, nothing read from it), the process ends now with `sig`.
     ignore_interrupt: ignore SIGINT (Ctrl-C reaches the whole foreground process
     group; a child whose parent decides when it stops must not act on it itself).
     """
@@ -43,4 +47,22 @@ def die_with_parent(parent_pid=None, ignore_interrupt=False, sig=signal.SIGKILL)
         armed = prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
     if parent_pid is not None and os.getppid() != parent_pid:
         os.kill(os.getpid(), sig)
+    if peer_fd is not None and _peer_closed(peer_fd):
+        os.kill(os.getpid(), sig)
     return armed
+
+
+def _peer_closed(fd):
+    """Whether the other end of the socket `fd` is closed (peeks: consumes nothing)."""
+    try:
+        sock = socket.socket(fileno=os.dup(fd))
+    except OSError:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True  # ECONNRESET and the like: the parent is gone
+    finally:
+        sock.close()
