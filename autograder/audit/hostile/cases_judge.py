@@ -47,8 +47,9 @@ def _():
 
 
 @case("loop_patched_counter", "the same loop, with the worker's op counter replaced through the kit's module "
-      "(autograder.worker.runner._make_counter and its Worker class)", not_above="loop_honest",
-      questions_lose=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"))
+      "(autograder.worker.runner._make_counter and its Worker class): a notebook that reaches for the kit's "
+      "modules fails every vectorisation check", not_above="loop_honest",
+      questions_lose=["scaled_dot_product_attention", "padding_mask"], questions_keep_full=["causal_mask"])
 def _():
     nb = replace_function(reference(demo=False), "scaled_dot_product_attention", LOOP_SDPA)
     return ipynb(append_cell(nb, (
