@@ -242,9 +242,11 @@ def test_the_batch_has_one_assignment_whatever_a_notebook_claims(tmp_path):
         assert {t["name"] for t in data["tests"]} == qs and sum(t["max_score"] for t in data["tests"]) == 10, sid
     for sid in ("claims_classic", "defines_both"):
         assert got[sid]["score"] == 10
-        assert ("this notebook looks like it is for classic_attention; it was graded as scaled_dot_product, "
-                "the batch's assignment") in got[sid]["output"], got[sid].get("output")
-    assert "looks like" not in got["honest"].get("output", "")
+        assert "classic_attention" in got[sid]["output"] and "graded as scaled_dot_product" in got[sid]["output"]
+    # its code fits both: the batch's note says what it looks like (the judge's says what its metadata names)
+    assert ("this notebook looks like it is for classic_attention; it was graded as scaled_dot_product, "
+            "the batch's assignment") in got["defines_both"]["output"], got["defines_both"]["output"]
+    assert "classic_attention" not in got["honest"].get("output", "")
     assert "graded every submission as scaled_dot_product" in proc.stderr
 
 

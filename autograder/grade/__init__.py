@@ -595,10 +595,11 @@ def _reusable(data, assignment):
 
 
 def _note(own, meta, graded_as, why):
-    other = own if own and own != graded_as else (meta if meta and meta != graded_as else None)
-    if not other or not graded_as:
+    """The note for a notebook whose code is for another assignment than it was graded as
+    (one whose metadata names another gets the judge's own note)."""
+    if not own or not graded_as or own == graded_as:
         return None
-    return f"Note: this notebook looks like it is for {other}; it was graded as {graded_as}, {why}"
+    return f"Note: this notebook looks like it is for {own}; it was graded as {graded_as}, {why}"
 
 
 def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=None, jobs=None):
