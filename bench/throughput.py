@@ -1,9 +1,9 @@
 """Batch throughput: the kit's `grade` against `otter run` one by one, measured here.
 
-    python bench/throughput.py [-n 100] [--otter-sample 20] [--jobs N]
+    python bench/throughput.py [-n 100] [--otter-sample 20] [--jobs N] [--assignment NAME]
 
-Grades N submissions in total (drawn round-robin from examples/submissions,
-copied under distinct names) with `python -m autograder grade`, and a sample
+Grades N submissions of one assignment, as a course's batch is (drawn
+round-robin from examples/submissions/NAME, copied under distinct names) with `python -m autograder grade`, and a sample
 of them with `otter run` one at a time (each against otter's own autograder
 zip for its assignment, the submission named as otter expects). Prints
 submissions per minute for each, their ratio, p50 and p95 seconds per
@@ -39,11 +39,13 @@ def main():
     ap.add_argument("-n", type=int, default=100)
     ap.add_argument("--otter-sample", type=int, default=20)
     ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--assignment", default="scaled_dot_product",
+                    help="the batch's assignment (a batch is one assignment's submissions)")
     args = ap.parse_args()
     from autograder.audit import examples as examples_mod
     from autograder.build import assign, sync
 
-    pool = sorted(examples_mod.EXAMPLES.rglob("*.ipynb"))
+    pool = sorted((examples_mod.EXAMPLES / args.assignment).glob("*.ipynb"))
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="kit-throughput-") as tmp:
         tmp = Path(tmp)
@@ -54,7 +56,8 @@ def main():
             dst.parent.mkdir(parents=True)
             shutil.copy(src, dst)
             subs.append(dst)
-        cmd = [py, "-m", "autograder", "grade", tmp / "subs", "--out", tmp / "out", "--no-progress"]
+        cmd = [py, "-m", "autograder", "grade", tmp / "subs", "--out", tmp / "out", "--no-progress",
+               "--assignment", args.assignment]
         if args.jobs:
             cmd += ["--jobs", str(args.jobs)]
         kit_s, kit_peak, rc = measure(cmd)
