@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grade_one import in_box  # noqa: E402
 
 # The worst case of each kind the judge takes from a submission.
-WORST = ("million_statements", "deep_json", "huge_outputs", "huge_exception_text", "forged_replies",
+WORST = ("million_statements_cell", "json_nested_deep", "stored_outputs_20mb", "zip_corrupt_deflate", "huge_exception_text", "forged_replies",
          "feedback_injection", "mha_hidden_bias", "search_disk_for_answers", "reference")
 
 

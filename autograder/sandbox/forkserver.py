@@ -26,6 +26,7 @@ memory is torch, matplotlib, the confinement and the worker side.
 """
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -180,11 +181,14 @@ class ForkServer:
     def _ask(self, message, fds=()):
         import json
 
-        if fds:
-            self._socket.send_fds(self.sock, [json.dumps(message).encode()], list(fds))
-        else:
-            self.sock.send(json.dumps(message).encode())
-        reply = self.sock.recv(1 << 16)
+        try:
+            if fds:
+                self._socket.send_fds(self.sock, [json.dumps(message).encode()], list(fds))
+            else:
+                self.sock.send(json.dumps(message).encode())
+            reply = self.sock.recv(1 << 16)
+        except OSError:
+            reply = b""
         if not reply:
             from autograder.sandbox.client import WorkerDied
 
@@ -192,15 +196,36 @@ class ForkServer:
         return json.loads(reply)
 
     def spawn(self, limits, uid, view, scratch, env, fds, cgroups=()):
-        reply = self._ask({
+        from autograder.sandbox.client import WorkerDied
+
+        message = {
             "op": "fork", "limits": dict(limits.__dict__), "uid": uid,
             "view": view.to_dict() if view is not None else None,
             "scratch": str(scratch), "env": env, "cgroups": list(cgroups),
-        }, fds)
+        }
+        try:
+            reply = self._ask(message, fds)
+        except WorkerDied:  # the server died (the kernel's OOM killer in a small box): a fresh one, once
+            self._restart()
+            reply = self._ask(message, fds)
         return ForkedProcess(reply["pid"], self)
 
+    def _restart(self):
+        try:
+            self.sock.close()
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.proc, self.sock = launch()
+
     def wait(self, pid, timeout):
-        return self._ask({"op": "wait", "pid": pid, "timeout": timeout})["status"]
+        from autograder.sandbox.client import WorkerDied
+
+        try:
+            return self._ask({"op": "wait", "pid": pid, "timeout": timeout})["status"]
+        except WorkerDied:  # its server is gone, and with it (parent-death signal) the worker
+            return int(signal.SIGKILL)
 
     def close(self):
         try:
