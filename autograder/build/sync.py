@@ -30,6 +30,7 @@ import nbformat
 import yaml
 
 from autograder import layout
+from autograder.judge import detect
 
 COURSE_ROOT = layout.COURSE or Path.cwd()  # the course folder: a checkout, or where an installed kit runs
 ASSIGNMENTS_DIR = COURSE_ROOT / "assignments"
@@ -68,9 +69,7 @@ def question_name(obj_name):
     name, or the class's in snake case (`MultiHeadAttention` -> `multi_head_attention`)."""
     if obj_name in QUESTION_OVERRIDES:
         return QUESTION_OVERRIDES[obj_name]
-    if obj_name[:1].isupper():
-        return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])", r"_\1\2", obj_name).lower()
-    return obj_name
+    return detect.question_name(obj_name)  # the judge's rule: one place
 
 
 def graded_names(module, questions):

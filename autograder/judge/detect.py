@@ -28,9 +28,9 @@ _DEF = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.M)
 
 
 def question_name(obj_name):
-    """The grading.yml question of a graded function or class (the rule of
-    `autograder.build.sync.question_name`, which this must match; the build
-    package is not shipped to a grading image, so it is not imported here)."""
+    """The grading.yml question of a graded function or class: the function's name,
+    or the class's in snake case (`MultiHeadAttention` -> `multi_head_attention`).
+    The build (`autograder.build.sync.question_name`) uses this rule too."""
     if obj_name[:1].isupper():
         return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])", r"_\1\2", obj_name).lower()
     return obj_name
