@@ -50,7 +50,8 @@ def template(name, assignment):
     return text.replace("@ASSIGNMENT@", assignment)
 
 
-def _info(name, mode):
+def member_info(name, mode):
+    """A zip member dated FIXED_DATE with unix mode `mode` (same bytes on every build)."""
     info = zipfile.ZipInfo(name, date_time=FIXED_DATE)
     info.compress_type = zipfile.ZIP_DEFLATED
     info.external_attr = (0o100000 | mode) << 16
@@ -180,6 +181,6 @@ def build_zip(assignment, otter_zip, dest, cfg=None):
     with zipfile.ZipFile(tmp, "w") as zf:
         for name in sorted(entries):
             data, mode = entries[name]
-            zf.writestr(_info(name, mode), data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+            zf.writestr(member_info(name, mode), data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
     tmp.replace(dest)
     return sorted(entries)

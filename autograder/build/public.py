@@ -16,13 +16,13 @@ import zipfile
 from pathlib import Path
 
 from autograder import __version__, layout
+from autograder.build import package
 
 NAME = "attention-autograder-kit-public"
 DIST = "attention_autograder_kit_public"
 # What of the package students get: everything but these.
 SKIP = ("private", "audit", "demo", "build")
 REQUIRES = ("torch>=2.4", "numpy", "pyyaml", "pytest", "matplotlib")
-FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 def public_files():
@@ -59,7 +59,5 @@ def build_public_wheel(dest_dir):
     dest.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(dest, "w") as zf:
         for name in sorted(files):
-            zi = zipfile.ZipInfo(name, date_time=FIXED_DATE)
-            zi.external_attr = 0o100644 << 16
-            zf.writestr(zi, files[name], compress_type=zipfile.ZIP_DEFLATED)
+            zf.writestr(package.member_info(name, 0o644), files[name], compress_type=zipfile.ZIP_DEFLATED)
     return dest

@@ -38,6 +38,16 @@ def dtype_name(dtype):
     return DTYPE_NAMES.get(dtype, str(dtype).replace("torch.", ""))
 
 
+def flat_tensors(value):
+    """The tensors in a nested list/tuple, depth first: the order in which both
+    sides count a call's input tensors (the in-place check pairs them up)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in flat_tensors(v)]
+    return []
+
+
 def tensor_bytes(t):
     """A tensor's values as raw bytes (row-major, on the CPU; empty for meta)."""
     t = t.detach()

@@ -18,6 +18,8 @@ import os
 import sys
 import traceback
 
+from autograder.protocol.wire import flat_tensors
+
 FORBIDDEN = ("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention")
 MESSAGE_CHARS = 600
 
@@ -41,20 +43,6 @@ def _error(exc):
     if len(msg) > MESSAGE_CHARS:
         msg = msg[:MESSAGE_CHARS] + " ..."
     return {"type": type(exc).__name__, "message": msg, "where": _where(exc)}
-
-
-def _flat_tensors(value, torch):
-    out = []
-
-    def walk(v):
-        if isinstance(v, torch.Tensor):
-            out.append(v)
-        elif isinstance(v, (list, tuple)):
-            for x in v:
-                walk(x)
-
-    walk(value)
-    return out
 
 
 class Worker:
@@ -201,13 +189,13 @@ class Worker:
         if req.get("cotangents") is not None:
             reply["grads"] = self._grads(value, req["cotangents"], args, kwargs, params)
         if req.get("return_inputs"):  # the judge compares them with what it sent
-            reply["inputs_after"] = [a.detach() for a in _flat_tensors([args, list(kwargs.values())], torch)]
+            reply["inputs_after"] = [a.detach() for a in flat_tensors([args, list(kwargs.values())])]
         return reply
 
     def _grads(self, value, cotangents, args, kwargs, params):
         torch = self.torch
-        outs = _flat_tensors(value, torch)
-        inputs = [t for t in _flat_tensors([args, list(kwargs.values())], torch) if t.requires_grad]
+        outs = flat_tensors(value)
+        inputs = [t for t in flat_tensors([args, list(kwargs.values())]) if t.requires_grad]
         names = list(params)
         leaves = inputs + [params[n] for n in names]
         pairs = [(o, c) for o, c in zip(outs, cotangents) if c is not None]

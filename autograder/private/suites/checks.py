@@ -369,15 +369,6 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
     return reply, r_grads
 
 
-def _flat_tensors(value):
-    """The tensors in a nested list/tuple, in the order the worker flattens them."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _flat_tensors(v)]
-    return []
-
-
 def _same_tensor(sent, back):
     """Whether `back` (rebuilt from the worker's bytes) is `sent`, bit for bit
     (meta tensors: shape and dtype only). Decided here, in the judge."""
@@ -390,7 +381,7 @@ def _same_tensor(sent, back):
 
 def check_inputs_unchanged(sub, name, args, kwargs=None, **opts):
     reply = call(sub, name, args, kwargs, return_inputs=True, **opts)
-    flat = _flat_tensors([list(args), list((kwargs or {}).values())])
+    flat = wire.flat_tensors([list(args), list((kwargs or {}).values())])
     after = reply.inputs_after
     if not isinstance(after, list) or len(after) != len(flat):
         fail(f"{describe_call(name, args, kwargs)}: the worker did not send back the {len(flat)} input tensors "
