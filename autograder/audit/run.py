@@ -8,7 +8,11 @@ buggy entry keeps full marks on a question it targets, or a correct entry
 loses any point.
 
 It also reports the likely-cause rate: the share of buggy entries whose
-message on a targeted question offers a likely cause.
+message on a targeted question offers a likely cause, and the public column:
+which public check (what `grader.check` runs, through `python -m autograder
+check`'s path: the notebook's own public tests in the sandboxed worker) already
+flags each entry before submission, with the share of buggy entries flagged.
+A correct entry that fails a public check also makes the exit status 1.
 """
 import json
 import sys
@@ -18,6 +22,7 @@ from pathlib import Path
 from autograder import config as config_mod
 from autograder.audit.catalog import entries, fill_entry
 from autograder.audit.examples import TEMPLATES
+from autograder.audit.public import public_failures
 from autograder.grade import grade_batch
 
 
@@ -29,8 +34,11 @@ def first_failure(output):
     return ""
 
 
-def audit(assignment=None, cfg=None, progress=True, log=print):
-    """[(entry, {question: (score, max)}, {question: output}, verdict)]"""
+def audit(assignment=None, cfg=None, progress=True, log=print, public=True):
+    """[(entry, {question: (score, max)}, {question: output}, verdict, failing public checks)]
+
+    The last item lists the entry's failing public checks ("question/test"; empty
+    when every one passes), or is None when `public` is off."""
     cfg = cfg or config_mod.load()
     chosen = [e for e in entries(assignment)]
     rows = []
@@ -44,7 +52,8 @@ def audit(assignment=None, cfg=None, progress=True, log=print):
             path.write_text(json.dumps(fill_entry(template, e)))
             files.append(path)
         graded = grade_batch(files, tmp / "out", progress=progress, cfg=cfg)
-    for e, (_, _, data) in zip(chosen, graded):
+        flagged = public_failures(files, cfg) if public else {}
+    for e, f, (_, _, data) in zip(chosen, files, graded):
         scores = {t["name"]: (t["score"], t["max_score"]) for t in data.get("tests", [])}
         outputs = {t["name"]: t["output"] for t in data.get("tests", [])}
         lost = {q for q, (s, m) in scores.items() if s < m}
@@ -53,7 +62,7 @@ def audit(assignment=None, cfg=None, progress=True, log=print):
         else:
             missed = [q for q in e.questions if q not in lost]
             verdict = "caught" if not missed else f"MISSED on {', '.join(missed)}"
-        rows.append((e, scores, outputs, verdict))
+        rows.append((e, scores, outputs, verdict, flagged.get(str(f)) if public else None))
     return rows
 
 
@@ -69,15 +78,19 @@ def report(rows, cfg, out=sys.stdout):
         qs = list(cfg.questions(assignment))
         width = max(len(r[0].name) for r in mine) + 2
         print(f"\n{assignment}: points lost per question", file=out)
-        print("  " + "entry".ljust(width) + "".join(f"{q[:12]:>13}" for q in qs) + "  verdict", file=out)
-        for e, scores, outputs, verdict in mine:
+        print("  " + "entry".ljust(width) + "".join(f"{q[:12]:>13}" for q in qs) + "  verdict  public check", file=out)
+        for e, scores, outputs, verdict, public in mine:
             cells = ""
             for q in qs:
                 s, m = scores.get(q, (0, 0))
                 mark = "*" if q in e.questions else " "
                 cells += f"{(m - s):>12.2f}{mark}" if s < m else f"{'.':>12}{mark}"
-            print("  " + e.name.ljust(width) + cells + f"  {verdict}", file=out)
+            shown = "" if public is None else f"  {public[0] if public else '.'}" + (f" (+{len(public) - 1})" if len(public) > 1 else "")
+            print("  " + e.name.ljust(width) + cells + f"  {verdict}" + shown, file=out)
             bad += verdict not in ("ok", "caught")
+            bad += bool(e.correct and public)
+            if e.correct and public:
+                print(f"      PUBLIC CHECK FAILS ON A CORRECT ENTRY: {', '.join(public)}", file=out)
             for q in e.questions:
                 msg = first_failure(outputs.get(q, ""))
                 if msg:
@@ -89,6 +102,12 @@ def report(rows, cfg, out=sys.stdout):
     print(f"correct entries at full marks: {sum(r[3] == 'ok' for r in correct)}/{len(correct)}", file=out)
     print(f"likely-cause rate (caught entries whose message offers a likely cause): "
           f"{len(hinted)}/{len(caught)}{f' ({100 * len(hinted) / len(caught):.0f}%)' if caught else ''}", file=out)
+    if any(r[4] is not None for r in rows):
+        flagged = [r for r in buggy if r[4]]
+        print("public column: the first public check (question/test) that fails on the entry, '.' when all pass", file=out)
+        print(f"buggy entries flagged by a public check: {len(flagged)}/{len(buggy)}"
+              f"{f' ({100 * len(flagged) / len(buggy):.0f}%)' if buggy else ''}", file=out)
+        print(f"correct entries passing every public check: {sum(not r[4] for r in correct)}/{len(correct)}", file=out)
     return bad
 
 

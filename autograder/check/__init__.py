@@ -34,15 +34,18 @@ def public_tests(nb, path):
     return found
 
 
-def run_checks(path, cfg=None):
-    """(assignment, [{"name", "cases": [{"name", "ok", "error"?}], "error"?}])."""
+def run_checks(path, cfg=None, forkserver=None):
+    """(submission, cell errors, [{"name", "cases": [{"name", "ok", "error"?}], "error"?}]).
+
+    forkserver: a `sandbox.forkserver.ForkServer` to fork the worker from (the
+    audit checks many notebooks); None starts a worker of its own."""
     cfg = cfg or config_mod.load()
     sub = load_submission(path, cfg.assignments, keep_provided=True)
     tests = public_tests(sub.notebook, path)
     if not tests:
         raise SubmissionError(f"{Path(path).name} holds no public tests (is it a student notebook built by the kit?)")
     # Provided cells stay as the notebook has them: a self-check, not grading.
-    remote = Remote(sub, "", Limits.from_config(cfg.limits))
+    remote = Remote(sub, "", Limits.from_config(cfg.limits), forkserver=forkserver)
     try:
         results = remote.public(tests)
     finally:
