@@ -1,0 +1,119 @@
+"""The public checks (what `grader.check` runs): they flag most catalog bugs before
+submission, pass every correct implementation, fail on the untouched stub, and keep
+every message in one place per check."""
+import ast
+import io
+import json
+import re
+
+import pytest
+
+from autograder import config
+from autograder.audit import run as audit_run
+from autograder.audit.catalog import Entry, entries, fill_entry, fill_reference
+from autograder.audit.public import public_failures
+from autograder.build import sync
+from conftest import ASSIGNMENTS, ROOT, template
+
+CFG = config.load(ROOT / "grading.yml")
+
+
+def public_test_names(nb):
+    """{question: [test function names]} from a student notebook's metadata."""
+    return {q: re.findall(r"^def (test_\w+)", src, re.M) for q, src in nb["metadata"]["otter"]["tests"].items()}
+
+
+@pytest.fixture(scope="module")
+def catalog_run(tmp_path_factory):
+    """{(assignment, name): (kind, failing public checks)} for every catalog entry (kind
+    "correct" or "buggy"), each assignment's reference and its untouched template, checked once."""
+    tmp = tmp_path_factory.mktemp("public")
+    files = {}
+    for a in ASSIGNMENTS:
+        nb = template(a)
+        (tmp / a).mkdir()
+        todo = [("(reference)", "reference", fill_reference(nb, a)), ("(template)", "template", nb)]
+        todo += [(e.name, "correct" if e.correct else "buggy", fill_entry(nb, e)) for e in entries(a)]
+        for name, kind, filled in todo:
+            path = tmp / a / f"{name.strip('()')}.ipynb"
+            path.write_text(json.dumps(filled))
+            files[(a, name)] = (kind, path)
+    found = public_failures([path for _, path in files.values()], CFG)
+    return {key: (kind, found[str(path)]) for key, (kind, path) in files.items()}
+
+
+def test_catalog_bugs_flagged_and_correct_entries_pass(catalog_run):
+    def of(kind):
+        return {k: v for k, (kd, v) in catalog_run.items() if kd == kind}
+    buggy, correct, refs = of("buggy"), of("correct"), of("reference")
+    assert len(refs) == len(ASSIGNMENTS) and not any(refs.values()), refs
+    assert correct and not any(correct.values()), {k: v for k, v in correct.items() if v}
+    flagged = [k for k, v in buggy.items() if v]
+    assert len(buggy) >= 80 and len(flagged) >= 0.6 * len(buggy), (
+        f"{len(flagged)}/{len(buggy)} flagged; not flagged: {sorted(k[1] for k in buggy if k not in flagged)}")
+    # The headline cases of the issue: an unscaled SDPA and an MHA that adds an axis to the mask.
+    not_scaled = buggy[("scaled_dot_product", "sdpa_not_scaled")]
+    assert any("second_worked_example" in f for f in not_scaled), not_scaled
+    unsqueezed = buggy[("multi_head", "mha_mask_unsqueezed")]
+    assert any("matches_torch" in f for f in unsqueezed), unsqueezed
+
+
+def test_the_untouched_stub_fails_every_public_check(catalog_run):
+    for a in ASSIGNMENTS:
+        every = {f"{q}/{t}" for q, ts in public_test_names(template(a)).items() for t in ts}
+        assert len(every) >= 2 * len(CFG.questions(a))
+        assert set(catalog_run[(a, "(template)")][1]) == every
+
+
+def _test_cells(assignment):
+    nb = sync.read_notebook(sync.master_path(assignment))
+    inside = False
+    for cell in nb.cells:
+        if cell.cell_type == "raw":
+            inside = {"# BEGIN TESTS": True, "# END TESTS": False}.get(cell.source.strip(), inside)
+        elif inside and cell.cell_type == "code":
+            yield cell.source
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_message_of_a_public_check_lives_in_its_messages_dict(assignment):
+    """One MESSAGES dict per check holds every string a student reads (a later issue translates them)."""
+    for source in _test_cells(assignment):
+        fn = ast.parse(source).body[0]
+        messages = [n for n in fn.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "MESSAGES"]
+        assert len(messages) == 1 and isinstance(messages[0].value, ast.Dict), f"{fn.name}: one MESSAGES dict"
+        keys = {k.value for k in messages[0].value.keys}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assert):
+                shown = node.msg
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "AssertionError":
+                shown = node.args[0] if node.args else None
+            else:
+                continue
+            assert shown is not None, f"{fn.name}, line {node.lineno}: a check without a message"
+            base = shown.func.value if isinstance(shown, ast.Call) and isinstance(shown.func, ast.Attribute) \
+                and shown.func.attr == "format" else shown
+            assert isinstance(base, ast.Subscript) and getattr(base.value, "id", "") == "MESSAGES" \
+                and getattr(base.slice, "value", next(iter(keys))) in keys, \
+                f"{fn.name}, line {node.lineno}: the message is not MESSAGES[...]"
+
+
+def test_audit_report_has_the_public_column_and_fails_on_a_correct_entry_that_fails_one():
+    def entry(name, correct):
+        return Entry("scaled_dot_product", name, ROOT, "", correct, ["causal_mask"], [] if correct else ["causal_mask"],
+                     False, {})
+    full = {q: (p, p) for q, p in CFG.questions("scaled_dot_product").items()}
+    lost = dict(full, causal_mask=(0.0, full["causal_mask"][1]))
+    rows = [(entry("bug_a", False), lost, {}, "caught", ["causal_mask/test_causal_mask_small"]),
+            (entry("bug_b", False), lost, {}, "caught", []),
+            (entry("good", True), full, {}, "ok", [])]
+    out = io.StringIO()
+    assert audit_run.report(rows, CFG, out=out) == 0
+    text = out.getvalue()
+    assert "buggy entries flagged by a public check: 1/2 (50%)" in text
+    assert "correct entries passing every public check: 1/1" in text
+    assert re.search(r"bug_a .*caught  causal_mask/test_causal_mask_small", text) and re.search(r"bug_b .*caught  \.", text)
+    rows[2] = (entry("good", True), full, {}, "ok", ["padding_mask/test_padding_mask_small"])
+    out = io.StringIO()
+    assert audit_run.report(rows, CFG, out=out) == 1
+    assert "correct entries passing every public check: 0/1" in out.getvalue()
