@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci")
+MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci", "scoring")
 
 
 class ConfigError(Exception):
@@ -53,6 +53,20 @@ class Config:
     @property
     def limits(self):
         return dict(self.data.get("limits") or {})
+
+    @property
+    def scoring(self):
+        return dict(self.data.get("scoring") or {})
+
+    def evidence_devices(self):
+        return set(self.scoring.get("evidence_devices") or ())
+
+    def weight(self, question, test):
+        """The weight of one check (a test function) of a question; 1 unless grading.yml says otherwise."""
+        w = ((self.scoring.get("weights") or {}).get(question) or {}).get(test, 1)
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
+            raise ConfigError(f"grading.yml: scoring.weights.{question}.{test} must be a number >= 0")
+        return float(w)
 
     @property
     def ci(self):

@@ -66,9 +66,9 @@ def remote(request, forkserver):
 
 def test_calls_return_plain_tensors(remote):
     x = torch.arange(6.0).reshape(2, 3)
-    reply = remote.call("double", x)
+    reply = remote.call("double", [x])
     assert reply.ok and torch.equal(reply.value, x * 2)
-    bad = remote.call("numpy_back", x)
+    bad = remote.call("numpy_back", [x])
     assert bad.ok and type(bad.value).__name__ == "Other" and bad.value.type_name == "numpy.ndarray"
 
 
@@ -80,16 +80,16 @@ def test_worker_is_unprivileged_and_cannot_read_solutions_or_suites(remote):
     reply = remote.call("read_solution")
     assert not reply.ok and "No module named" in reply.error, reply.error
     suites = Path(autograder.__file__).parent / "private" / "suites"
-    listing = remote.call("list_suites", str(suites))
+    listing = remote.call("list_suites", [str(suites)])
     assert not listing.ok or listing.value == [], listing
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a root judge drops the worker to another uid")
 def test_killing_the_parent_or_everything_fails_only_that_call(remote):
-    assert not remote.call("kill_parent", 1).ok
+    assert not remote.call("kill_parent", [1]).ok
     # kill(-1) as the worker's uid reaches no process of the judge's (and spares the caller)
-    remote.call("kill_everything", 1)
-    assert remote.call("double", torch.ones(1)).ok
+    remote.call("kill_everything", [1])
+    assert remote.call("double", [torch.ones(1)]).ok
 
 
 @pytest.mark.parametrize("target,reason", [
@@ -99,17 +99,17 @@ def test_killing_the_parent_or_everything_fails_only_that_call(remote):
     ("shout", "output limit"),
 ])
 def test_a_dying_function_fails_alone_and_fails_fast_afterwards(remote, target, reason):
-    first = remote.call(target, 1)
+    first = remote.call(target, [1])
     assert not first.ok and reason in first.error, first.error
-    again = remote.call(target, 1)
+    again = remote.call(target, [1])
     assert not again.ok and again.error == first.error
-    assert remote.call("double", torch.ones(2)).ok  # a fresh worker serves the rest
+    assert remote.call("double", [torch.ones(2)]).ok  # a fresh worker serves the rest
 
 
 def test_memory_limit_is_an_error_not_a_crash(remote):
-    reply = remote.call("allocate", 1)
+    reply = remote.call("allocate", [1])
     assert not reply.ok and ("memory" in reply.error.lower() or "alloc" in reply.error.lower()), reply.error
-    assert remote.call("double", torch.ones(2)).ok
+    assert remote.call("double", [torch.ones(2)]).ok
 
 
 def test_a_cell_that_never_finishes_is_skipped_and_the_rest_still_runs():
@@ -118,7 +118,7 @@ def test_a_cell_that_never_finishes_is_skipped_and_the_rest_still_runs():
     sub = Submission(Path("loop.ipynb"), {}, [Cell(2, ok, ok), Cell(3, loop, loop)])
     r = Remote(sub, "", limits(cpu_seconds_per_call=2, load_seconds=3))
     try:
-        assert r.call("double", torch.ones(2)).ok
+        assert r.call("double", [torch.ones(2)]).ok
         assert any(e.startswith("cell 3 was skipped: running it exceeded the CPU time limit") for e in r.cell_errors), r.cell_errors
     finally:
         r.close()

@@ -37,15 +37,18 @@ def _defs(source):
     }
 
 
+LIST_KEYS = ("functions", "questions")
+
+
 def _header(doc):
-    """`key: value` lines; a value in [brackets] is a list."""
+    """`key: value` lines; `functions` and `questions` are [bracketed] lists."""
     meta = {}
     for line in doc.splitlines():
         key, sep, value = line.partition(":")
         if not sep:
             continue
-        value = value.strip()
-        meta[key.strip()] = yaml.safe_load(value) if value.startswith("[") else value
+        key, value = key.strip(), value.strip()
+        meta[key] = yaml.safe_load(value) if key in LIST_KEYS and value.startswith("[") else value
     return meta
 
 

@@ -3,9 +3,8 @@
 Never executes student code. The hidden suites
 (`autograder/private/suites/<assignment>/test_<question>.py`) run here, in
 pytest, in this process; the student's code runs in a sandboxed worker
-(`remote.Remote`) and only plain tensors come back. Scores: each test function
-of a question weighs the same; a parametrised test earns the fraction of its
-cases that pass; the question earns its points from grading.yml times the mean.
+(`remote.Remote`) and only plain tensors come back. How the outcomes become
+scores and feedback: `scoring`.
 """
 import importlib
 import inspect
@@ -17,16 +16,16 @@ import pytest
 
 from autograder import __version__, layout
 from autograder import config as config_mod
-from autograder.judge import detect
+from autograder.judge import detect, scoring
+from autograder.judge.scoring import MAX_LINE_CHARS, QuestionResult, TestOutcome  # noqa: F401 - re-exported
 from autograder.judge.notebook import SubmissionError, load_submission
 from autograder.judge.text import one_line
 from autograder.judge.remote import Remote
+from autograder.judge.stand_in import StandIn
 from autograder.sandbox.limits import Limits
 
 SUITES = layout.SUITES
 PROVIDED_PRELUDE = "import math\n\nimport torch\nfrom torch import nn\n\n"
-MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's code prints or raises
-MAX_LINE_CHARS = 700
 
 
 def _reset_peak_memory():
@@ -47,23 +46,6 @@ def _peak_memory_mb():
     except (OSError, ValueError, IndexError):
         pass
     return None
-
-
-@dataclass
-class TestOutcome:
-    question: str
-    test: str  # the test function
-    case: str  # the parametrisation id, or ""
-    passed: bool
-    message: str = ""
-
-
-@dataclass
-class QuestionResult:
-    name: str
-    max_score: float
-    score: float = 0.0
-    lines: list = field(default_factory=list)  # feedback, one failure per line
 
 
 @dataclass
@@ -151,8 +133,10 @@ class KitPlugin:
         outcome = yield
         report = outcome.get_result()
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-            question = getattr(item.module, "QUESTION", item.module.__name__)
+            question = item.module.QUESTION  # every collected module has one (pytest_collection_modifyitems)
             case = item.callspec.id if hasattr(item, "callspec") else ""
+            mark = item.get_closest_marker("weight")
+            weight = float(mark.args[0]) if mark is not None and mark.args else None
             passed = report.outcome == "passed"
             message = ""
             if not passed:
@@ -163,36 +147,24 @@ class KitPlugin:
                     # A bug in the suite itself: tell the student nothing hidden.
                     self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")
                     message = "internal grader error in this check (reported to the course staff)"
-            self.outcomes.append(TestOutcome(question, item.originalname, case, passed, message))
+            self.outcomes.append(TestOutcome(question, item.originalname, case, passed, message,
+                                             evidence=item.get_closest_marker("evidence") is not None,
+                                             weight=weight))
 
-
-def _score(cfg, assignment, outcomes):
-    questions = {n: QuestionResult(n, float(p)) for n, p in cfg.questions(assignment).items()}
-    by_test = {}
-    for o in outcomes:
-        by_test.setdefault((o.question, o.test), []).append(o)
-    per_question = {}
-    for (question, test), items in by_test.items():
-        per_question.setdefault(question, []).append(sum(i.passed for i in items) / len(items))
-        q = questions.get(question)
-        if q is None:
-            continue
-        for i in items:
-            if not i.passed:
-                label = f"{test}[{i.case}]" if i.case else test
-                q.lines.append(one_line(f"FAIL {label}: {i.message}", MAX_LINE_CHARS))
-    for name, fractions in per_question.items():
-        if name in questions:
-            q = questions[name]
-            q.score = round(q.max_score * sum(fractions) / len(fractions), 2)
-    for q in questions.values():
-        if len(q.lines) > MAX_LINES_PER_QUESTION:
-            more = len(q.lines) - MAX_LINES_PER_QUESTION + 1
-            q.lines = q.lines[:MAX_LINES_PER_QUESTION - 1] + [f"... and {more} more failed checks"]
-    for name, q in questions.items():
-        if name not in per_question:
-            q.lines.append("not graded: no hidden test ran for this question (grader error, reported to the course staff)")
-    return questions
+    def pytest_collection_modifyitems(self, items):
+        """Every test module names its question (`QUESTION`), one of its
+        assignment's: a module that does not is a kit bug, reported to the
+        staff, never silently dropped or scored elsewhere."""
+        known = set(self._cfg.questions(self._assignment))
+        keep = []
+        for item in items:
+            question = getattr(item.module, "QUESTION", None)
+            if question not in known:
+                self.internal_errors.append(
+                    f"{item.nodeid}: its module's QUESTION is {question!r}, not one of {sorted(known)}")
+                continue
+            keep.append(item)
+        items[:] = keep
 
 
 def _run_suites(plugin, assignment, extra_args=()):
@@ -239,7 +211,9 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
         from autograder.sandbox.forkserver import ForkServer
 
         forkserver = ForkServer()
-    remote = Remote(submission, provided_source(name), Limits.from_config(cfg.limits), forkserver=forkserver)
+    stand_in = StandIn(name, cfg)
+    remote = Remote(submission, provided_source(name), Limits.from_config(cfg.limits), forkserver=forkserver,
+                    stand_in=stand_in)
     plugin = KitPlugin(remote, submission, cfg, name)
     try:
         _run_suites(plugin, name, pytest_args)
@@ -247,7 +221,8 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
         remote.close()
         if own:
             forkserver.close()
-    questions = _score(cfg, name, plugin.outcomes)
+    questions = scoring.score(cfg, name, plugin.outcomes)
+    scoring.note_stand_ins(questions, stand_in.used)
     notes = []
     meta = detect.metadata(submission, cfg)
     if meta and meta != name:

@@ -39,8 +39,9 @@ def _error_line(err):
 
 
 class Remote:
-    def __init__(self, submission, provided_source, limits, forkserver=None):
+    def __init__(self, submission, provided_source, limits, forkserver=None, stand_in=None):
         self.submission = submission
+        self.stand_in = stand_in  # judge.stand_in.StandIn: graded functions the judge answers for (or None)
         self.forkserver = forkserver
         self.provided_source = provided_source
         self.limits = limits
@@ -141,8 +142,12 @@ class Remote:
             self.close()
 
     # -- calls ----------------------------------------------------------
-    def call(self, target, *args, device="cpu", construct=None, state=None, to=None,
-             cotangents=None, trace=False, return_inputs=False, invoke=True, **kwargs):
+    def call(self, target, args=(), kwargs=None, *, device="cpu", construct=None, state=None, to=None,
+             cotangents=None, trace=False, return_inputs=False, invoke=True):
+        """Call the student's `target(*args, **kwargs)` in the worker. The
+        protocol's options are keyword-only and apart from the student's
+        arguments, so a student parameter may be called `device` or `to`."""
+        kwargs = dict(kwargs or {})
         if target in self.dead:
             return Reply(False, error=self.dead[target])
         try:
@@ -156,8 +161,18 @@ class Remote:
             "cotangents": cotangents, "trace": trace, "return_inputs": return_inputs,
             "invoke": invoke,
         }
+        on_callback = None
+        if self.stand_in is not None:
+            allowed = self.stand_in.allowed(target)
+            message["isolate"] = allowed
+            count = [0]
+
+            def on_callback(msg):
+                count[0] += 1
+                return self.stand_in.answer(target, allowed, msg, count[0])
         try:
-            raw = self.client.request(message, cpu_seconds=self.limits.cpu_seconds_per_call, wall_seconds=wall)
+            raw = self.client.request(message, cpu_seconds=self.limits.cpu_seconds_per_call, wall_seconds=wall,
+                                      on_callback=on_callback)
         except WorkerDied as exc:
             self.close()
             if self._remaining() <= 0:  # the budget ran out during this call: say so, not "timed out"

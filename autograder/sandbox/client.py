@@ -144,8 +144,13 @@ class WorkerClient:
             return None
 
     # -- requests -------------------------------------------------------
-    def request(self, message, cpu_seconds, wall_seconds):
-        """Send one request and wait for its reply, within the given budgets."""
+    def request(self, message, cpu_seconds, wall_seconds, on_callback=None):
+        """Send one request and wait for its reply, within the given budgets.
+
+        While it runs, the worker may ask the judge to stand in for a graded
+        function (`{"op": "callback", ...}`, see `judge.stand_in`): with
+        `on_callback`, each such message is answered with what it returns and
+        the wait goes on within the same budgets; without, it is the reply."""
         p = self.p
         if p is None or p.dead:
             raise WorkerDied(p.dead if p else "worker not started")
@@ -155,6 +160,16 @@ class WorkerClient:
         # student's code ran) cannot be raised by it.
         message = dict(message, cpu_seconds=cpu_seconds)
         self._cpu_budget = cpu_seconds
+        self._send(message)
+        deadline = time.monotonic() + wall_seconds
+        while True:
+            reply = self._read(deadline, wall_seconds)
+            if on_callback is None or not (isinstance(reply, dict) and reply.get("op") == "callback"):
+                return reply
+            self._send(on_callback(reply))
+
+    def _send(self, message):
+        p = self.p
         try:
             data = wire.encode(message)
             view = memoryview(data)
@@ -162,7 +177,10 @@ class WorkerClient:
                 view = view[os.write(p.to_worker, view):]
         except (BrokenPipeError, OSError):
             self._died()
-        deadline = time.monotonic() + wall_seconds
+
+    def _read(self, deadline, wall_seconds):
+        """One message from the worker, by `deadline` (time.monotonic)."""
+        p = self.p
         buf = bytearray()
         need = 8
         body_len = None

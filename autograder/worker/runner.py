@@ -13,11 +13,17 @@ Requests (one message each, answered by one message):
      "to": {"dtype": "float64"} | None, "state": {param: tensor} | None,
      "cotangents": [tensor, ...] | None, "trace": bool, "return_inputs": bool}
     {"op": "exit"}
+
+A call may list graded functions the judge stands in for (`"isolate": [name]`):
+for that call only, those names in the notebook's namespace answer through
+the judge (`{"op": "callback", ...}` messages, forward and backward), so the
+function being graded is graded as if the ones it calls were right.
 """
 import os
 import sys
 import traceback
 
+from autograder.protocol import wire
 from autograder.protocol.wire import flat_tensors
 
 FORBIDDEN = ("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention")
@@ -55,6 +61,56 @@ class Worker:
         # module's names) from a cell later changes nothing for this worker.
         self._counter_class = _make_counter(torch)
         self.ns = {"__name__": "__main__", "__builtins__": __builtins__}
+        self.rpc = None  # set by serve(): one message to the judge and its answer
+
+    def _proxy(self, name):
+        """`name` answered by the judge: the tensors go through the wire, forward and backward."""
+        torch, rpc = self.torch, self.rpc
+
+        def proxy(*args, **kwargs):
+            slots = [("a", i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+            slots += [("k", k) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
+            tensors = [args[i] if kind == "a" else kwargs[i] for kind, i in slots]
+            device = tensors[0].device if tensors else torch.device("cpu")
+
+            def rebuilt(ts):
+                a, k = list(args), dict(kwargs)
+                for (kind, i), t in zip(slots, ts):
+                    if kind == "a":
+                        a[i] = t
+                    else:
+                        k[i] = t
+                return a, k
+
+            def ask(message):
+                reply = rpc(message)
+                if not isinstance(reply, dict) or not reply.get("ok"):
+                    error = reply.get("error") if isinstance(reply, dict) else None
+                    raise RuntimeError(f"{name} (answered by the grader): {error}")
+                return reply
+
+            class Call(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, *ts):
+                    ctx.save_for_backward(*ts)
+                    a, k = rebuilt([t.detach() for t in ts])
+                    value = ask({"op": "callback", "name": name, "args": a, "kwargs": k})["value"]
+                    if isinstance(value, list):
+                        return tuple(v.to(device) for v in value)
+                    return value.to(device)
+
+                @staticmethod
+                def backward(ctx, *grads):
+                    ts = ctx.saved_tensors
+                    a, k = rebuilt([t.detach() for t in ts])
+                    got = ask({"op": "callback", "name": name, "args": a, "kwargs": k,
+                               "grad_outputs": list(grads)})["grads"]
+                    return tuple(None if g is None else g.to(t.device, t.dtype) for g, t in zip(got, ts))
+
+            return Call.apply(*tensors)
+
+        proxy.__name__ = name
+        return proxy
 
     # -- load -----------------------------------------------------------
     def load(self, req):
@@ -150,6 +206,21 @@ class Worker:
         # it on (the function itself may still turn it off).
         torch.set_grad_enabled(True)
         counter = self._counter_class() if req.get("trace") else None
+        isolate = [n for n in (req.get("isolate") or []) if isinstance(n, str) and n != target]
+        saved = {n: self.ns[n] for n in isolate if n in self.ns}
+        for n in isolate:
+            self.ns[n] = self._proxy(n)
+        try:
+            return self._call(req, fn, args, kwargs, reply, counter)
+        finally:
+            for n in isolate:
+                if n in saved:
+                    self.ns[n] = saved[n]
+                else:
+                    self.ns.pop(n, None)
+
+    def _call(self, req, fn, args, kwargs, reply, counter):
+        torch = self.torch
         try:
             params = {}
             if req.get("construct") is not None:
@@ -276,9 +347,19 @@ def _limit_cpu(seconds):
     resource.setrlimit(resource.RLIMIT_CPU, (want, hard))
 
 
-def serve(fd_in, fd_out):
-    from autograder.protocol import wire
+def _write(fd_out, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd_out, view):]
 
+
+def _rpc(rfile, fd_out, message):
+    """Ask the judge during a call (it stands in for a graded function) and wait for its answer."""
+    _write(fd_out, wire.encode(message))
+    return wire.decode(wire.read_body(rfile.read, 1 << 34), device=None, max_header=None)
+
+
+def serve(fd_in, fd_out):
     rfile = os.fdopen(fd_in, "rb", buffering=0)
     worker = None
     while True:
@@ -293,6 +374,7 @@ def serve(fd_in, fd_out):
             return
         if worker is None:
             worker = Worker()
+            worker.rpc = lambda message: _rpc(rfile, fd_out, message)
         if op == "load":
             reply = worker.load(req)
         elif op == "public":
@@ -312,7 +394,5 @@ def serve(fd_in, fd_out):
             data = wire.encode(reply)
         except BaseException as exc:  # noqa: BLE001 - e.g. a tensor subclass that breaks on serialisation
             data = wire.encode({"ok": False, "error": _error(exc)})
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd_out, view):]
+        _write(fd_out, data)
 

@@ -83,6 +83,12 @@ def describe_call(name, args, kwargs=None):
 # What an error raised by the student's code usually means: (substrings of the
 # error line, likely cause). Read from the error the worker reports, nothing else.
 ERROR_CAUSES = [
+    (("must be a 3D tensor", "batch1 must be", "batch2 must be"),
+     "torch.bmm takes exactly 3-D tensors: use @ (torch.matmul), which takes any number of leading axes, "
+     "with transpose(-2, -1)."),
+    (("doesn't match the broadcast shape",),
+     "an in-place operation (masked_fill_, +=, out=) into a tensor smaller than the result: a (T_q, T_k) "
+     "tensor cannot grow to a batched mask's shape; use out-of-place operations (masked_fill, +)."),
     (("expected scalar type", "to have the same dtype", "same dtype", "dtype mismatch",
       "found Double", "found Float", "found Half", "found BFloat16"),
      "tensors of different dtypes meet in one operation: one was cast (.float(), .double()) or created "
@@ -135,7 +141,7 @@ def with_cause(error, cause=None):
 
 def call(sub, name, args, kwargs=None, **opts):
     """Call the student's `name`; fail with its error unless it returned."""
-    reply = sub.call(name, *args, **(kwargs or {}), **opts)
+    reply = sub.call(name, args, kwargs, **opts)
     if not reply.ok:
         fail(f"{describe_call(name, args, kwargs)} {with_cause(reply.error)}")
     return reply
@@ -242,6 +248,12 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
                    f"(tolerance for {wire.dtype_name(dtype)}: atol {atol:g}, rtol {rtol:g})")
     if why:
         cause = hint(got) if hint else None
+        if cause is None and dtype == torch.float64 and not bad_nan.any():
+            atol32, rtol32 = cfg.tolerance(torch.float32)
+            if bool((err <= atol32 + rtol32 * e.abs()).all()):
+                cause = ("part of the computation ran in float32 (a .float() cast, softmax(..., dtype=torch.float32), "
+                         "or a tensor created without dtype=, which is float32): the result is float64 but only as "
+                         "accurate as float32; keep the inputs' dtype throughout.")
         fail(f"{what}: {why}." + (f" Likely cause: {cause}" if cause else ""))
 
 
@@ -250,7 +262,7 @@ def weights_hint(got, expected, mask=None):
     g, e = got.detach().double(), expected.detach().double()
     if torch.isnan(g).any():
         if mask is not None and (~mask.expand_as(g)).all(-1).any():
-            return "NaN on a fully masked row: guard the division (a row with no allowed key must give zeros)."
+            return dead_rows_cause(g, ~mask.cpu().expand_as(g).any(-1))
         return "NaN: exp overflowed (subtract the row maximum before exp) or a division by zero."
     if g.dim() >= 2:
         sums_last = g.sum(-1)
@@ -271,8 +283,8 @@ def weights_hint(got, expected, mask=None):
     if mask is not None:
         dead = ~m.any(-1)  # rows with no allowed key
         if dead.any() and g[dead].abs().max() > 0 and (g[~dead] - e[~dead]).abs().max() < 1e-4:
-            return ("a row with no allowed key gets non-zero weights (uniform, from a large finite fill such as "
-                    "-1e9 without a guard?): it must give all-zero weights.")
+            return dead_rows_cause(g, dead) or ("a row with no allowed key gets non-zero weights: it must give "
+                                                "all-zero weights (guard the rows that have no allowed key).")
         leak = g[~m].abs()
         if leak.numel() and leak.max() > 0:
             inside = g[m].abs()
@@ -287,6 +299,48 @@ def weights_hint(got, expected, mask=None):
     if not torch.allclose(rows, e.sum(-1), atol=1e-3):
         return "rows do not sum to 1 along the key axis: not a softmax over dim=-1?"
     return None
+
+
+def dead_rows_cause(weights, dead, unmasked=None):
+    """A likely cause for rows with no allowed key (`dead`: a bool tensor over
+    weights.shape[:-1]) that are not all zero, from what those rows hold.
+    `unmasked`: the reference's weights for the same call without a mask."""
+    w = weights.detach().double().cpu()
+    dead = dead.cpu().expand(w.shape[:-1])
+    rows = w[dead]
+    if rows.numel() == 0:
+        return None
+    if torch.isnan(rows).any():
+        return ("NaN on a row with no allowed key: the masked scores are filled with -inf and nothing guards "
+                "the row (exp(-inf - (-inf)) is NaN), or the weights are masked after the softmax and divided by "
+                "a row sum of 0; give such rows zeros (torch.where on the row's any()).")
+    if unmasked is not None and matches(weights, unmasked.expand(w.shape)):
+        return "the mask is not applied: every key gets weight, as without a mask."
+    T = rows.shape[-1]
+    if torch.allclose(rows, torch.full_like(rows, 1.0 / T), atol=1e-3):
+        return ("every key of a row with no allowed key gets the same weight 1/T: a finite fill value (-1e6, "
+                "-1e9, torch.finfo(dtype).min) and no guard; zero the rows that have no allowed key.")
+    if unmasked is not None:
+        plain = unmasked.detach().double().cpu().expand(w.shape)[dead]
+        if torch.allclose(rows, plain, atol=1e-4):
+            return ("a row with no allowed key gets the weights of the unmasked softmax: the mask is added as a "
+                    "constant (scores - 1e9 * ~mask), and a constant over a whole row changes nothing after the "
+                    "softmax; use masked_fill or torch.where, then zero the rows with no allowed key.")
+    return None
+
+
+def check_dead_rows(what, weights, dead, unmasked=None, others=()):
+    """Rows with no allowed key: all-zero weights (and `others`, e.g. the context, all zero there), never NaN."""
+    w = weights.detach().double().cpu()
+    d = dead.cpu().expand(w.shape[:-1])
+    bad = torch.isnan(w).any() or (w[d].abs().max() != 0 if d.any() else False)
+    for o, o_dead in others:
+        o = o.detach().double().cpu()
+        bad = bad or torch.isnan(o).any() or (o[o_dead.cpu()].abs().max() != 0 if o_dead.any() else False)
+    if bad:
+        cause = dead_rows_cause(weights, dead, unmasked)
+        fail(f"{what}: a row with no allowed key must give all-zero weights{' and output' if others else ''}, "
+             f"never NaN" + (f". Likely cause: {cause}" if cause else ""))
 
 
 def check_outputs(got, expected, what, cfg, dtype, device, hints=None, shape_hints=None):
@@ -330,11 +384,72 @@ def check_values(sub, cfg, name, args, kwargs, ref_fn, out_names, *, dtype=torch
     return got, expected
 
 
+def check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, *, dtype=torch.float64, device="cpu",
+               shape_hints=None, **opts):
+    """The call returns the contract's outputs: their shapes (the reference's),
+    the inputs' dtype and device. Values are the values check's business: a
+    check of another property starts with this, so that it judges its own
+    property even when the values are wrong."""
+    args_d = to(args, device, dtype)
+    kwargs_d = to(kwargs or {}, device, dtype)
+    if str(device) == "meta":
+        args_d, kwargs_d = as_meta(args_d), as_meta(kwargs_d)
+    reply = call(sub, name, args_d, kwargs_d, device=str(device), **opts)
+    what = describe_call(name, args_d, kwargs_d)
+    got = outputs(reply.value, what, out_names)
+    expected = reference_outputs(ref_fn, args, kwargs, out_names)
+    for n, exp in expected.items():
+        check_meta(got[n], f"{what} -> {n}", tuple(exp.shape), dtype, device, hint=(shape_hints or {}).get(n))
+    return got, expected
+
+
+def close_enough(got, expected, cfg):
+    """Whether every output is within grading.yml's tolerance of the reference (no message)."""
+    for n, exp in expected.items():
+        g = got[n].detach().double().cpu()
+        e = exp.detach().double().cpu()
+        atol, rtol = cfg.tolerance(got[n].dtype)
+        if g.shape != e.shape or not torch.allclose(g, e, atol=atol, rtol=rtol, equal_nan=True):
+            return False
+    return True
+
+
+def check_in_dtype(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, device, *, hints=None,
+                   shape_hints=None, **opts):
+    """The dtype-and-device property: the outputs keep the inputs' dtype and
+    device, hold no NaN or inf where the reference does not, and, when the
+    function is right in float64, are as close to the reference as `dtype`
+    allows (the reference computed in float64 from the same rounded inputs).
+    A function already wrong in float64 is the values check's finding, not
+    charged again here."""
+    got, expected = check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype=dtype, device=device,
+                               shape_hints=shape_hints, **opts)
+    if str(device) == "meta":
+        return got
+    rounded_args, rounded_kwargs = to(args, "cpu", dtype), to(kwargs or {}, "cpu", dtype)
+    expected = reference_outputs(ref_fn, rounded_args, rounded_kwargs, out_names)
+    for n, exp in expected.items():
+        g = got[n].detach().double().cpu()
+        bad = ~torch.isfinite(g) & torch.isfinite(exp)
+        if bad.any():
+            fail(f"{describe_call(name, to(args, device, dtype), to(kwargs or {}, device, dtype))} -> {n}: "
+                 f"{int(bad.sum())} NaN or inf value(s) in {wire.dtype_name(dtype)} where the reference is finite. "
+                 "Likely cause: a constant too large for the dtype (-1e9 or 1e30 overflows float16), or exp "
+                 "without subtracting the row maximum.")
+    if dtype == torch.float64 and str(device) == "cpu":
+        return got
+    base, base_expected = check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, **opts)
+    if close_enough(base, base_expected, cfg):
+        check_outputs(got, expected, describe_call(name, to(args, device, dtype), to(kwargs or {}, device, dtype)),
+                      cfg, dtype, device, hints)
+    return got
+
+
 DETACHED = ("the computation leaves autograd on the way (.detach(), a .numpy()/.item()/.tolist() round trip, "
             "torch.tensor(...) of computed values, or torch.no_grad()).")
 
 
-def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_args=None, **opts):
+def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_args=None, hints=None, **opts):
     """Gradients w.r.t. every floating input (float64) against the reference's."""
     args = to(args, "cpu", torch.float64)
     kwargs = to(kwargs or {}, "cpu", torch.float64)
@@ -347,7 +462,7 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
     reply = call(sub, name, s_args, kwargs, cotangents=cot, **opts)
     what = describe_call(name, args, kwargs)
     got = outputs(reply.value, what, out_names)
-    check_outputs(got, expected, what, cfg, torch.float64, "cpu")
+    check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints)
     grads = reply.grads or {}
     if "error" in grads:
         fail(f"gradients of {what}: {with_cause(grads['error'], error_hint(grads['error']) or DETACHED)}")
@@ -367,6 +482,30 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
             fail(f"{label}: no gradient reached this input. Likely cause: {DETACHED}")
         assert_close(gg, rg, label, cfg, torch.float64)
     return reply, r_grads
+
+
+def check_finite_grads(sub, name, args, kwargs, out_names, seed, **opts):
+    """Gradients w.r.t. every floating input exist and hold no NaN or inf (the
+    fully-masked property: a guarded softmax keeps them finite). Their values
+    are the gradients check's business."""
+    args = to(args, "cpu", torch.float64)
+    s_args = [a.detach().clone().requires_grad_(a.is_floating_point()) if isinstance(a, torch.Tensor) else a
+              for a in args]
+    shapes = None
+    reply = call(sub, name, s_args, kwargs, **opts)
+    shapes = [tuple(t.shape) for t in outputs(reply.value, describe_call(name, args, kwargs), out_names).values()]
+    cot = [randn(sh, seed + k) for k, sh in enumerate(shapes)]
+    reply = call(sub, name, s_args, kwargs, cotangents=cot, **opts)
+    what = describe_call(name, args, kwargs)
+    grads = reply.grads or {}
+    if "error" in grads:
+        fail(f"gradients of {what}: {with_cause(grads['error'], error_hint(grads['error']) or DETACHED)}")
+    for i, g in enumerate(grads.get("inputs") or []):
+        if isinstance(g, torch.Tensor) and not torch.isfinite(g.double()).all():
+            fail(f"gradient of {what} w.r.t. argument {i + 1}: NaN or inf with a fully masked row. Likely cause: "
+                 "the masked scores are filled with -inf and the softmax is not guarded (exp(-inf - (-inf)) is "
+                 "NaN, and so is its gradient): give fully masked rows zeros without dividing by zero.")
+    return reply
 
 
 def _same_tensor(sent, back):
@@ -400,7 +539,7 @@ def check_vectorised(sub, name, small, large, what_grows, **opts):
 
     `small` and `large` are (args, kwargs) pairs that differ only in `what_grows`.
     """
-    _no_tracing_tampering(sub, name)
+    no_tracing_tampering(sub, name)
     counts = []
     for args, kwargs in (small, large):
         reply = call(sub, name, args, kwargs, trace=True, **opts)
@@ -413,7 +552,7 @@ def check_vectorised(sub, name, small, large, what_grows, **opts):
              "rows); use batched tensor operations.")
 
 
-def _no_tracing_tampering(sub, name):
+def no_tracing_tampering(sub, name):
     """The operation counter runs in the student's process: code that reaches
     for torch's tracing internals (or the kit's own modules) could switch it
     off, so it fails the checks that rely on it (judged on the source, by the
@@ -434,9 +573,9 @@ def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
     (parsed by the notebook reader: `sub.submission.findings`; a provided
     function of a built-in's name excuses that name) and on the calls traced
     while it ran."""
-    _no_tracing_tampering(sub, name)
+    no_tracing_tampering(sub, name)
     reply = call(sub, name, args, kwargs, trace=True, **opts)
-    findings = sub.submission.findings  # a dict: _no_tracing_tampering checked it
+    findings = sub.submission.findings  # a dict: no_tracing_tampering checked it
     excused = findings.get("excused") or {}
     found = sorted(f for f in list((findings.get("forbidden") or {}).get(name) or []) + list(findings.get("unchecked") or [])
                    if excused.get(f) not in provided)
@@ -450,11 +589,15 @@ def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
 
 
 def expect_value_error(sub, name, args, kwargs=None, why="", **opts):
-    reply = sub.call(name, *args, **(kwargs or {}), **opts)
+    reply = sub.call(name, args, kwargs, **opts)
     what = describe_call(name, args, kwargs)
     if reply.ok:
         fail(f"{what} returned normally; expected ValueError ({why}). Likely cause: the sizes are not checked; "
              "test them first and raise ValueError with a message.")
+    if reply.error.startswith("raised AssertionError"):
+        fail(f"{what} {reply.error.rstrip()}; expected ValueError ({why}). Likely cause: the sizes are checked "
+             "with assert, which raises AssertionError (and is skipped under python -O); raise ValueError with a "
+             "message instead.")
     if not reply.error.startswith("raised ValueError"):
         fail(f"{what} {reply.error.rstrip()}; expected ValueError ({why}). Likely cause: the sizes are not checked "
              "before they are used, so the computation fails on its own; test them first and raise ValueError.")

@@ -5,10 +5,28 @@ Fixtures `sub`, `cfg`, `cells` and `provided` come from the judge's plugin
 grading.yml on a real device present on this machine (CUDA cases are not
 collected without CUDA), and `device`, every listed device including `meta`,
 where only shapes, dtypes and devices are checked.
+
+Cases on an evidence device (grading.yml `scoring.evidence_devices`, CUDA)
+carry the `evidence` mark: the judge reports their failures and scores them
+zero-weight, so a score is the same on every machine.
+
+`KIT_SIMULATE_DEVICES=cuda` (the kit's own tests) collects the CUDA cases on
+a machine without CUDA, run where they can be: `device` cases on the meta
+device (it shows a tensor built on the CPU, as CUDA would) and `dd` cases on
+the CPU in the CUDA case's dtype.
 """
+import os
+
+import pytest
 import torch
 
 from autograder import config as config_mod
+
+STAND_IN = {"cuda": {"device": "meta", "dd": "cpu"}}  # where a simulated device's cases run
+
+
+def _simulated():
+    return {d.strip() for d in os.environ.get("KIT_SIMULATE_DEVICES", "").split(",") if d.strip()}
 
 
 def _present(device):
@@ -17,11 +35,41 @@ def _present(device):
     return device in ("cpu", "meta")
 
 
+def _where(device, fixture):
+    """(collected?, the device the case runs on)."""
+    if _present(device):
+        return True, device
+    if device in _simulated() and device in STAND_IN:
+        return True, STAND_IN[device][fixture]
+    return False, None
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "evidence: a case reported but never scored (see scoring.evidence_devices)")
+    config.addinivalue_line("markers", "weight(w): this check's weight within its question (default 1)")
+
+
 def pytest_generate_tests(metafunc):
-    devices = config_mod.load().devices
+    cfg = config_mod.load()
+    devices = cfg.devices
+    evidence = cfg.evidence_devices()
+
+    def param(value, device, case_id):
+        marks = [pytest.mark.evidence] if device in evidence else []
+        return pytest.param(value, id=case_id, marks=marks)
+
     if "dd" in metafunc.fixturenames:
-        pairs = [(d, getattr(torch, t)) for d, dts in devices.items() if d != "meta" and _present(d) for t in dts]
-        metafunc.parametrize("dd", pairs, ids=[f"{d}-{str(t)[6:]}" for d, t in pairs])
+        params = []
+        for d, dts in devices.items():
+            ok, run_on = _where(d, "dd")
+            if d == "meta" or not ok:
+                continue
+            params += [param((run_on, getattr(torch, t)), d, f"{d}-{t}") for t in dts]
+        metafunc.parametrize("dd", params)
     if "device" in metafunc.fixturenames:
-        devs = [d for d in devices if _present(d)]
-        metafunc.parametrize("device", devs)
+        params = []
+        for d in devices:
+            ok, run_on = _where(d, "device")
+            if ok:
+                params.append(param(run_on, d, d))
+        metafunc.parametrize("device", params)

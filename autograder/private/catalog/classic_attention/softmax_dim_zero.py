@@ -1,7 +1,7 @@
 """
 bug: the maximum and the sum are taken over axis 0 (the batch) whatever `dim` says
 functions: [masked_softmax]
-questions: [masked_softmax, additive_attention, dot_attention, general_attention, concat_attention]
+questions: [masked_softmax]
 """
 import torch
 

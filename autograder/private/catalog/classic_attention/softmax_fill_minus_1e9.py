@@ -1,7 +1,7 @@
 """
 bug: masked with a large finite fill (-1e9) and no guard: a fully masked row gets uniform weights
 functions: [masked_softmax]
-questions: [masked_softmax, additive_attention, dot_attention, general_attention, concat_attention]
+questions: [masked_softmax]
 """
 import torch
 

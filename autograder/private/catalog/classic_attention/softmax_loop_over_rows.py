@@ -1,7 +1,7 @@
 """
 bug: a Python loop over the rows of a 2-D score matrix (correct values, not vectorised)
 functions: [masked_softmax]
-questions: [masked_softmax, additive_attention, dot_attention, general_attention, concat_attention]
+questions: [masked_softmax]
 """
 import torch
 

@@ -1,7 +1,7 @@
 """
 bug: the mask multiplies the weights after the softmax, without renormalising
 functions: [masked_softmax]
-questions: [masked_softmax, additive_attention, dot_attention, general_attention, concat_attention]
+questions: [masked_softmax]
 """
 import torch
 

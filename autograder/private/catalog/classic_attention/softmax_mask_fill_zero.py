@@ -1,7 +1,7 @@
 """
 bug: masked scores set to 0 instead of -inf, so masked keys keep weight
 functions: [masked_softmax]
-questions: [masked_softmax, additive_attention, dot_attention, general_attention, concat_attention]
+questions: [masked_softmax]
 """
 import torch
 

@@ -1,7 +1,7 @@
 """
 bug: mask polarity inverted: fills -inf where the mask is True (the key_padding_mask convention)
 functions: [masked_softmax]
-questions: [masked_softmax, additive_attention, dot_attention, general_attention, concat_attention]
+questions: [masked_softmax]
 """
 import torch
 

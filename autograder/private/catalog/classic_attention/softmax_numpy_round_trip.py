@@ -1,7 +1,7 @@
 """
 bug: the softmax computed in numpy and converted back (no gradient, CPU only)
 functions: [masked_softmax]
-questions: [masked_softmax, additive_attention, dot_attention, general_attention, concat_attention]
+questions: [masked_softmax]
 """
 import numpy as np
 import torch

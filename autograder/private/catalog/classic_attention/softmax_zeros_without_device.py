@@ -1,7 +1,7 @@
 """
 bug: the zeros for fully masked rows are made with torch.zeros(shape), on the CPU whatever the input's device
 functions: [masked_softmax]
-questions: [masked_softmax, additive_attention, dot_attention, general_attention, concat_attention]
+questions: [masked_softmax]
 """
 import torch
 

@@ -1,7 +1,7 @@
 """
 bug: merge_heads moves the heads axis last (permute(0, 2, 3, 1)), interleaving the heads' features
 functions: [merge_heads]
-questions: [merge_heads, multi_head_attention]
+questions: [merge_heads]
 """
 
 

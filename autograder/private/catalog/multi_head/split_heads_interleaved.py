@@ -1,7 +1,7 @@
 """
 bug: split_heads reshapes to (B, T, d_head, n_heads): head i gets every n-th feature, not a contiguous block
 functions: [split_heads]
-questions: [split_heads, multi_head_attention]
+questions: [split_heads]
 """
 
 

@@ -1,7 +1,7 @@
 """
 bug: split_heads slices one head at a time in a Python loop and stacks them
 functions: [split_heads]
-questions: [split_heads, multi_head_attention]
+questions: [split_heads]
 """
 import torch
 

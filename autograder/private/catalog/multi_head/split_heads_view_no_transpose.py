@@ -1,7 +1,7 @@
 """
 bug: split_heads reshapes straight to (B, h, T, d_head) without the transpose, mixing positions into heads
 functions: [split_heads]
-questions: [split_heads, multi_head_attention]
+questions: [split_heads]
 example: true
 """
 

@@ -49,22 +49,21 @@ def test_gradients(sub, cfg):
 
 def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
-    values(sub, cfg, c.randn((3, 4, 5, 2), 300), dtype=dtype, device=device)
+    x = c.randn((3, 4, 5, 2), 300)
+    c.check_in_dtype(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, dtype, device, hints={"merged": hint(x)})
 
 
 def test_meta_device(sub, cfg):
     x = c.randn((3, 4, 5, 2), 400)
-    values(sub, cfg, x)
-    values(sub, cfg, x, dtype=torch.float32, device="meta")
+    c.check_runs(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, dtype=torch.float32, device="meta")
 
 
 def test_inputs_unchanged(sub, cfg):
     x = c.randn((2, 3, 4, 5), 500)
-    values(sub, cfg, x)
     c.check_inputs_unchanged(sub, NAME, [x])
 
 
 def test_vectorised(sub, cfg):
-    values(sub, cfg, c.randn((2, 4, 3, 5), 600))
+    c.check_runs(sub, cfg, NAME, [c.randn((2, 4, 3, 5), 600)], {}, ref.merge_heads, OUT)
     c.check_vectorised(sub, NAME, ([c.randn((2, 2, 3, 3), 601)], {}), ([c.randn((2, 6, 3, 3), 602)], {}), "the heads")
     c.check_vectorised(sub, NAME, ([c.randn((2, 4, 3, 3), 603)], {}), ([c.randn((6, 4, 3, 3), 604)], {}), "the batch")

@@ -43,7 +43,7 @@ def test_shapes_and_values(sub, cfg):
 
 
 def test_value_error_when_not_divisible(sub, cfg):
-    values(sub, cfg, c.randn((2, 3, 12), 150), 4)
+    c.check_runs(sub, cfg, NAME, [c.randn((2, 3, 12), 150), 4], {}, ref.split_heads, OUT)
     for k, (D, h) in enumerate(((10, 4), (9, 2), (6, 4))):
         c.expect_value_error(sub, NAME, [c.randn((2, 3, D), 151 + k), h], why=f"D = {D} is not divisible by n_heads = {h}")
 
@@ -54,23 +54,22 @@ def test_gradients(sub, cfg):
 
 def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
-    values(sub, cfg, c.randn((3, 5, 12), 300), 4, dtype=dtype, device=device)
+    x = c.randn((3, 5, 12), 300)
+    c.check_in_dtype(sub, cfg, NAME, [x, 4], {}, ref.split_heads, OUT, dtype, device, hints={"heads": hint(x)})
 
 
 def test_meta_device(sub, cfg):
     x = c.randn((3, 5, 12), 400)
-    values(sub, cfg, x, 3)
-    values(sub, cfg, x, 3, dtype=torch.float32, device="meta")
+    c.check_runs(sub, cfg, NAME, [x, 3], {}, ref.split_heads, OUT, dtype=torch.float32, device="meta")
 
 
 def test_inputs_unchanged(sub, cfg):
     x = c.randn((2, 4, 12), 500)
-    values(sub, cfg, x, 3)
     c.check_inputs_unchanged(sub, NAME, [x, 3])
 
 
 def test_vectorised(sub, cfg):
-    values(sub, cfg, c.randn((2, 3, 12), 600), 4)
+    c.check_runs(sub, cfg, NAME, [c.randn((2, 3, 12), 600), 4], {}, ref.split_heads, OUT)
     d = 3
     c.check_vectorised(sub, NAME, ([c.randn((2, 3, 2 * d), 601), 2], {}), ([c.randn((2, 3, 6 * d), 602), 6], {}),
                        "the heads")

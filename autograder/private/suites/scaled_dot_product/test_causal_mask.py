@@ -25,10 +25,11 @@ def _variants(T):
     ]
 
 
-def _check(sub, T, *args, device="cpu"):
-    what = c.describe_call(NAME, [T, *args])
-    reply = c.call(sub, NAME, [T, *args])
-    check_mask(reply.value, ref.causal_mask(T), what, device, _variants(T))
+def _check(sub, T, on="cpu", **kwargs):
+    """causal_mask(T, **kwargs) is the expected mask, on the device `on`."""
+    what = c.describe_call(NAME, [T], kwargs)
+    reply = c.call(sub, NAME, [T], kwargs)
+    check_mask(reply.value, ref.causal_mask(T), what, on, _variants(T))
 
 
 def test_shape_dtype_and_values(sub):
@@ -37,6 +38,5 @@ def test_shape_dtype_and_values(sub):
 
 
 def test_device_argument(sub, device):
-    """`device` is honoured (passed as the second argument): the mask is built there."""
-    _check(sub, 5)
+    """`device` is honoured (passed by keyword, as the contract names it): the mask is built there."""
     _check(sub, 6, device, device=device)

@@ -33,7 +33,7 @@ def _check(sub, lengths, max_len=None, device="cpu"):
     expected = ref.padding_mask(*args)
     send = c.as_meta(args) if device == "meta" else c.to(args, device)
     what = c.describe_call(NAME, send) + ("" if device == "cpu" else f" with lengths on {device}")
-    reply = sub.call(NAME, *send, device=device)
+    reply = sub.call(NAME, send, device=device)
     if not reply.ok:
         cause = None
         if "device" in reply.error:
@@ -73,18 +73,16 @@ def test_explicit_max_len(sub):
 
 def test_on_lengths_device(sub, device):
     """The mask is built on lengths.device (meta: with max_len given; shapes only)."""
-    _check(sub, _lengths([3, 1, 4]), 5)
     _check(sub, _lengths([2, 4]), 6, device=device)
 
 
 def test_inputs_unchanged(sub):
     lengths = _lengths([3, 1, 4, 2])
-    _check(sub, lengths)
     c.check_inputs_unchanged(sub, NAME, [lengths])
 
 
 def test_vectorised(sub):
-    _check(sub, _lengths([3, 1, 4]))
+    c.tensor(c.call(sub, NAME, [_lengths([3, 1, 4])]).value, NAME)  # it runs (its values: the values checks)
     small = ([_lengths([3, 1])], {})
     large = ([_lengths([3, 1, 4, 2, 5, 1, 2])], {})
     c.check_vectorised(sub, NAME, small, large, "the batch")

@@ -1,0 +1,140 @@
+"""How a question's score is made, and the feedback that explains it.
+
+A question's hidden tests are its checks, one property each (values, padding,
+gradients, error contract, ...). A check earns the fraction of its scored cases
+that pass; cases on an evidence device (grading.yml `scoring.evidence_devices`,
+CUDA) are reported and never scored, so a score is the same on every machine.
+The question earns its points times the weighted mean of its checks (weights
+from grading.yml `scoring.weights`, else a check's `weight` mark, else 1).
+
+Feedback per question: a summary first (which checks failed, then each likely
+cause once), then one line per failure with the causes already said left out.
+"""
+from dataclasses import dataclass, field
+
+from autograder.judge.text import one_line
+
+MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's code prints or raises
+MAX_LINE_CHARS = 700
+CAUSE = "Likely cause:"
+
+
+@dataclass
+class TestOutcome:
+    question: str
+    test: str  # the test function: one check
+    case: str  # the parametrisation id, or ""
+    passed: bool
+    message: str = ""
+    evidence: bool = False  # reported, never scored
+    weight: float | None = None  # from the test's `weight` mark
+
+
+@dataclass
+class QuestionResult:
+    name: str
+    max_score: float
+    score: float = 0.0
+    lines: list = field(default_factory=list)  # feedback: summary, likely causes, then one failure per line
+    failed_checks: list = field(default_factory=list)  # test functions with a failed scored case
+
+
+def check_label(test):
+    """`test_fully_masked_rows` -> `fully masked rows`."""
+    return test.removeprefix("test_").replace("_", " ")
+
+
+def split_cause(message):
+    """(symptom, likely cause or None) of one failure message."""
+    at = message.find(CAUSE)
+    if at < 0:
+        return message.strip(), None
+    symptom = message[:at].rstrip()
+    return (symptom[:-1] if symptom.endswith(".") else symptom), message[at + len(CAUSE):].strip()
+
+
+def _feedback(checks):
+    """Lines for one question from {test: [outcomes]} (tests in run order)."""
+    failed = [t for t, items in checks.items() if any(not i.passed and not i.evidence for i in items)]
+    evidence = [t for t, items in checks.items() if any(not i.passed and i.evidence for i in items)]
+    if not failed and not evidence:
+        return [], []
+    causes, merged = [], {}
+    for test in failed + [t for t in evidence if t not in failed]:
+        for i in checks[test]:
+            if i.passed:
+                continue
+            symptom, cause = split_cause(i.message)
+            if cause and cause not in causes:
+                causes.append(cause)
+            # one line per distinct message of a check, its cases together
+            merged.setdefault(test, {}).setdefault((symptom, cause, i.evidence), []).append(i.case)
+    details = []
+    for test, lines in merged.items():
+        for (symptom, cause, ev), cases in lines.items():
+            ids = ", ".join(c for c in cases if c)
+            label = f"{test}[{ids}]" if ids else test
+            ref = f" (likely cause {causes.index(cause) + 1})" if cause and len(causes) > 1 else ""
+            tail = " (on CUDA: reported, not scored)" if ev else ""
+            details.append(one_line(f"FAIL {label}: {symptom}{ref}{tail}", MAX_LINE_CHARS))
+    total = len(checks)
+    lines = []
+    if failed:
+        lines.append(f"Failed {len(failed)} of {total} checks: {', '.join(check_label(t) for t in failed)}.")
+    else:
+        lines.append(f"All {total} scored checks passed; some cases on CUDA (reported, not scored) failed.")
+    if len(causes) == 1:
+        lines.append(one_line(f"Likely cause: {causes[0]}", MAX_LINE_CHARS))
+    else:
+        lines += [one_line(f"Likely cause {n}: {c}", MAX_LINE_CHARS) for n, c in enumerate(causes, 1)]
+    room = MAX_LINES_PER_QUESTION - len(lines)
+    if len(details) > room:
+        more = len(details) - room + 1
+        details = details[:room - 1] + [f"... and {more} more failed checks"]
+    return lines + details, failed
+
+
+def score(cfg, assignment, outcomes):
+    """{question: QuestionResult} from the suites' outcomes."""
+    questions = {n: QuestionResult(n, float(p)) for n, p in cfg.questions(assignment).items()}
+    by_question = {}
+    for o in outcomes:
+        by_question.setdefault(o.question, {}).setdefault(o.test, []).append(o)
+    for name, checks in by_question.items():
+        q = questions.get(name)
+        if q is None:
+            continue
+        total = earned = 0.0
+        for test, items in checks.items():
+            scored = [i for i in items if not i.evidence]
+            if not scored:
+                continue
+            marked = next((i.weight for i in items if i.weight is not None), None)
+            w = cfg.weight(name, test) if test in ((cfg.scoring.get("weights") or {}).get(name) or {}) else \
+                (marked if marked is not None else 1.0)
+            total += w
+            earned += w * sum(i.passed for i in scored) / len(scored)
+        q.score = round(q.max_score * earned / total, 2) if total else 0.0
+        q.lines, q.failed_checks = _feedback(checks)
+    for name, q in questions.items():
+        if name not in by_question:
+            q.lines.append("not graded: no hidden test ran for this question (grader error, reported to the course staff)")
+    return questions
+
+
+def note_stand_ins(questions, used):
+    """Say, under a question graded with the judge standing in for a function
+    it calls, that the student's own version of that function fails its checks."""
+    from autograder.judge.detect import question_name
+
+    for target, names in used.items():
+        q = questions.get(question_name(target))
+        if q is None:
+            continue
+        for name in sorted(names):
+            callee = questions.get(question_name(name))
+            if callee is not None and callee.failed_checks:
+                q.lines.insert(min(2, len(q.lines)), one_line(
+                    f"Note: `{target}` calls `{name}`, which fails its own checks; `{target}` was graded with a "
+                    f"correct `{name}` in its place, so that mistake costs points under {callee.name} only.",
+                    MAX_LINE_CHARS))

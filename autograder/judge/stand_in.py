@@ -1,0 +1,102 @@
+"""Each bug charged once: the judge stands in for a graded function that
+another graded function of the same assignment calls.
+
+When the suites call, say, the student's `dot_attention`, the worker's
+`masked_softmax` is replaced (for that call only) by a proxy that sends its
+tensors to the judge through the wire; the judge answers with the reference's
+result, forward and backward. So `dot_attention` is graded as if the
+`masked_softmax` it calls were right, and the reference never reaches the
+worker as code. The judge answers only the functions it listed for the call
+in progress, never the function being graded itself, and at most
+MAX_CALLBACKS times per call. grading.yml `scoring.isolate_dependencies:
+false` turns this off.
+"""
+import importlib
+import inspect
+
+import torch
+
+from autograder.judge import detect
+from autograder.judge.text import one_line
+
+MAX_CALLBACKS = 5000
+
+
+def graded_functions(assignment):
+    """The assignment's graded functions (not classes; not provided ones) from its reference module."""
+    try:
+        module = importlib.import_module(f"autograder.private.solutions.{assignment}")
+    except ImportError:
+        return {}
+    provided = set(getattr(module, "PROVIDED", ()))
+    return {n: f for n, f in vars(module).items()
+            if inspect.isfunction(f) and f.__module__ == module.__name__ and not n.startswith("_")
+            and n not in provided}
+
+
+class StandIn:
+    def __init__(self, assignment, cfg):
+        on = cfg.scoring.get("isolate_dependencies", True)
+        questions = cfg.questions(assignment)
+        self.functions = {n: f for n, f in graded_functions(assignment).items()
+                          if on and detect.question_name(n) in questions}
+        self.used = {}  # graded target -> names the judge stood in for while it ran
+
+    def allowed(self, target):
+        """What the judge stands in for while `target` runs: the others."""
+        return sorted(n for n in self.functions if n != target)
+
+    def answer(self, target, allowed, message, count):
+        """The reply to one callback from the worker (plain data, checked here)."""
+        if count > MAX_CALLBACKS:
+            return {"ok": False, "error": f"more than {MAX_CALLBACKS} calls to graded functions in one call"}
+        name = message.get("name")
+        args, kwargs = message.get("args"), message.get("kwargs")
+        if name not in allowed or not isinstance(args, list) or not isinstance(kwargs, dict):
+            return {"ok": False, "error": "the grader answers no such call"}
+        self.used.setdefault(target, set()).add(name)
+        fn = self.functions[name]
+        grads_out = message.get("grad_outputs")
+        try:
+            if grads_out is None:
+                with torch.no_grad():
+                    value = fn(*args, **kwargs)
+                return {"ok": True, "value": _detached(value)}
+            return {"ok": True, "grads": _backward(fn, args, kwargs, grads_out)}
+        except Exception as exc:  # noqa: BLE001 - the inputs are the student's: any error is theirs to see
+            return {"ok": False, "error": one_line(f"{type(exc).__name__}: {exc}", 300)}
+
+
+def _detached(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, (tuple, list)):
+        return [_detached(v) for v in value]
+    return value
+
+
+def _backward(fn, args, kwargs, grads_out):
+    """Gradients of `fn` at the call's inputs, for the tensors among `args` and `kwargs` (in that order)."""
+    leaves = []
+
+    def leaf(v):
+        if isinstance(v, torch.Tensor) and v.is_floating_point():
+            v = v.detach().clone().requires_grad_(True)
+            leaves.append(v)
+            return v
+        if isinstance(v, torch.Tensor):
+            leaves.append(None)
+        return v
+
+    args = [leaf(a) for a in args]
+    kwargs = {k: leaf(v) for k, v in kwargs.items()}
+    out = fn(*args, **kwargs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if not isinstance(grads_out, list) or len(grads_out) != len(outs):
+        raise ValueError("gradients for a different number of outputs")
+    pairs = [(o, g) for o, g in zip(outs, grads_out) if isinstance(g, torch.Tensor) and o.requires_grad]
+    live = [v for v in leaves if v is not None]
+    grads = torch.autograd.grad([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs],
+                                allow_unused=True) if pairs and live else [None] * len(live)
+    it = iter(grads)
+    return [None if v is None else next(it) for v in leaves]

@@ -1,0 +1,131 @@
+"""How a score is made: properties counted once, evidence devices, weights,
+dependent functions graded once, and feedback that says each cause once."""
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from autograder import config, layout
+from autograder.audit.catalog import fill_entry, load_entry
+from autograder.judge import grade, scoring
+from autograder.judge.scoring import TestOutcome
+from conftest import ROOT, template
+
+CFG = config.load(ROOT / "grading.yml")
+CATALOG = layout.CATALOG
+
+
+def _notebook(tmp_path, entry_path):
+    entry = load_entry(CATALOG / entry_path)
+    path = tmp_path / f"{entry.name}.ipynb"
+    path.write_text(json.dumps(fill_entry(template(entry.assignment), entry)))
+    return path
+
+
+def _outcomes(*rows):
+    return [TestOutcome("causal_mask", t, case, ok, msg, evidence=ev) for t, case, ok, msg, ev in rows]
+
+
+def test_evidence_cases_are_reported_and_never_scored():
+    base = [("test_values", "", True, "", False),
+            ("test_device_argument", "cpu", True, "", False),
+            ("test_device_argument", "meta", False, "on device cpu. Likely cause: no device=.", False)]
+    cuda = [("test_device_argument", "cuda", False, "on device cpu. Likely cause: no device=.", True)]
+    without = scoring.score(CFG, "scaled_dot_product", _outcomes(*base))["causal_mask"]
+    with_cuda = scoring.score(CFG, "scaled_dot_product", _outcomes(*base, *cuda))["causal_mask"]
+    assert without.score == with_cuda.score == 1.5
+    assert any("on CUDA: reported, not scored" in line for line in with_cuda.lines)
+    only_cuda = scoring.score(CFG, "scaled_dot_product", _outcomes(*base[:2], *cuda))["causal_mask"]
+    assert only_cuda.score == 2.0 and "not scored" in only_cuda.lines[0]
+
+
+def test_feedback_gives_a_summary_and_each_cause_once():
+    rows = [("test_values", "", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
+            ("test_grads", "", False, "grad of f(x): 9 of 9 differ. Likely cause: not scaled.", False),
+            ("test_dtype", "cpu-float32", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
+            ("test_dtype", "cpu-float16", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
+            ("test_other", "", True, "", False)]
+    q = scoring.score(CFG, "scaled_dot_product", _outcomes(*rows))["causal_mask"]
+    assert q.lines[0] == "Failed 3 of 4 checks: values, grads, dtype."
+    assert q.lines[1] == "Likely cause: not scaled."
+    assert sum("not scaled" in line for line in q.lines) == 1
+    assert "FAIL test_dtype[cpu-float32, cpu-float16]: f(x) -> w: 3 of 9 values differ" in q.lines
+    assert q.score == round(2 * 1 / 4, 2)
+
+
+def test_weights_from_grading_yml(tmp_path, monkeypatch):
+    own = tmp_path / "grading.yml"
+    own.write_text("scoring:\n  weights:\n    causal_mask: {test_values: 3}\n")
+    cfg = config.load(own)
+    rows = [("test_values", "", True, "", False), ("test_device_argument", "meta", False, "x", False)]
+    assert scoring.score(cfg, "scaled_dot_product", _outcomes(*rows))["causal_mask"].score == 1.5  # 2 * 3/4
+    bad = tmp_path / "bad.yml"
+    bad.write_text("scoring:\n  weights:\n    causal_mask: {test_values: -1}\n")
+    with pytest.raises(config.ConfigError, match="must be a number >= 0"):
+        scoring.score(config.load(bad), "scaled_dot_product", _outcomes(*rows))
+
+
+def test_same_score_with_and_without_cuda_cases(tmp_path, monkeypatch):
+    """A mask built on the CPU whatever the device: the CUDA cases (collected here
+    on a CPU machine, run on the meta device) add feedback, not points."""
+    path = _notebook(tmp_path, "scaled_dot_product/causal_mask_ignores_device.py")
+    plain = grade(path, cfg=CFG)
+    monkeypatch.setenv("KIT_SIMULATE_DEVICES", "cuda")
+    simulated = grade(path, cfg=CFG)
+    cuda_cases = [o for o in simulated.outcomes if o.evidence]
+    assert cuda_cases and not [o for o in plain.outcomes if o.evidence]
+    assert any(not o.passed for o in cuda_cases)  # the bug shows on the simulated CUDA cases too
+    assert plain.questions["causal_mask"].score == simulated.questions["causal_mask"].score < 2
+    assert plain.score == simulated.score
+    assert any("reported, not scored" in line for line in simulated.questions["causal_mask"].lines)
+
+
+def test_a_masked_softmax_bug_costs_points_on_masked_softmax_alone(tmp_path):
+    result = grade(_notebook(tmp_path, "classic_attention/softmax_nan_fully_masked.py"), cfg=CFG)
+    lost = {n for n, q in result.questions.items() if q.score < q.max_score}
+    assert lost == {"masked_softmax"}, {n: q.lines for n, q in result.questions.items()}
+    for name in ("additive_attention", "dot_attention", "general_attention", "concat_attention"):
+        assert any("was graded with a correct `masked_softmax`" in line for line in result.questions[name].lines)
+
+
+def test_switched_off_the_callee_is_the_students_own(tmp_path):
+    own = tmp_path / "grading.yml"
+    own.write_text("scoring:\n  isolate_dependencies: false\n")
+    result = grade(_notebook(tmp_path, "classic_attention/softmax_nan_fully_masked.py"), cfg=config.load(own))
+    assert result.questions["dot_attention"].score < result.questions["dot_attention"].max_score
+
+
+def _suite_files():
+    return sorted(p for p in layout.SUITES.rglob("*.py"))
+
+
+def test_suites_use_fail_never_assert():
+    """A plain `assert` in a suite becomes 'internal grader error'; checks call fail()."""
+    found = [f"{p.relative_to(layout.SUITES)}:{n.lineno}" for p in _suite_files()
+             for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.Assert)]
+    assert not found, f"assert statements in the hidden suites: {found}"
+
+
+def test_every_test_module_names_a_known_question():
+    for assignment in CFG.assignments:
+        files = sorted((layout.SUITES / assignment).glob("test_*.py"))
+        assert files, assignment
+        for p in files:
+            tree = ast.parse(p.read_text())
+            names = [n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                     and any(getattr(t, "id", None) == "QUESTION" for t in n.targets)]
+            assert names and names[0] in CFG.questions(assignment), f"{p}: QUESTION {names}"
+
+
+def test_a_module_without_a_known_question_is_reported_not_dropped(tmp_path, monkeypatch):
+    suite = tmp_path / "suites"
+    (suite / "scaled_dot_product").mkdir(parents=True)
+    for f in ("conftest.py", "pytest.ini", "__init__.py"):
+        (suite / f).write_text((layout.SUITES / f).read_text())
+    (suite / "scaled_dot_product" / "test_stray.py").write_text("def test_x():\n    pass\n")
+    import autograder.judge as judge
+    monkeypatch.setattr(judge, "SUITES", suite)
+    result = grade(ROOT / "examples/submissions/scaled_dot_product/reference.ipynb", cfg=CFG)
+    assert any("QUESTION is None" in e for e in result.internal_errors)
+    assert all("not graded" in q.lines[0] for q in result.questions.values())
