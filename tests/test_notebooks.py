@@ -1,12 +1,14 @@
 """Student notebooks run as a student runs them: in a Jupyter kernel, top to bottom."""
 import json
+import re
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
 from autograder.audit import examples as examples_mod
-from conftest import ASSIGNMENTS, ROOT, run_cli
+from autograder.audit.catalog import entries, fill_entry, fill_reference
+from conftest import ASSIGNMENTS, ROOT, run_cli, template
 
 
 def execute(path, tmp_path):
@@ -45,3 +47,99 @@ def test_check_command_for_student_ci():
     assert ok.returncode == 0 and "3 of 3 questions pass" in ok.stdout, ok.stdout + ok.stderr
     bad = run_cli("check", examples_mod.EXAMPLES / "scaled_dot_product" / "template.ipynb", check=False)
     assert bad.returncode == 1 and "NotImplementedError: Task causal_mask" in bad.stdout
+
+
+# -- wherever a student opens it: a renamed copy, Colab, no otter --------------------------
+def run_where(nb, folder, name, cwd=None, env=None, monkeypatch=None):
+    """Write `nb` as folder/name and execute it with the kernel's working directory `cwd`
+    (default: the notebook's folder, as Jupyter does) and extra environment `env`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    nbformat.write(nbformat.from_dict(nb), path)
+    run = nbformat.read(path, as_version=4)
+    for key, value in (env or {}).items():
+        monkeypatch.setenv(key, value)
+    NotebookClient(run, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(cwd or folder)}}).execute()
+    return run
+
+
+def check_outputs(nb):
+    """{question: text of its grader.check cell's output}."""
+    found = {}
+    for cell in nb.cells:
+        m = re.fullmatch(r'grader\.check\("(\w+)"\)\s*', cell.source) if cell.cell_type == "code" else None
+        if m:
+            found[m.group(1)] = "".join(o.get("text", "") + json.dumps(o.get("data", {})) for o in cell.outputs)
+    return found
+
+
+def colab_shim(tmp_path, notebook):
+    """A PYTHONPATH folder where `import otter` fails and google.colab hands over `notebook`'s JSON."""
+    shim = tmp_path / "shim"
+    (shim / "otter").mkdir(parents=True)
+    (shim / "otter" / "__init__.py").write_text('raise ImportError("No module named \'otter\'")\n')
+    (shim / "google" / "colab").mkdir(parents=True)
+    (shim / "google" / "__init__.py").write_text("")
+    (shim / "google" / "colab" / "__init__.py").write_text("")
+    (shim / "google" / "colab" / "_message.py").write_text(
+        "import json\n\ndef blocking_request(kind, request='', timeout_sec=5):\n"
+        "    assert kind == 'get_ipynb'\n"
+        f"    return {{'ipynb': json.load(open({str(notebook)!r}, encoding='utf-8'))}}\n")
+    return {"PYTHONPATH": str(shim)}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_a_renamed_copy_in_another_folder_runs_every_check(assignment, tmp_path, monkeypatch):
+    nb = fill_reference(template(assignment), assignment)
+    run = run_where(nb, tmp_path / "my homework", f"Copy of {assignment}.ipynb", monkeypatch=monkeypatch)
+    found = check_outputs(run)
+    assert set(found) == set(template(assignment)["metadata"]["otter"]["tests"])
+    for question, text in found.items():
+        assert "passed" in text and "failed" not in text.lower() and "Error" not in text, (question, text[:2000])
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_colab_without_otter_runs_every_check(assignment, tmp_path, monkeypatch):
+    """No otter, an unknown file name, and the notebook not in the working directory
+    (Colab's /content): the init cell's stand-in gets the notebook from Colab and runs every check."""
+    nb = fill_reference(template(assignment), assignment)
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    (drive / "Untitled3.ipynb").write_text(json.dumps(nb))
+    content = tmp_path / "content"
+    content.mkdir()
+    env = colab_shim(tmp_path, drive / "Untitled3.ipynb")
+    run = run_where(nb, tmp_path / "kernel", "Untitled3.ipynb", cwd=content, env=env, monkeypatch=monkeypatch)
+    first = "".join(o.get("text", "") + o.get("evalue", "") for o in run.cells[0].outputs)
+    assert "Error" not in first, first
+    found = check_outputs(run)
+    assert set(found) == set(nb["metadata"]["otter"]["tests"])
+    for question, text in found.items():
+        assert f"{question} passed" in text, (question, text[:2000])
+    assert "Submit this notebook file itself" in outputs(run, "grader.export(")
+
+
+def test_without_otter_the_stub_fails_its_checks_with_their_messages(tmp_path, monkeypatch):
+    nb = template("scaled_dot_product")
+    (tmp_path / "hw").mkdir()
+    env = colab_shim(tmp_path, tmp_path / "nowhere.ipynb")  # Colab's request fails: the copy on disk is read
+    run = run_where(nb, tmp_path / "hw", "hw (1).ipynb", env=env, monkeypatch=monkeypatch)
+    found = check_outputs(run)
+    assert set(found) == {"causal_mask", "padding_mask", "scaled_dot_product_attention"}
+    for question, text in found.items():
+        assert f"{question} failed" in text and "NotImplementedError: Task" in text, text[:2000]
+    report = outputs(run, "grader.check_all()")
+    assert report.count(" failed ") == 3
+
+
+def test_heatmap_draws_nan_weights_in_their_own_colour_with_a_note(tmp_path, monkeypatch):
+    entry = next(e for e in entries("classic_attention") if e.name == "softmax_nan_fully_masked")
+    nb = fill_entry(template("classic_attention"), entry)
+    run = run_where(nb, tmp_path / "hw", "classic_attention.ipynb", monkeypatch=monkeypatch)
+    cell = next(c for c in run.cells if c.cell_type == "code" and "cmap.set_bad(" in c.source)
+    text = "".join(o.get("text", "") for o in cell.outputs)
+    assert "Red cells are NaN weights" in text and any("image/png" in o.get("data", {}) for o in cell.outputs)
+    ok = execute(examples_mod.EXAMPLES / "classic_attention" / "reference.ipynb", tmp_path)
+    cell = next(c for c in ok.cells if c.cell_type == "code" and "cmap.set_bad(" in c.source)
+    assert "NaN" not in "".join(o.get("text", "") for o in cell.outputs)

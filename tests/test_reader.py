@@ -539,3 +539,41 @@ def test_fuzz_through_the_helper(tmp_path, data):
         assert "\n" not in str(exc) and len(str(exc)) <= 700
     else:
         assert isinstance(sub, Submission) and all(isinstance(c, Cell) for c in sub.cells)
+
+
+# -- the kit's init cell: a try around otter with a stand-in for where otter cannot run ----------
+@pytest.mark.parametrize("assignment", list(config.load().assignments))
+def test_the_kit_init_cell_is_stripped_whole(assignment):
+    from autograder.build.assign import init_cell_source
+
+    src = init_cell_source(assignment)
+    stripped = reader.strip_otter(src)
+    assert {line for line in stripped.split("\n") if line and not line.startswith("#")} == {"pass"}
+    assert len(stripped.split("\n")) == len(src.split("\n"))  # line numbers kept
+    result = read(dumps(notebook(code(src), code(GOOD))))
+    cells = by_index(result)
+    assert "otter" not in cells[1]["source"].replace("Initialize Otter", "").replace("otter cannot", "") \
+        .replace("otter-grader", "")
+    assert result["assignment"] == assignment  # still told by otter.Notebook("<assignment>.ipynb")
+    assert "_KitChecks" not in result["defined"] and "grader" not in result["defined"]
+
+
+def test_the_committed_templates_init_cell_is_the_kit_one_and_is_stripped():
+    from conftest import ASSIGNMENTS, template
+
+    for a in ASSIGNMENTS:
+        src = template(a)["cells"][0]["source"]
+        src = "".join(src) if isinstance(src, list) else src
+        assert "import otter" in src and "_KitChecks" in src
+        assert set(reader.strip_otter(src).split("\n")) - {"", "pass"} <= {l for l in src.split("\n") if l.startswith("#")}
+
+
+@pytest.mark.parametrize("src, kept", [
+    ("try:\n    import otter\nexcept ImportError:\n    x = 1\n", False),
+    ("try:\n    grader = otter.Notebook('a.ipynb')\nexcept Exception:\n    grader = None\n", False),
+    ("try:\n    import numpy\nexcept ImportError:\n    x = 1\n", True),  # not otter's: runs
+    ("try:\n    x = 1\nfinally:\n    import otter\n", True),  # otter only in the clean-up: the try runs
+    ("if True:\n    import otter\n", True),  # only a try is the init cell's form
+])
+def test_a_try_is_stripped_only_when_its_body_is_otter(src, kept):
+    assert (reader.strip_otter(src) == src) is kept
