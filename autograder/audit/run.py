@@ -85,6 +85,8 @@ def report(rows, cfg, out=sys.stdout):
                 s, m = scores.get(q, (0, 0))
                 mark = "*" if q in e.questions else " "
                 cells += f"{(m - s):>12.2f}{mark}" if s < m else f"{'.':>12}{mark}"
+            if public:  # the entry's own questions first
+                public = sorted(public, key=lambda f: f.split("/")[0] not in e.questions)
             shown = "" if public is None else f"  {public[0] if public else '.'}" + (f" (+{len(public) - 1})" if len(public) > 1 else "")
             print("  " + e.name.ljust(width) + cells + f"  {verdict}" + shown, file=out)
             bad += verdict not in ("ok", "caught")
