@@ -129,3 +129,20 @@ def test_a_module_without_a_known_question_is_reported_not_dropped(tmp_path, mon
     result = grade(ROOT / "examples/submissions/scaled_dot_product/reference.ipynb", cfg=CFG)
     assert any("QUESTION is None" in e for e in result.internal_errors)
     assert all("not graded" in q.lines[0] for q in result.questions.values())
+
+
+def test_errors_name_the_function_and_the_cell_as_jupyter_shows_it(tmp_path):
+    nb = json.loads((ROOT / "examples/submissions/classic_attention/reference.ipynb").read_text())
+    count = 0
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            count += 1
+            cell["execution_count"] = count + 40
+            if "def dot_attention(" in "".join(cell["source"]):
+                cell["source"] = "def dot_attention(decoder_state, encoder_states, mask=None):\n    return decoder_state.foo\n"
+                label = f"In [{count + 40}]"
+    path = tmp_path / "counted.ipynb"
+    path.write_text(json.dumps(nb))
+    lines = grade(path, cfg=CFG).questions["dot_attention"].lines
+    assert any(f"(in dot_attention, line 2 of {label})" in line for line in lines), lines
+    assert any(line.startswith("Likely cause (value error when sizes differ):") for line in lines), lines

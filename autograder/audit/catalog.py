@@ -25,6 +25,7 @@ class Entry:
     questions: list
     example: bool
     sources: dict  # function name -> source text, with the entry's imports first
+    source: str = ""  # where real code like it comes from (a tutorial, book or library), if it does
 
 
 def _defs(source):
@@ -72,6 +73,7 @@ def load_entry(path):
         correct=correct, functions=functions, questions=list(meta.get("questions") or []),
         example=str(meta.get("example", "")).lower() in ("true", "yes"),
         sources={f: (imports + "\n\n" if imports else "") + defs[f] for f in functions},
+        source=str(meta.get("source", "")),
     )
 
 

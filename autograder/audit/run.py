@@ -21,6 +21,7 @@ from pathlib import Path
 
 from autograder import config as config_mod
 from autograder.audit.catalog import entries, fill_entry
+from autograder.judge.detect import question_name
 from autograder.audit.examples import TEMPLATES
 from autograder.audit.public import public_failures
 from autograder.grade import grade_batch
@@ -28,9 +29,12 @@ from autograder.grade import grade_batch
 
 
 def first_failure(output):
-    for line in output.splitlines():
+    """The first failure line of a question's feedback, with the likely cause it points at."""
+    lines = output.splitlines()
+    for line in lines:
         if line.startswith("FAIL "):
-            return line[5:]
+            cause = next((c for c in lines if c.startswith("Likely cause")), "")
+            return line[5:] + (f" [{cause}]" if cause else "")
     return ""
 
 
@@ -61,7 +65,12 @@ def audit(assignment=None, cfg=None, progress=True, log=print, public=True):
             verdict = "ok" if not lost else "FALSE ALARM"
         else:
             missed = [q for q in e.questions if q not in lost]
-            verdict = "caught" if not missed else f"MISSED on {', '.join(missed)}"
+            # each bug charged once: with the judge standing in for called graded functions,
+            # an entry loses points only on the questions of the functions it defines
+            own = {question_name(f) for f in e.functions}
+            twice = sorted(lost - own) if cfg.scoring.get("isolate_dependencies", True) else []
+            verdict = ("caught" if not missed else f"MISSED on {', '.join(missed)}") if not twice else \
+                f"CHARGED AGAIN on {', '.join(twice)}"
         rows.append((e, scores, outputs, verdict, flagged.get(str(f)) if public else None))
     return rows
 
@@ -104,6 +113,10 @@ def report(rows, cfg, out=sys.stdout):
     print(f"correct entries at full marks: {sum(r[3] == 'ok' for r in correct)}/{len(correct)}", file=out)
     print(f"likely-cause rate (caught entries whose message offers a likely cause): "
           f"{len(hinted)}/{len(caught)}{f' ({100 * len(hinted) / len(caught):.0f}%)' if caught else ''}", file=out)
+    real = [r for r in caught if r[0].source]
+    real_hinted = [r for r in real if r in hinted]
+    print(f"likely-cause rate on real code (entries with a source: line, from tutorials, books and libraries): "
+          f"{len(real_hinted)}/{len(real)}{f' ({100 * len(real_hinted) / len(real):.0f}%)' if real else ''}", file=out)
     if any(r[4] is not None for r in rows):
         flagged = [r for r in buggy if r[4]]
         print("public column: the first public check (question/test) that fails on the entry, '.' when all pass", file=out)

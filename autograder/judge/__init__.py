@@ -19,7 +19,7 @@ from autograder import config as config_mod
 from autograder.judge import detect, scoring
 from autograder.judge.scoring import MAX_LINE_CHARS, QuestionResult, TestOutcome  # noqa: F401 - re-exported
 from autograder.judge.notebook import SubmissionError, load_submission
-from autograder.judge.text import one_line
+from autograder.judge.text import markdown, one_line
 from autograder.judge.remote import Remote
 from autograder.judge.stand_in import StandIn
 from autograder.sandbox.limits import Limits
@@ -70,22 +70,33 @@ class GradeResult:
         tests = []
         for q in self.questions.values():
             head = f"{q.score:g} / {q.max_score:g}"
-            output = "\n".join([head] + q.lines) if q.lines else f"{head}: all checks passed"
+            output = markdown_lines([head] + q.lines) if q.lines else f"{head}: all checks passed"
             tests.append({
                 "name": q.name, "score": q.score, "max_score": q.max_score,
                 "output": output, "visibility": "visible",
             })
-        # Plain text: Gradescope renders no Markdown or HTML from a student's error message.
+        # Markdown, which Gradescope renders: every line (student text included) escaped, so
+        # nothing a student's error message holds can act as Markdown or HTML of its own.
         out = {"score": self.score, "tests": tests, "execution_time": round(self.seconds, 2),
-               "output_format": "text", "test_output_format": "text",
+               "output_format": "md", "test_output_format": "md",
                "extra_data": {"kit_version": __version__}}
         if self.notes:
-            out["output"] = "\n".join(self.notes)
+            out["output"] = markdown_lines(self.notes)
         if self.peak_mb is not None:
             out["extra_data"]["worker_peak_mb"] = self.peak_mb
         if getattr(self, "judge_peak_mb", None) is not None:
             out["extra_data"]["judge_peak_mb"] = self.judge_peak_mb
         return out
+
+
+def markdown_lines(lines):
+    """Feedback lines as Gradescope Markdown: one paragraph each, every line
+    escaped (`text.markdown`), a question's summary in bold."""
+    out = []
+    for i, line in enumerate(lines):
+        md = markdown(line, MAX_LINE_CHARS + 100)
+        out.append(f"**{md}**" if i == 1 and line.startswith(("Failed ", "All ")) else md)
+    return "\n\n".join(out)
 
 
 def provided_source(assignment):

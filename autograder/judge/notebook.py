@@ -28,6 +28,7 @@ class Cell:
     source: str  # what the worker runs
     original: str  # what the student wrote (line ends normalised, invalid characters replaced)
     unparsed: str | None = None  # why the reader could not parse it (the cell is still run: it fails on its own)
+    label: str | None = None  # how Jupyter shows it: "In [7]", or "code cell 3" when it was never run
 
 
 @dataclass
@@ -63,6 +64,6 @@ def load_submission(path, known_assignments, keep_provided=False, cfg=None):
     """The submission's cells as the worker runs them (provided cells dropped unless kept)."""
     known = list(known_assignments)
     data = read_file(path, known, keep_provided, _limits(cfg))
-    cells = [Cell(c["index"], c["source"], c["original"], c["unparsed"]) for c in data["cells"]]
+    cells = [Cell(c["index"], c["source"], c["original"], c["unparsed"], c.get("label")) for c in data["cells"]]
     return Submission(Path(path), data["notebook"], cells, data["assignment"], data["findings"], data["provided"],
                       data["defined"])

@@ -336,9 +336,12 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
 
     # The code cells, outputs dropped; indices are positions among all cells, from 1.
     code, size = [], 0
+    labels = {}  # how Jupyter shows each code cell: its execution count, else its place among code cells
     for i, cell in enumerate(nb["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
+        count = cell.get("execution_count")
+        labels[i] = f"In [{count}]" if type(count) is int and 0 < count < 10**9 else f"code cell {len(labels) + 1}"
         original = clean(cell_text(cell))
         size += len(original.encode("utf-8"))
         if size > max_code:
@@ -367,7 +370,8 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
                                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
                 if not keep_provided:
                     continue
-            cells.append({"index": index, "source": source, "original": original, "unparsed": why})
+            cells.append({"index": index, "source": source, "original": original, "unparsed": why,
+                          "label": labels.get(index)})
             defined.update(_defined(tree, source))
             yield _Cell(index, source), tree, why
             del tree
@@ -553,6 +557,7 @@ def _submission_dict(result, name, known=()):
     if not isinstance(cells, list) or not all(
             isinstance(c, dict) and type(c.get("index")) is int and isinstance(c.get("source"), str)
             and isinstance(c.get("original"), str) and (c.get("unparsed") is None or isinstance(c["unparsed"], str))
+            and (c.get("label") is None or (isinstance(c["label"], str) and len(c["label"]) <= 40))
             for c in cells):
         raise bad("cells")
     if result.get("assignment") is not None and result["assignment"] not in [k for k in known if isinstance(k, str)]:

@@ -29,12 +29,28 @@ class Reply:
     params: dict | None = None
 
 
-def _error_line(err):
+def where_text(where, labels=None):
+    """`in dot_attention, line 3 of In [7]` from the worker's {"cell", "line", "function"}
+    (checked here: the worker is untrusted); cells as the student sees them (`labels`)."""
+    if isinstance(where, str):  # an older worker's words
+        return one_line(where, 60)
+    if not isinstance(where, dict) or type(where.get("cell")) is not int or type(where.get("line")) is not int:
+        return None
+    cell = (labels or {}).get(where["cell"]) or f"cell {where['cell']}"
+    fn = where.get("function")
+    at = f"line {where['line']} of {cell}"
+    if isinstance(fn, str) and fn.isidentifier() and fn != "<module>":
+        return f"in {one_line(fn, 40)}, {at}"
+    return at
+
+
+def _error_line(err, labels=None):
     """One bounded line from the error the worker reported (student text:
     the type name, the place and the message are each cut and made inert)."""
     if not isinstance(err, dict):
         return "the worker sent an error it could not describe"
-    where = f" ({one_line(err['where'], 60)})" if err.get("where") else ""
+    place = where_text(err.get("where"), labels)
+    where = f" ({place})" if place else ""
     return f"raised {one_line(err.get('type', 'Exception'), 80)}{where}: {one_line(err.get('message', ''), 400)}"
 
 
@@ -42,6 +58,8 @@ class Remote:
     def __init__(self, submission, provided_source, limits, forkserver=None, stand_in=None):
         self.submission = submission
         self.stand_in = stand_in  # judge.stand_in.StandIn: graded functions the judge answers for (or None)
+        # how the student sees each cell: its execution count (In [7]) or its place among code cells
+        self.labels = {c.index: c.label for c in submission.cells if getattr(c, "label", None)}
         self.forkserver = forkserver
         self.provided_source = provided_source
         self.limits = limits
@@ -55,6 +73,10 @@ class Remote:
         self._after_load = (None, None)  # (processes in its control group, Python threads) once loaded
         self.started = time.monotonic()  # the submission's wall-clock budget runs from here
         self.over_budget = None  # the reason, once the budget is spent
+
+    def _label(self, index):
+        label = self.labels.get(index)
+        return f"the cell {label}" if label else f"cell {index}"
 
     def _remaining(self):
         """Seconds left of the submission's wall-clock budget (limits.submission_seconds)."""
@@ -107,8 +129,9 @@ class Remote:
         self._after_load = (self.client.processes(), report.get("py_threads"))
         failed = [c for c in report.get("cells", []) if isinstance(c, dict) and not c.get("ok")
                   and c.get("index") in indices] if isinstance(report.get("cells"), list) else []
-        self.cell_errors = ([f"cell {i} was skipped: running it {why}" for i, why in self.skipped.items()]
-                            + [f"cell {c['index']} {_error_line(c.get('error'))}" for c in failed])[:MAX_CELL_ERRORS]
+        self.cell_errors = ([f"{self._label(i)} was skipped: running it {why}" for i, why in self.skipped.items()]
+                            + [f"{self._label(c['index'])} {_error_line(c.get('error'), self.labels)}"
+                               for c in failed])[:MAX_CELL_ERRORS]
 
     def public(self, tests):
         """Run otter's public tests (plain sources) beside the notebook's code:
@@ -183,7 +206,7 @@ class Remote:
         if not isinstance(raw, dict):
             return Reply(False, error="the worker sent a reply that is not a dict")
         if not raw.get("ok"):
-            return Reply(False, error=_error_line(raw.get("error")))
+            return Reply(False, error=_error_line(raw.get("error"), self.labels))
         seen = raw.get("forbidden_seen")
         return Reply(
             True,

@@ -21,6 +21,7 @@ CAUSE = "Likely cause:"
 
 @dataclass
 class TestOutcome:
+    __test__ = False  # not a pytest test class
     question: str
     test: str  # the test function: one check
     case: str  # the parametrisation id, or ""
@@ -59,7 +60,7 @@ def _feedback(checks):
     evidence = [t for t, items in checks.items() if any(not i.passed and i.evidence for i in items)]
     if not failed and not evidence:
         return [], []
-    causes, merged = [], {}
+    causes, merged, where = [], {}, {}
     for test in failed + [t for t in evidence if t not in failed]:
         for i in checks[test]:
             if i.passed:
@@ -67,6 +68,8 @@ def _feedback(checks):
             symptom, cause = split_cause(i.message)
             if cause and cause not in causes:
                 causes.append(cause)
+            if cause and test not in where.setdefault(cause, []):
+                where[cause].append(test)
             # one line per distinct message of a check, its cases together
             merged.setdefault(test, {}).setdefault((symptom, cause, i.evidence), []).append(i.case)
     details = []
@@ -83,10 +86,14 @@ def _feedback(checks):
         lines.append(f"Failed {len(failed)} of {total} checks: {', '.join(check_label(t) for t in failed)}.")
     else:
         lines.append(f"All {total} scored checks passed; some cases on CUDA (reported, not scored) failed.")
+    def scope(cause):  # which checks a cause explains, when not every failed one
+        tests = where[cause]
+        return "" if set(tests) >= set(failed) else f" ({', '.join(check_label(t) for t in tests)})"
+
     if len(causes) == 1:
-        lines.append(one_line(f"Likely cause: {causes[0]}", MAX_LINE_CHARS))
+        lines.append(one_line(f"Likely cause{scope(causes[0])}: {causes[0]}", MAX_LINE_CHARS))
     else:
-        lines += [one_line(f"Likely cause {n}: {c}", MAX_LINE_CHARS) for n, c in enumerate(causes, 1)]
+        lines += [one_line(f"Likely cause {n}{scope(c)}: {c}", MAX_LINE_CHARS) for n, c in enumerate(causes, 1)]
     room = MAX_LINES_PER_QUESTION - len(lines)
     if len(details) > room:
         more = len(details) - room + 1

@@ -19,7 +19,7 @@ import torch
 from autograder.judge import detect
 from autograder.judge.text import one_line
 
-MAX_CALLBACKS = 5000
+MAX_CALLBACKS = 256  # a loop over a batch calls its softmax a few times; a flood is the student's own loss
 
 
 def graded_functions(assignment):

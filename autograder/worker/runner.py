@@ -31,10 +31,11 @@ MESSAGE_CHARS = 600
 
 
 def _where(exc):
-    """The innermost notebook line an exception passed through: 'cell 7, line 3'."""
+    """The innermost notebook line an exception passed through:
+    {"cell": index, "line": n, "function": name} (the judge words it)."""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if frame.filename.startswith("<cell "):
-            return f"{frame.filename[1:-1]}, line {frame.lineno}"
+        if frame.filename.startswith("<cell ") and frame.filename[6:-1].isdigit():
+            return {"cell": int(frame.filename[6:-1]), "line": frame.lineno, "function": frame.name}
     return None
 
 

@@ -779,6 +779,41 @@ def _():
         "torch.softmax = F.softmax = _uniform\ntorch.Tensor.softmax = _uniform\n")))
 
 
+@case("stand_in_stashed", "classic attention: dot_attention keeps the judge's stand-in for masked_softmax in a "
+      "global, and masked_softmax answers through it (to get the reference's values)", assignment=CLASSIC,
+      max_score=16.99, questions_lose=["masked_softmax"], questions_keep_full=others_of(CLASSIC_QS, "masked_softmax"),
+      reason_contains=["answers no such call"])
+def _():
+    nb = replace_function(reference(CLASSIC, demo=False), "dot_attention", (
+        "_STASH = []\n\n"
+        "def dot_attention(decoder_state, encoder_states, mask=None):\n"
+        "    _STASH.append(masked_softmax)\n"
+        "    if decoder_state.shape[-1] != encoder_states.shape[-1]:\n"
+        "        raise ValueError('d_s and d_h differ')\n"
+        "    scores = (encoder_states @ decoder_state.unsqueeze(-1)).squeeze(-1)\n"
+        "    weights = masked_softmax(scores, mask, dim=-1)\n"
+        "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n"))
+    return ipynb(replace_function(nb, "masked_softmax", (
+        "def masked_softmax(scores, mask=None, dim=-1):\n"
+        "    for f in reversed(_STASH):\n"
+        "        return f(scores, mask, dim)\n"
+        "    return torch.zeros_like(scores)\n")))
+
+
+@case("stand_in_flood", "classic attention: dot_attention calls masked_softmax 100000 times per call (each "
+      "one answered by the judge's stand-in)", assignment=CLASSIC, max_score=16.99, questions_lose=["dot_attention"],
+      questions_keep_full=others_of(CLASSIC_QS, "dot_attention"), reason_contains=["calls to graded functions"])
+def _():
+    return ipynb(replace_function(reference(CLASSIC, demo=False), "dot_attention", (
+        "def dot_attention(decoder_state, encoder_states, mask=None):\n"
+        "    if decoder_state.shape[-1] != encoder_states.shape[-1]:\n"
+        "        raise ValueError('d_s and d_h differ')\n"
+        "    scores = (encoder_states @ decoder_state.unsqueeze(-1)).squeeze(-1)\n"
+        "    for _ in range(100000):\n"
+        "        weights = masked_softmax(scores, mask, dim=-1)\n"
+        "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n")))
+
+
 @case("multi_reference", "the correct multi-head notebook (control)", assignment=MULTI, max_score=10,
       questions_keep_full=list(MULTI_QS))
 def _():

@@ -9,6 +9,7 @@ never prints the hidden inputs or the expected tensors.
 The yardstick is always the reference (`solutions/`, run here in the judge in
 float64 on the CPU) or torch's own modules, never the student's code.
 """
+import contextlib
 import math
 
 import pytest
@@ -16,6 +17,12 @@ import torch
 
 from autograder import config as config_mod
 from autograder.protocol import wire
+
+
+# Causes several checks name: one wording each, so the feedback says each once.
+MASK_IGNORED = "the mask is not applied: pass it to the softmax (masked_softmax(scores, mask))."
+IN_PLACE = ("an in-place operation on an input (masked_fill_, +=, /=, x[...] = ..., transpose_); use out-of-place "
+            "operations (masked_fill, not masked_fill_; x = x / s, not x /= s).")
 
 
 def fail(message):
@@ -116,8 +123,7 @@ ERROR_CAUSES = [
      "a tensor created without device= (it lands on the CPU): use device=x.device, zeros_like or new_zeros."),
     (("leaf Variable that requires grad is being used in an in-place operation",
       "modified by an inplace operation"),
-     "an in-place operation (masked_fill_, +=, /=, x[...] = ...) on an input tensor; use out-of-place "
-     "operations (masked_fill, x = x / s)."),
+     IN_PLACE),
 ]
 
 
@@ -137,6 +143,24 @@ def with_cause(error, cause=None):
         return error
     return f"{error} Likely cause: {cause}" if error.endswith((".", "!", "?", ":")) else \
         f"{error}. Likely cause: {cause}"
+
+
+@contextlib.contextmanager
+def explain_errors(cause):
+    """Inside: a failure that reports an error raised by the student's code
+    takes `cause()`'s likely cause (computed only then; None: the message stays)
+    in place of the one read from the error line alone: `cause` knows more."""
+    try:
+        yield
+    except pytest.fail.Exception as exc:
+        message = str(exc.msg)
+        if " raised " not in message:
+            raise
+        why = cause()
+        if not why:
+            raise
+        symptom = message.split(" Likely cause:")[0].rstrip()
+        fail(f"{symptom.rstrip('.')}. Likely cause: {why}")
 
 
 def call(sub, name, args, kwargs=None, **opts):
@@ -198,6 +222,9 @@ def check_meta(t, what, shape=None, dtype=None, device=None, hint=None):
 
 
 def shape_hint(got, want):
+    if len(got) == len(want) - 1 and len(want) >= 3 and got[0] == want[0] * want[1] and tuple(got[1:]) == tuple(want[2:]):
+        return (". Likely cause: two axes folded into one (the heads into the batch, as d2l's transpose_qkv "
+                "does: (B * n_heads, T, d_head)); keep each its own axis")
     if len(got) == len(want) and sorted(got) == sorted(want):
         return ". Likely cause: axes swapped (a transpose or view in the wrong order?)"
     if len(got) == len(want) + 1 and 1 in got:
@@ -226,7 +253,8 @@ def matches(got, want):
 
 
 def assert_close(got, expected, what, cfg, dtype=None, hint=None):
-    """`got` within the grading.yml tolerance of `expected` (both any dtype)."""
+    """`got` within the grading.yml tolerance of `expected` (both any dtype); `hint(got, expected)`,
+    the one signature of every hint, may name a likely cause."""
     dtype = dtype or got.dtype
     atol, rtol = cfg.tolerance(dtype)
     g, e = got.detach().double().cpu(), expected.detach().double().cpu()
@@ -247,7 +275,7 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
                    f"max abs error {float(err.reshape(-1)[k]):.3g} at index {i} "
                    f"(tolerance for {wire.dtype_name(dtype)}: atol {atol:g}, rtol {rtol:g})")
     if why:
-        cause = hint(got) if hint else None
+        cause = hint(got, expected) if hint else None
         if cause is None and dtype == torch.float64 and not bad_nan.any():
             atol32, rtol32 = cfg.tolerance(torch.float32)
             if bool((err <= atol32 + rtol32 * e.abs()).all()):
@@ -315,7 +343,7 @@ def dead_rows_cause(weights, dead, unmasked=None):
                 "the row (exp(-inf - (-inf)) is NaN), or the weights are masked after the softmax and divided by "
                 "a row sum of 0; give such rows zeros (torch.where on the row's any()).")
     if unmasked is not None and matches(weights, unmasked.expand(w.shape)):
-        return "the mask is not applied: every key gets weight, as without a mask."
+        return MASK_IGNORED
     T = rows.shape[-1]
     if torch.allclose(rows, torch.full_like(rows, 1.0 / T), atol=1e-3):
         return ("every key of a row with no allowed key gets the same weight 1/T: a finite fill value (-1e6, "
@@ -355,7 +383,7 @@ def check_outputs(got, expected, what, cfg, dtype, device, hints=None, shape_hin
         t, exp = got[name], expected[name]
         if str(device) != "meta":
             hint = (hints or {}).get(name)
-            assert_close(t, exp, f"{what} -> {name}", cfg, dtype, hint=(lambda g, h=hint, e=exp: h(g, e)) if hint else None)
+            assert_close(t, exp, f"{what} -> {name}", cfg, dtype, hint=hint)
 
 
 def reference_outputs(ref_fn, args, kwargs, out_names):
@@ -369,7 +397,7 @@ def reference_outputs(ref_fn, args, kwargs, out_names):
 
 # -- families -----------------------------------------------------------------
 def check_values(sub, cfg, name, args, kwargs, ref_fn, out_names, *, dtype=torch.float64,
-                 device="cpu", hints=None, ref_args=None, ref_kwargs=None, shape_hints=None, **opts):
+                 device="cpu", hints=None, shape_hints=None, **opts):
     """The student's outputs against the reference on the same inputs."""
     args_d = to(args, device, dtype)
     kwargs_d = to(kwargs or {}, device, dtype)
@@ -378,8 +406,7 @@ def check_values(sub, cfg, name, args, kwargs, ref_fn, out_names, *, dtype=torch
     reply = call(sub, name, args_d, kwargs_d, device=str(device), **opts)
     what = describe_call(name, args_d, kwargs_d)
     got = outputs(reply.value, what, out_names)
-    expected = reference_outputs(ref_fn, ref_args if ref_args is not None else args,
-                                 ref_kwargs if ref_kwargs is not None else kwargs, out_names)
+    expected = reference_outputs(ref_fn, args, kwargs, out_names)
     check_outputs(got, expected, what, cfg, dtype, device, hints, shape_hints)
     return got, expected
 
@@ -528,9 +555,7 @@ def check_inputs_unchanged(sub, name, args, kwargs=None, **opts):
     for i, (sent, back) in enumerate(zip(flat, after)):
         if not _same_tensor(sent, back):
             fail(f"{describe_call(name, args, kwargs)} changed its input tensor number {i + 1} "
-                 f"(shape {tuple(flat[i].shape) if i < len(flat) else '?'}) in place. Likely cause: an in-place "
-                 "operation on an input (masked_fill_, +=, /=, x[...] = ..., transpose_); use out-of-place "
-                 "operations (masked_fill, not masked_fill_; x = x / s, not x /= s).")
+                 f"(shape {tuple(flat[i].shape) if i < len(flat) else '?'}) in place. Likely cause: {IN_PLACE}")
     return reply
 
 

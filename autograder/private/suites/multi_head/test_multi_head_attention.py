@@ -116,6 +116,8 @@ def _manual(case, scale=None, split="ok", merge="ok", out_proj=True, mask="ok", 
         m = ~m
     elif mask == "ignored":
         m = None
+    elif mask == "causal":  # a causal mask whatever the caller passed
+        m = torch.ones(T_q, T_k, dtype=torch.bool).tril()
     scores = Q @ K.transpose(-2, -1) * (scale if scale is not None else d ** -0.5)
     w = masked_softmax(scores, m, dim=-1)
     heads = w @ V  # (B, h, T_q, d)
@@ -157,10 +159,15 @@ def _alternatives(case):
             ("heads merged with the features interleaved: transpose(1, 2) to (B, T, n_heads, d_head), then reshape.",
              _manual(case, merge="interleaved")),
         ]
+    if case.T_q == case.T_k and (case.mask is None or not torch.equal(
+            case.mask.expand(case.B, 1, case.T_q, case.T_k), torch.ones(case.T_q, case.T_k, dtype=torch.bool).tril()
+            .expand(case.B, 1, case.T_q, case.T_k))):
+        alts.append(("a causal mask is applied whatever the mask argument says (a registered tril buffer, as in "
+                     "minGPT?): apply the mask passed in, and only it.", _manual(case, mask="causal")))
     if case.mask is not None:
         alts += [
             ("mask polarity inverted: True means 'may attend'.", _manual(case, mask="inverted")),
-            ("the mask is not applied.", _manual(case, mask="ignored")),
+            (c.MASK_IGNORED, _manual(case, mask="ignored")),
         ]
     return alts
 
@@ -348,7 +355,7 @@ def _against_torch(got, case, cfg):
         c.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
         c.assert_close(torch.where(where, g.double(), 0.0), torch.where(where, want, 0.0),
                        f"{what} -> {name} (on queries with an allowed key)", cfg,
-                       hint=lambda _, g=g, e=e, n=name: h[n](g, e))
+                       hint=lambda _g, _e, g=g, e=e, n=name: h[n](g, e))
 
 
 def _torch_mha(case):
@@ -391,7 +398,7 @@ def test_causal_structure(sub, cfg):
         c.assert_close(again["output"][:, :s], got["output"][:, :s],
                        f"{case.describe()}: output at positions < {s} after changing only keys and values at "
                        f"positions >= {s}", cfg,
-                       hint=lambda g: "future positions leak into the output (is the mask applied to the scores in "
+                       hint=lambda g, e: "future positions leak into the output (is the mask applied to the scores in "
                                       "every head?)")
 
 
@@ -412,7 +419,7 @@ def test_padding_structure(sub, cfg):
     again = c.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
     c.assert_close(again["output"], got["output"],
                    f"{case.describe()}: output after changing only padded keys and values", cfg,
-                   hint=lambda g: "padded keys still influence the output (is the mask applied in every head?)")
+                   hint=lambda g, e: "padded keys still influence the output (is the mask applied in every head?)")
 
 
 def test_fully_masked_rows(sub, cfg):

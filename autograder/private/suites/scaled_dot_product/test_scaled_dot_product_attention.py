@@ -69,7 +69,7 @@ def _alternatives(q, k, v, mask):
         m = mask.cpu()
         out += [
             ("mask polarity inverted: True means 'may attend'.", masked_softmax(right, ~m)),
-            ("the mask is not applied.", masked_softmax(right)),
+            (c.MASK_IGNORED, masked_softmax(right)),
             ("masked scores filled with 0 instead of -inf.", torch.softmax(right.masked_fill(~m, 0.0), -1)),
             ("the mask is applied after the softmax (the weights are not renormalised).",
              torch.softmax(right, -1) * m),
@@ -113,14 +113,27 @@ def hints(args, kwargs):
     return {"output": output, "weights": weights}
 
 
+def _batched_cause(sub, args):
+    """When a batched call fails: does the same call work on 2-D inputs?"""
+    if args[0].dim() < 3:
+        return None
+    two_d = [a[(0,) * (a.dim() - 2)] for a in args]  # (T, d) each: the first batch item
+    if sub.call(NAME, two_d).ok:
+        return ("it works on 2-D inputs but not on batched ones: .T (or .t(), torch.mm) treats a batched tensor as "
+                "a matrix (.T reverses every axis); use key.transpose(-2, -1) and @, which keep the leading axes.")
+    return None
+
+
 def values(sub, cfg, args, kwargs, **opts):
-    return c.check_values(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT,
-                          hints=hints(args, kwargs), **opts)
+    with c.explain_errors(lambda: _batched_cause(sub, args)):
+        return c.check_values(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT,
+                              hints=hints(args, kwargs), **opts)
 
 
 def runs(sub, cfg, args, kwargs, **opts):
     """Outputs of the contract's shapes, dtype and device (values: the values checks)."""
-    return c.check_runs(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, **opts)
+    with c.explain_errors(lambda: _batched_cause(sub, args)):
+        return c.check_runs(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, **opts)
 
 
 def _exactly_zero(w, where, what, cause):
@@ -139,7 +152,7 @@ def test_shapes_and_values(sub, cfg):
             got, _ = values(sub, cfg, args, kwargs)
             sums = got["weights"].double().sum(-1)
             c.assert_close(sums, torch.ones_like(sums), f"{NAME}: weights summed over the key axis", cfg,
-                           hint=lambda g: "rows do not sum to 1 along the keys: softmax over the wrong axis?")
+                           hint=lambda g, e: "rows do not sum to 1 along the keys: softmax over the wrong axis?")
 
 
 def test_mask_shapes(sub, cfg):
@@ -189,7 +202,7 @@ def _against_torch(got, args, mask, cfg):
         c.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
         c.assert_close(torch.where(keep, g.double(), 0.0), torch.where(keep, want, 0.0),
                        f"{what} -> {name} (on queries with an allowed key)", cfg,
-                       hint=lambda _, g=g, e=want, n=name: h[n](g, e))
+                       hint=lambda _g, _e, g=g, e=want, n=name: h[n](g, e))
 
 
 def test_causal_structure(sub, cfg):
@@ -209,7 +222,7 @@ def test_causal_structure(sub, cfg):
         c.assert_close(again["output"][..., :s, :], got["output"][..., :s, :],
                        f"{NAME} with a causal mask: output at positions < {s} after changing only keys and values "
                        f"at positions >= {s}", cfg,
-                       hint=lambda g: "future positions leak into the output (the mask is not applied to the scores?)")
+                       hint=lambda g, e: "future positions leak into the output (the mask is not applied to the scores?)")
 
 
 def test_padding_structure(sub, cfg):
@@ -229,7 +242,7 @@ def test_padding_structure(sub, cfg):
     again = c.outputs(c.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
     c.assert_close(again["output"], got["output"],
                    f"{NAME} with a padding mask: output after changing only padded keys and values", cfg,
-                   hint=lambda g: "padded keys still influence the output (the mask is not applied to the scores?)")
+                   hint=lambda g, e: "padded keys still influence the output (the mask is not applied to the scores?)")
 
 
 def test_fully_masked_rows(sub, cfg):
@@ -270,7 +283,9 @@ def test_gradients(sub, cfg):
         lead, T_q, T_k = size[:3]
         args = inputs(*size, seed=500 + 10 * n)
         mask = masks(lead, T_q, T_k, seed=505 + 10 * n)[-1]
-        c.check_grads(sub, cfg, NAME, args, {"mask": mask}, ref.scaled_dot_product_attention, OUT, seed=510 + 10 * n)
+        with c.explain_errors(lambda: _batched_cause(sub, args)):
+            c.check_grads(sub, cfg, NAME, args, {"mask": mask}, ref.scaled_dot_product_attention, OUT,
+                          seed=510 + 10 * n)
 
 
 def test_dtype_and_device(sub, cfg, dd):
@@ -278,8 +293,9 @@ def test_dtype_and_device(sub, cfg, dd):
     size = SIZES[4]
     args = inputs(*size, seed=600)
     mask = masks(size[0], size[1], size[2], seed=601)[1]
-    c.check_in_dtype(sub, cfg, NAME, args, {"mask": mask}, ref.scaled_dot_product_attention, OUT, dtype, device,
-                     hints=hints(args, {"mask": mask}))
+    with c.explain_errors(lambda: _batched_cause(sub, args)):
+        c.check_in_dtype(sub, cfg, NAME, args, {"mask": mask}, ref.scaled_dot_product_attention, OUT, dtype, device,
+                         hints=hints(args, {"mask": mask}))
 
 
 def test_meta_device(sub, cfg):
@@ -300,7 +316,8 @@ def test_meta_device(sub, cfg):
 def test_inputs_unchanged(sub, cfg):
     args = inputs(*SIZES[2], seed=800)
     mask = masks(*SIZES[2][:3], seed=801)[1]
-    c.check_inputs_unchanged(sub, NAME, args, {"mask": mask})
+    with c.explain_errors(lambda: _batched_cause(sub, args)):
+        c.check_inputs_unchanged(sub, NAME, args, {"mask": mask})
 
 
 def test_from_scratch(sub, cfg, cells, provided):
