@@ -146,3 +146,22 @@ def test_errors_name_the_function_and_the_cell_as_jupyter_shows_it(tmp_path):
     lines = grade(path, cfg=CFG).questions["dot_attention"].lines
     assert any(f"(in dot_attention, line 2 of {label})" in line for line in lines), lines
     assert any(line.startswith("Likely cause (value error when sizes differ):") for line in lines), lines
+
+
+def test_every_classic_question_names_every_family_check():
+    """The classic functions share their checks (family.py); each question's file
+    names every one of them, so that no copy drifts."""
+    import inspect
+
+    from autograder.private.suites.classic_attention import family
+
+    checks = {n for n, f in vars(family).items() if inspect.isfunction(f) and f.__module__ == family.__name__
+              and not n.startswith("_") and {"sub", "cfg", "spec"} <= set(inspect.signature(f).parameters)}
+    assert len(checks) >= 8
+    for p in sorted((layout.SUITES / "classic_attention").glob("test_*.py")):
+        tree = ast.parse(p.read_text())
+        if p.stem == "test_masked_softmax":
+            continue
+        called = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call)
+                  and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "family"}
+        assert checks <= called, f"{p.name} leaves out {sorted(checks - called)}"

@@ -79,7 +79,8 @@ def report(rows, cfg, out=sys.stdout):
     bad = 0
     buggy = [r for r in rows if not r[0].correct]
     caught = [r for r in buggy if r[3] == "caught"]
-    hinted = [r for r in caught if any("Likely cause:" in r[2].get(q, "") for q in r[0].questions)]
+    hinted = [r for r in caught if any(line.startswith("Likely cause") for q in r[0].questions
+                                       for line in r[2].get(q, "").splitlines())]
     for assignment in cfg.assignments:
         mine = [r for r in rows if r[0].assignment == assignment]
         if not mine:

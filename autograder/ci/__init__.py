@@ -28,8 +28,9 @@ def summary_markdown(result, threshold):
     for q in result.questions.values():
         first = next((line for line in q.lines if line.startswith(("FAIL ", "not graded"))), "")
         first = first.removeprefix("FAIL ")
-        if "Likely cause:" in first:  # the check's name and the cause say the most in a table cell
-            first = f"{first.split(':', 1)[0]}: likely cause: {first.split('Likely cause:', 1)[1].strip()}"
+        cause = next((line for line in q.lines if line.startswith("Likely cause")), "")
+        if first and cause:  # the check's name and the cause say the most in a table cell
+            first = f"{first.split(':', 1)[0]}: likely cause: {cause.split(':', 1)[1].strip()}"
         lines.append(f"| `{q.name}` | {q.score:g} | {q.max_score:g} | {text.markdown(first, 200)} |")
     verdict = "passes" if result.score >= threshold else "is below"
     lines += ["", f"The score {verdict} the pass mark of {threshold:g} (grading.yml `ci.pass_fraction`)."]

@@ -1,8 +1,8 @@
 """The test families every classic attention function is held to.
 
 A question's test file sets SPEC (the function, its parameters, its
-reference) and imports the families it applies; each family reads SPEC from
-the module it runs in.
+reference) and names each check it holds the function to, one test function
+each: `def test_padding(sub, cfg): family.padding(sub, cfg, SPEC)`.
 
 Sizes are chosen so that silent broadcasting shows: (B, T, d_s, d_h, d_attn)
 all different, and also B == T.
@@ -15,10 +15,6 @@ OUT = ("context", "weights")
 # (B, T, d_s, d_h, d_attn): all distinct; B == T; one more.
 SIZES = [(3, 5, 4, 6, 7), (4, 4, 5, 3, 6), (2, 7, 6, 5, 4)]
 SQUARE_SIZES = [(3, 5, 6, 6, 4), (4, 4, 5, 5, 3), (2, 7, 3, 3, 2)]  # d_s == d_h (Luong dot)
-
-
-def _spec(request):
-    return request.module.SPEC
 
 
 def sizes(spec):
@@ -101,8 +97,7 @@ def shape_hints(args):
     return {"context": context}
 
 
-def test_shapes_and_values(sub, cfg, request):
-    spec = _spec(request)
+def shapes_and_values(sub, cfg, spec):
     for k, size in enumerate(sizes(spec)):
         for masked in (False, True):
             args, kwargs = inputs(spec, *size, seed=200 + 10 * k, mask=masked)
@@ -114,9 +109,8 @@ def test_shapes_and_values(sub, cfg, request):
                            hint=lambda g, e: "rows do not sum to 1 along T: softmax over the wrong axis?")
 
 
-def test_padding(sub, cfg, request):
+def padding(sub, cfg, spec):
     """Padded positions get weight exactly 0, and changing them changes nothing."""
-    spec = _spec(request)
     B, T, d_s, d_h, d_attn = sizes(spec)[0]
     lengths = [T, T - 2, 1]
     args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=300, lengths=lengths)
@@ -144,8 +138,7 @@ def test_padding(sub, cfg, request):
                    hint=lambda g, e: "padded positions still influence the context (the mask is not applied to the scores?)")
 
 
-def test_fully_masked_rows(sub, cfg, request):
-    spec = _spec(request)
+def fully_masked_rows(sub, cfg, spec):
     B, T, d_s, d_h, d_attn = sizes(spec)[0]
     args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=400, lengths=[T, 0, 2])
     got, _ = c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))
@@ -156,34 +149,29 @@ def test_fully_masked_rows(sub, cfg, request):
                       others=[(got["context"], dead)])
 
 
-def test_gradients(sub, cfg, request):
-    spec = _spec(request)
+def gradients(sub, cfg, spec):
     args, kwargs = inputs(spec, *sizes(spec)[0], seed=500)
-    c.check_grads(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, seed=510)
+    c.check_grads(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, seed=510, hints=hints(spec, args, kwargs))
 
 
-def test_dtype_and_device(sub, cfg, dd, request):
-    spec = _spec(request)
+def dtype_and_device(sub, cfg, spec, dd):
     device, dtype = dd
     args, kwargs = inputs(spec, *sizes(spec)[1], seed=600)
     c.check_in_dtype(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, dtype, device,
                      hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
 
 
-def test_meta_device(sub, cfg, request):
-    spec = _spec(request)
+def meta_device(sub, cfg, spec):
     args, kwargs = inputs(spec, *sizes(spec)[0], seed=700)
     c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, dtype=torch.float32, device="meta")
 
 
-def test_inputs_unchanged(sub, cfg, request):
-    spec = _spec(request)
+def inputs_unchanged(sub, cfg, spec):
     args, kwargs = inputs(spec, *sizes(spec)[2], seed=800)
     c.check_inputs_unchanged(sub, spec["name"], args, kwargs)
 
 
-def test_vectorised(sub, cfg, request):
-    spec = _spec(request)
+def vectorised(sub, cfg, spec):
     B, T, d_s, d_h, d_attn = sizes(spec)[0]
     args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=900)
     c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))

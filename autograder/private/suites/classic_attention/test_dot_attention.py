@@ -2,7 +2,8 @@
 import torch
 
 from autograder.private.suites import checks as c
-from autograder.private.suites.classic_attention.family import *  # noqa: F401,F403 - the test families
+from autograder.private.suites.classic_attention import family
+from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 from autograder.private.solutions import classic_attention as ref
 
 QUESTION = "dot_attention"
@@ -42,3 +43,38 @@ def _scale_hint(got, s, H):
         if torch.allclose(got.double(), torch.softmax(scores * factor, -1), atol=1e-6):
             return f"the scores are {label}: Luong dot attention is not scaled."
     return None
+
+
+# -- the checks every classic attention function is held to (family.py) --
+
+def test_shapes_and_values(sub, cfg):
+    family.shapes_and_values(sub, cfg, SPEC)
+
+
+def test_padding(sub, cfg):
+    family.padding(sub, cfg, SPEC)
+
+
+def test_fully_masked_rows(sub, cfg):
+    family.fully_masked_rows(sub, cfg, SPEC)
+
+
+def test_gradients(sub, cfg):
+    family.gradients(sub, cfg, SPEC)
+
+
+def test_dtype_and_device(sub, cfg, dd):
+    family.dtype_and_device(sub, cfg, SPEC, dd)
+
+
+def test_meta_device(sub, cfg):
+    family.meta_device(sub, cfg, SPEC)
+
+
+def test_inputs_unchanged(sub, cfg):
+    family.inputs_unchanged(sub, cfg, SPEC)
+
+
+def test_vectorised(sub, cfg):
+    family.vectorised(sub, cfg, SPEC)
+

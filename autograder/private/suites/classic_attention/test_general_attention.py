@@ -2,7 +2,8 @@
 import math
 
 from autograder.private.suites import checks as c
-from autograder.private.suites.classic_attention.family import *  # noqa: F401,F403 - the test families
+from autograder.private.suites.classic_attention import family
+from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 from autograder.private.solutions import classic_attention as ref
 
 QUESTION = "general_attention"
@@ -27,3 +28,38 @@ def _alternatives(s, H, W):
 
 
 SPEC["alternatives"] = _alternatives
+
+
+# -- the checks every classic attention function is held to (family.py) --
+
+def test_shapes_and_values(sub, cfg):
+    family.shapes_and_values(sub, cfg, SPEC)
+
+
+def test_padding(sub, cfg):
+    family.padding(sub, cfg, SPEC)
+
+
+def test_fully_masked_rows(sub, cfg):
+    family.fully_masked_rows(sub, cfg, SPEC)
+
+
+def test_gradients(sub, cfg):
+    family.gradients(sub, cfg, SPEC)
+
+
+def test_dtype_and_device(sub, cfg, dd):
+    family.dtype_and_device(sub, cfg, SPEC, dd)
+
+
+def test_meta_device(sub, cfg):
+    family.meta_device(sub, cfg, SPEC)
+
+
+def test_inputs_unchanged(sub, cfg):
+    family.inputs_unchanged(sub, cfg, SPEC)
+
+
+def test_vectorised(sub, cfg):
+    family.vectorised(sub, cfg, SPEC)
+

@@ -44,7 +44,8 @@ def test_inverse_of_split_heads(sub, cfg):
 
 
 def test_gradients(sub, cfg):
-    c.check_grads(sub, cfg, NAME, [c.randn((2, 4, 3, 5), 200)], {}, ref.merge_heads, OUT, seed=201)
+    x = c.randn((2, 4, 3, 5), 200)
+    c.check_grads(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, seed=201, hints={"merged": hint(x)})
 
 
 def test_dtype_and_device(sub, cfg, dd):

@@ -49,7 +49,8 @@ def test_value_error_when_not_divisible(sub, cfg):
 
 
 def test_gradients(sub, cfg):
-    c.check_grads(sub, cfg, NAME, [c.randn((2, 3, 20), 200), 4], {}, ref.split_heads, OUT, seed=201)
+    x = c.randn((2, 3, 20), 200)
+    c.check_grads(sub, cfg, NAME, [x, 4], {}, ref.split_heads, OUT, seed=201, hints={"heads": hint(x)})
 
 
 def test_dtype_and_device(sub, cfg, dd):

@@ -113,26 +113,31 @@ def hints(args, kwargs):
     return {"output": output, "weights": weights}
 
 
-def _batched_cause(sub, args):
-    """When a batched call fails: does the same call work on 2-D inputs?"""
+def _batched_cause(sub, args, dtype=torch.float64, device="cpu"):
+    """When a batched call fails: does the same call, in the same dtype and on
+    the same device, work on 2-D inputs?"""
     if args[0].dim() < 3:
         return None
     two_d = [a[(0,) * (a.dim() - 2)] for a in args]  # (T, d) each: the first batch item
-    if sub.call(NAME, two_d).ok:
-        return ("it works on 2-D inputs but not on batched ones: .T (or .t(), torch.mm) treats a batched tensor as "
-                "a matrix (.T reverses every axis); use key.transpose(-2, -1) and @, which keep the leading axes.")
+    two_d = c.as_meta(c.to(two_d, dtype=dtype)) if device == "meta" else c.to(two_d, device, dtype)
+    if sub.call(NAME, two_d, device=device).ok:
+        return ("it works on 2-D inputs but not on batched ones: something treats a batched tensor as a matrix "
+                "(.T reverses every axis, torch.mm takes 2-D only); use key.transpose(-2, -1) and @, which keep "
+                "the leading axes.")
     return None
 
 
 def values(sub, cfg, args, kwargs, **opts):
-    with c.explain_errors(lambda: _batched_cause(sub, args)):
+    with c.explain_errors(lambda: _batched_cause(sub, args, opts.get("dtype", torch.float64),
+                                                 opts.get("device", "cpu"))):
         return c.check_values(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT,
                               hints=hints(args, kwargs), **opts)
 
 
 def runs(sub, cfg, args, kwargs, **opts):
     """Outputs of the contract's shapes, dtype and device (values: the values checks)."""
-    with c.explain_errors(lambda: _batched_cause(sub, args)):
+    with c.explain_errors(lambda: _batched_cause(sub, args, opts.get("dtype", torch.float64),
+                                                 opts.get("device", "cpu"))):
         return c.check_runs(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, **opts)
 
 
@@ -285,7 +290,7 @@ def test_gradients(sub, cfg):
         mask = masks(lead, T_q, T_k, seed=505 + 10 * n)[-1]
         with c.explain_errors(lambda: _batched_cause(sub, args)):
             c.check_grads(sub, cfg, NAME, args, {"mask": mask}, ref.scaled_dot_product_attention, OUT,
-                          seed=510 + 10 * n)
+                          seed=510 + 10 * n, hints=hints(args, {"mask": mask}))
 
 
 def test_dtype_and_device(sub, cfg, dd):
@@ -293,7 +298,7 @@ def test_dtype_and_device(sub, cfg, dd):
     size = SIZES[4]
     args = inputs(*size, seed=600)
     mask = masks(size[0], size[1], size[2], seed=601)[1]
-    with c.explain_errors(lambda: _batched_cause(sub, args)):
+    with c.explain_errors(lambda: _batched_cause(sub, args, dtype, device)):
         c.check_in_dtype(sub, cfg, NAME, args, {"mask": mask}, ref.scaled_dot_product_attention, OUT, dtype, device,
                          hints=hints(args, {"mask": mask}))
 
