@@ -55,6 +55,11 @@ class Config:
         return dict(self.data.get("limits") or {})
 
     @property
+    def language(self):
+        """The course's language for everything a student reads ("pt-BR" or "en")."""
+        return str(self.data.get("language") or "pt-BR")
+
+    @property
     def scoring(self):
         return dict(self.data.get("scoring") or {})
 
