@@ -29,15 +29,18 @@ def main(argv=None):
                    help="keep results.json written for the same file with the same bytes; grade the rest")
     p.add_argument("--jobs", type=int, default=None, help="judges in parallel (default: one per CPU)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--lang", help="feedback language, pt-BR or en (default: each notebook's edition, else grading.yml)")
 
     p = verbs.add_parser("check", help="run a notebook's public tests (what grader.check_all() runs)")
     p.add_argument("notebook")
     p.add_argument("--assignment")
+    p.add_argument("--lang", help="language of what it prints, pt-BR or en (default: the notebook's edition)")
     p.add_argument("--summary", help="Markdown file to append a job summary to (default: $GITHUB_STEP_SUMMARY)")
 
     p = verbs.add_parser("ci", help="grade one notebook in a CI job, write a Markdown job summary, fail below the pass mark")
     p.add_argument("notebook", nargs="?")
     p.add_argument("--assignment")
+    p.add_argument("--lang", help="feedback language, pt-BR or en (default: the notebook's edition)")
     p.add_argument("--out", default="grading", help="folder for results.json (default: grading)")
     p.add_argument("--summary", help="Markdown file to append to (default: $GITHUB_STEP_SUMMARY)")
     p.add_argument("--workflow", action="store_true", help="print the GitHub Actions workflow template")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from autograder import config as config_mod
 from autograder.audit.catalog import entries, fill_entry
+from autograder.judge import scoring
 from autograder.judge.detect import question_name
 from autograder.audit.examples import TEMPLATES
 from autograder.audit.public import public_failures
@@ -32,9 +33,9 @@ def first_failure(output):
     """The first failure line of a question's feedback, with the likely cause it points at."""
     lines = output.splitlines()
     for line in lines:
-        if line.startswith("FAIL "):
-            cause = next((c for c in lines if c.startswith("Likely cause")), "")
-            return line[5:] + (f" [{cause}]" if cause else "")
+        if scoring.is_failure_line(line):
+            cause = next((c for c in lines if scoring.is_cause_line(c)), "")
+            return line.split(" ", 1)[1] + (f" [{cause}]" if cause else "")
     return ""
 
 
@@ -79,7 +80,7 @@ def report(rows, cfg, out=sys.stdout):
     bad = 0
     buggy = [r for r in rows if not r[0].correct]
     caught = [r for r in buggy if r[3] == "caught"]
-    hinted = [r for r in caught if any(line.startswith("Likely cause") for q in r[0].questions
+    hinted = [r for r in caught if any(scoring.is_cause_line(line) for q in r[0].questions
                                        for line in r[2].get(q, "").splitlines())]
     for assignment in cfg.assignments:
         mine = [r for r in rows if r[0].assignment == assignment]

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 from autograder import config as config_mod
+from autograder import messages
+from autograder.messages import t
 from autograder.judge import text
 from autograder.judge.notebook import SubmissionError, load_submission
 from autograder.judge.remote import Remote
@@ -43,7 +45,7 @@ def run_checks(path, cfg=None, forkserver=None):
     sub = load_submission(path, cfg.assignments, keep_provided=True)
     tests = public_tests(sub.notebook, path)
     if not tests:
-        raise SubmissionError(f"{Path(path).name} holds no public tests (is it a student notebook built by the kit?)")
+        raise SubmissionError(t("check_no_tests", name=Path(path).name))
     # Provided cells stay as the notebook has them: a self-check, not grading.
     remote = Remote(sub, "", Limits.from_config(cfg.limits), forkserver=forkserver)
     try:
@@ -62,10 +64,10 @@ def report(results):
         cases = [c for c in r.get("cases", []) if isinstance(c, dict)]
         bad = [(str(c.get("name")), c.get("error") or {}) for c in cases if not c.get("ok")]
         if r.get("error"):
-            bad.append(("(test file)", r["error"]))
+            bad.append((t("check_test_file"), r["error"]))
         errors = [(name, f"{(e or {}).get('type', 'Error')}: {(e or {}).get('message', '')}"
                    if isinstance(e, dict) else str(e)) for name, e in bad]
-        passed_cases = len(cases) - len([b for b in bad if b[0] != "(test file)"])
+        passed_cases = len(cases) - len([b for b in bad if b[0] != t("check_test_file")])
         rows.append((str(r.get("name")), bool(cases) and not bad, passed_cases, len(cases), errors))
     return rows
 
@@ -73,37 +75,60 @@ def report(results):
 def summary_markdown(name, rows, cell_errors):
     """A job summary of the public checks; student text is escaped (`text.markdown`)."""
     passed = sum(r[1] for r in rows)
-    lines = [f"### Public checks of {text.markdown(name, 120)}: {passed} of {len(rows)} questions pass", "",
-             "| question | public checks | first failure |", "| --- | ---: | --- |"]
+    lines = [f"### {t('check_summary_title', name=text.markdown(name, 120), passed=passed, total=len(rows))}", "",
+             t("check_summary_header"), "| --- | ---: | --- |"]
     for question, ok, good, total, errors in rows:
         first = f"{text.markdown(errors[0][0], 60)}: {text.markdown(errors[0][1], 200)}" if errors else ""
         lines.append(f"| `{text.markdown(question, 60)}` | {good}/{total} | {first} |")
-    lines += ["", "These are the notebook's public checks (what `grader.check_all()` runs), not the grade: "
-                  "the hidden tests check much more."]
+    lines += ["", t("check_summary_footer")]
     lines += [f"> {text.markdown(n)}" for n in cell_errors[:5]]
     return "\n".join(lines) + "\n"
 
 
 def main(args):
+    try:
+        lang = messages.normalize(args.lang) if getattr(args, "lang", None) else None
+    except messages.MessageError as exc:
+        print(f"check: {exc}", file=sys.stderr)
+        return 2
+    with messages.language(lang or _edition(args.notebook)):
+        return _main(args)
+
+
+def _edition(path):
+    """The language of the notebook's edition (its metadata), or None: a quick look, no code read."""
+    try:
+        import json
+
+        with open(path, "rb") as f:
+            head = f.read(64 << 20)
+        lang = (json.loads(head).get("metadata") or {}).get("kit_language")
+        return messages.normalize(lang) if lang else None
+    except (OSError, ValueError, AttributeError, messages.MessageError):
+        return None
+
+
+def _main(args):
     if Path(args.notebook).is_dir():
-        print(f"check: {args.notebook} is a folder; give one notebook (.ipynb)", file=sys.stderr)
+        print(t("check_folder", path=args.notebook), file=sys.stderr)
         return 2
     try:
         sub, cell_errors, results = run_checks(args.notebook)
     except (SubmissionError, WorkerDied) as exc:
-        print(f"cannot check {text.one_line(args.notebook)}: {text.one_line(getattr(exc, 'reason', exc))}",
+        print(t("check_cannot", path=text.one_line(args.notebook), reason=text.one_line(getattr(exc, "reason", exc))),
               file=sys.stderr)
         return 2
     rows = report(results)
-    print(f"Public tests of {text.one_line(Path(args.notebook).name)}" + (f" ({sub.assignment})" if sub.assignment else ""))
+    print(t("check_title", name=text.one_line(Path(args.notebook).name),
+            assignment=f" ({sub.assignment})" if sub.assignment else ""))
     for question, ok, good, total, errors in rows:
-        print(f"  {text.one_line(question, 32):<32} {'passed' if ok else 'FAILED'} ({good}/{total})")
+        print(f"  {text.one_line(question, 32):<32} {t('check_passed') if ok else t('check_failed')} ({good}/{total})")
         for case, error in errors:
             print(f"      {text.one_line(case, 60)}: {text.one_line(error)}")
     for line in cell_errors[:5]:
-        print(f"  note: {text.one_line(line)}")
+        print(f"  {t('check_note', text=text.one_line(line))}")
     failed = sum(not r[1] for r in rows)
-    print(f"{len(rows) - failed} of {len(rows)} questions pass their public tests")
+    print(t("check_total", passed=len(rows) - failed, total=len(rows)))
     target = getattr(args, "summary", None) or os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
         with open(target, "a", encoding="utf-8") as f:

@@ -18,22 +18,32 @@ from importlib import resources
 from pathlib import Path
 
 from autograder import config as config_mod
+from autograder import messages
 from autograder.judge import text
+from autograder.messages import t
 
 
 
 def summary_markdown(result, threshold):
-    lines = [f"### {result.assignment or 'Submission'}: {result.score:g} / {result.max_score:g}", "",
-             "| question | score | out of | first failed check |", "| --- | ---: | ---: | --- |"]
+    with messages.language(result.language):
+        return _summary_markdown(result, threshold)
+
+
+def _summary_markdown(result, threshold):
+    from autograder.judge import scoring
+
+    lines = [f"### {result.assignment or t('ci_submission')}: {result.score:g} / {result.max_score:g}", "",
+             t("ci_summary_header"), "| --- | ---: | ---: | --- |"]
+    not_graded = t("not_graded_line", reason="").split(":")[0]
     for q in result.questions.values():
-        first = next((line for line in q.lines if line.startswith(("FAIL ", "not graded"))), "")
-        first = first.removeprefix("FAIL ")
-        cause = next((line for line in q.lines if line.startswith("Likely cause")), "")
+        first = next((line for line in q.lines if scoring.is_failure_line(line) or line.startswith(not_graded)), "")
+        if scoring.is_failure_line(first):
+            first = first.split(" ", 1)[1]
+        cause = next((line for line in q.lines if scoring.is_cause_line(line)), "")
         if first and cause:  # the check's name and the cause say the most in a table cell
-            first = f"{first.split(':', 1)[0]}: likely cause: {cause.split(':', 1)[1].strip()}"
+            first = f"{first.split(':', 1)[0]}: {t('ci_likely_cause')}: {cause.split(':', 1)[1].strip()}"
         lines.append(f"| `{q.name}` | {q.score:g} | {q.max_score:g} | {text.markdown(first, 200)} |")
-    verdict = "passes" if result.score >= threshold else "is below"
-    lines += ["", f"The score {verdict} the pass mark of {threshold:g} (grading.yml `ci.pass_fraction`)."]
+    lines += ["", t("ci_passes" if result.score >= threshold else "ci_below", threshold=f"{threshold:g}")]
     lines += [f"> {text.markdown(n)}" for n in result.notes]
     return "\n".join(lines) + "\n"
 
@@ -48,6 +58,11 @@ def main(args):
     from autograder.judge import grade
 
     cfg = config_mod.load()
+    try:
+        args.lang = messages.normalize(args.lang) if getattr(args, "lang", None) else None
+    except messages.MessageError as exc:
+        print(f"ci: {exc}", file=sys.stderr)
+        return 2
     if args.assignment and args.assignment not in cfg.assignments:
         print(f"ci: unknown assignment {text.one_line(args.assignment, 60)!r}; known: {', '.join(cfg.assignments)}",
               file=sys.stderr)
@@ -58,14 +73,14 @@ def main(args):
         return 2
     out.mkdir(parents=True, exist_ok=True)
     try:
-        result = grade(args.notebook, args.assignment, cfg)
+        result = grade(args.notebook, args.assignment, cfg, lang=args.lang or None)
     except Exception as exc:  # noqa: BLE001 - a grader bug still leaves a results.json behind
         import traceback
 
         traceback.print_exc()
         (out / "results.json").write_text(json.dumps({
             "score": 0.0, "tests": [], "output_format": "text",
-            "output": f"Not graded: internal grader error ({type(exc).__name__}); reported to the course staff",
+            "output": t("internal_error_batch", error=type(exc).__name__),
         }, indent=2))
         return 2
     (out / "results.json").write_text(json.dumps(result.to_gradescope(), indent=2))

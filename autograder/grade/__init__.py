@@ -48,6 +48,9 @@ import sys
 import threading
 import time
 import traceback
+
+from autograder import messages
+from autograder.messages import t
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -257,22 +260,25 @@ def write_json_atomic(path, data):
 
 
 # -- grading one --------------------------------------------------------------
-def grade_one(path, assignment, cfg, forkserver=None):
-    """results.json dict for one file; never raises (but for KeyboardInterrupt)."""
+def grade_one(path, assignment, cfg, forkserver=None, lang=None):
+    """results.json dict for one file; never raises (but for KeyboardInterrupt).
+    `lang`: the feedback's language (None: each notebook's edition, else grading.yml's)."""
     from autograder.judge import grade
 
     try:
-        result = grade(path, assignment, cfg, forkserver=forkserver)
+        result = grade(path, assignment, cfg, forkserver=forkserver, lang=lang)
         data = result.to_gradescope()
         data["assignment"] = result.assignment
         if getattr(result, "internal_errors", None):
             data["internal_errors"] = result.internal_errors
         return data
     except Exception as exc:  # noqa: BLE001 - a judge bug must not stop the batch
+        with messages.language(lang):
+            output = t("internal_error_batch", error=f"{type(exc).__name__}: {exc}")
         return {
-            "score": 0.0, "tests": [], "assignment": assignment,
-            "output": f"Not graded: internal grader error ({type(exc).__name__}: {exc}); reported to the course staff",
+            "score": 0.0, "tests": [], "assignment": assignment, "output": output,
             "internal_errors": [traceback.format_exc()],
+            "extra_data": {"status": "not_graded", "internal_errors": 1},
         }
 
 
@@ -296,33 +302,37 @@ def batch_of(own, order):
     return detect.batch_assignment(own, order), detect.is_tie(own)
 
 
-def _task(path, assignment, own_first, cfg, forkserver):
+def _task(path, assignment, own_first, cfg, forkserver, lang=None):
     """(results, (own, metadata) or None). With own_first the file's own assignment is
     detected first, and graded as where `assignment` is None."""
     seen = detect_one(path, cfg) if own_first else None
     if assignment is None and seen is not None:
         assignment = seen[0]
-    return grade_one(path, assignment, cfg, forkserver), seen
+    return grade_one(path, assignment, cfg, forkserver, lang), seen
 
 
-def not_graded(reason, assignment, cfg):
+def not_graded(reason, assignment, cfg, lang=None):
     """results.json for a file the judge is not given at all (not a regular file)."""
     qs = cfg.questions(assignment) if assignment in cfg.assignments else {}
-    tests = [{"name": q, "score": 0.0, "max_score": float(p), "output": f"0 / {p:g}\nnot graded: {reason}",
+    with messages.language(lang):
+        line, note = t("not_graded_line", reason=reason), t("not_graded_note", reason=reason)
+    tests = [{"name": q, "score": 0.0, "max_score": float(p), "output": f"0 / {p:g}\n{line}",
               "visibility": "visible"} for q, p in qs.items()]
-    return {"score": 0.0, "tests": tests, "assignment": assignment if qs else None,
-            "output": f"Not graded: {reason}"}
+    return {"score": 0.0, "tests": tests, "assignment": assignment if qs else None, "output": note,
+            "extra_data": {"status": "not_graded"}}
 
 
 def was_graded(data):
     """Whether the judge ran the suites on it (not a file that could not be read at all)."""
+    status = (data.get("extra_data") or {}).get("status")
+    if status:
+        return status == "graded"
     return not any(line.startswith("Not graded") for line in str(data.get("output", "")).splitlines())
 
 
 def _reason(data):
-    for line in str(data.get("output", "")).splitlines():
-        if line.startswith("Not graded"):
-            return line
+    if not was_graded(data):
+        return (str(data.get("output", "")).splitlines() or [""])[0]
     return ""
 
 
@@ -376,15 +386,15 @@ def _pool_batch(own, order):
     return batch_of(own, order)
 
 
-def _pool_task(path, assignment, own_first):
-    return _task(Path(path), assignment, own_first, _POOL["cfg"], _POOL["forkserver"])
+def _pool_task(path, assignment, own_first, lang):
+    return _task(Path(path), assignment, own_first, _POOL["cfg"], _POOL["forkserver"], lang)
 
 
 class _Local:
     """One judge: this process, with one fork server (started on first use)."""
 
-    def __init__(self, cfg, stop):
-        self.cfg, self.stop, self.forkserver = cfg, stop, None
+    def __init__(self, cfg, stop, lang=None):
+        self.cfg, self.stop, self.forkserver, self.lang = cfg, stop, None, lang
 
     def detect(self, files):
         return {f: detect_one(f.path, self.cfg) for f in files}
@@ -399,7 +409,7 @@ class _Local:
         for f, sid, a, own_first in todo:
             if self.forkserver is None:
                 self.forkserver = ForkServer()
-            data, seen = _task(f.path, a, own_first, self.cfg, self.forkserver)
+            data, seen = _task(f.path, a, own_first, self.cfg, self.forkserver, self.lang)
             if self.stop:  # interrupted while grading it (pytest stops early): not a result
                 raise KeyboardInterrupt
             done(f, sid, data, seen)
@@ -414,12 +424,12 @@ class _Pool:
     """The batch's judges. Processes are started with SIGINT and SIGTERM blocked, so
     no Ctrl-C reaches one before it ignores it; they die with this process."""
 
-    def __init__(self, jobs, cfg, stop):
+    def __init__(self, jobs, cfg, stop, lang=None):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         ctx = multiprocessing.get_context("spawn")  # judges start clean: no torch state forked
-        self.jobs, self.cfg, self.stop = jobs, cfg, stop
+        self.jobs, self.cfg, self.stop, self.lang = jobs, cfg, stop, lang
         self.executor = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init,
                                             initargs=(str(cfg.path), os.getpid()))
 
@@ -473,14 +483,15 @@ class _Pool:
         """Grade [(Found, id, assignment, own_first)], calling done(f, id, results, seen) as each finishes."""
         from concurrent.futures import as_completed
 
-        futures = self._submit_all(_pool_task, [((f, sid, a, o), (os.fspath(f.path), a, o)) for f, sid, a, o in todo])
+        futures = self._submit_all(_pool_task, [((f, sid, a, o), (os.fspath(f.path), a, o, self.lang))
+                                                for f, sid, a, o in todo])
         try:
             for fut in as_completed(futures):
                 f, sid, a, own_first = futures[fut]
                 try:
                     data, seen = fut.result()
                 except Exception as exc:  # noqa: BLE001 - a judge process died: grade it alone, here
-                    data, seen = _task(f.path, a, own_first, self.cfg, None)
+                    data, seen = _task(f.path, a, own_first, self.cfg, None, self.lang)
                     if self.stop:
                         raise KeyboardInterrupt from None
                     data.setdefault("internal_errors", []).append(f"pool: {type(exc).__name__}: {exc}")
@@ -590,8 +601,10 @@ def _index(out):
 
 def _reusable(data, assignment):
     """A result kept by --resume: graded against the same assignment, no grader error."""
-    output = str(data.get("output", ""))
-    return data.get("assignment") == assignment and "internal grader error" not in output
+    errors = (data.get("extra_data") or {}).get("internal_errors")
+    if errors is None:  # a results.json from before the kit recorded it
+        errors = "internal grader error" in str(data.get("output", ""))
+    return data.get("assignment") == assignment and not errors and not data.get("internal_errors")
 
 
 def _note(own, meta, graded_as, why):
@@ -599,10 +612,10 @@ def _note(own, meta, graded_as, why):
     (one whose metadata names another gets the judge's own note)."""
     if not own or not graded_as or own == graded_as:
         return None
-    return f"Note: this notebook looks like it is for {own}; it was graded as {graded_as}, {why}"
+    return t("batch_other_assignment", own=own, graded_as=graded_as, why=t(why))
 
 
-def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=None, jobs=None):
+def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=None, jobs=None, lang=None):
     """Grade every submission under `paths` into `out`; returns [(id, path, results)] in input order.
 
     assignment: a name (every file graded against it); BATCH (one detected for the
@@ -619,13 +632,13 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
     ids = assign_ids(found)
     bar = Progress(len(found), progress)
     judges, stop, results, detected, graded_as = None, _Interrupts(), {}, {}, {}
-    why = {BATCH: "the batch's assignment", None: "the assignment its code is for"}.get(
-        assignment, "the assignment given with --assignment")
+    why = {BATCH: "why_batch", None: "why_own_code"}.get(assignment, "why_given")
 
     def done(f, sid, data, seen=None, quiet=False):
         data = dict(data)
         own, meta = seen or detected.get(f) or (None, None)
-        note = _note(own, meta, graded_as.get(f) or data.get("assignment"), why)
+        with messages.language((data.get("extra_data") or {}).get("language") or lang):
+            note = _note(own, meta, graded_as.get(f) or data.get("assignment"), why)
         if note:
             data["output"] = "\n".join(x for x in (note, data.get("output")) if x)
         ed = dict(data.get("extra_data") or {})
@@ -636,7 +649,7 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
         bar.step(sid if not quiet else sid + " (taken at stop)")
 
     def start(n):
-        pool = _Pool(min(jobs, n), cfg, stop)
+        pool = _Pool(min(jobs, n), cfg, stop, lang)
         try:
             return pool.start()
         except BaseException:
@@ -653,7 +666,7 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
             regular = [f for f in found if hashes[f] is not None]
             pending = [f for f in regular if (reals[f], hashes[f]) not in index]
             if judges is None:
-                judges = start(len(pending)) if jobs > 1 and len(pending) > 1 else _Local(cfg, stop)
+                judges = start(len(pending)) if jobs > 1 and len(pending) > 1 else _Local(cfg, stop, lang)
             # Which assignment each is graded as: the batch's needs every file read first; a file's
             # own (assignment=None) is read with its grading, unless --resume must know it before.
             if assignment == BATCH or (assignment is None and resume):
@@ -685,7 +698,8 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
                     results[f] = data
                     bar.step(sid + " (done before)")
                 elif hashes[f] is None and not os.path.isfile(f.path):
-                    done(f, sid, not_graded(f"{display(f.path.name)} is not a regular file", graded_as.get(f), cfg))
+                    done(f, sid, not_graded(f"{display(f.path.name)} is not a regular file", graded_as.get(f), cfg,
+                                            lang))
                 else:
                     todo.append((f, sid, graded_as.get(f), f not in detected))
             judges.grade(todo, done)
@@ -740,6 +754,10 @@ def main(args):
         return _usage_error(f"unknown assignment {display(args.assignment, 100)!r}; known: {', '.join(cfg.assignments)}")
     if args.jobs is not None and args.jobs < 1:
         return _usage_error(f"--jobs must be 1 or more (got {args.jobs})")
+    try:
+        lang = messages.normalize(args.lang) if getattr(args, "lang", None) else None
+    except messages.MessageError as exc:
+        return _usage_error(str(exc))
     out = Path(args.out)
     if os.path.lexists(out) and not out.is_dir():
         return _usage_error(f"--out {display(out)} exists and is not a folder")
@@ -751,7 +769,7 @@ def main(args):
         return _usage_error(f"cannot create --out {display(out)}: {exc.strerror or exc}")
     try:
         rows = grade_batch(args.submissions, out, args.assignment or BATCH, args.resume, not args.no_progress,
-                           cfg, jobs=args.jobs)
+                           cfg, jobs=args.jobs, lang=lang)
     except KeyboardInterrupt as stop:
         signum = getattr(stop, "signum", None) or signal.SIGINT
         done = f" after {len(stop.rows)} of {stop.total} submissions" if isinstance(stop, BatchInterrupted) else ""

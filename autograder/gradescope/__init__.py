@@ -19,6 +19,8 @@ import json
 import os
 import sys
 import traceback
+
+from autograder.messages import t
 from pathlib import Path
 
 DEFAULT_ROOT = "/autograder"
@@ -52,7 +54,7 @@ def find_submission(folder, assignment=None):
     submissions sometimes carry extra files); otherwise it is an error."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise NoSubmission(f"no submission folder ({folder})")
+        raise NoSubmission(t("gs_no_folder", folder=folder))
     notebooks = _candidates(folder, ".ipynb")
     if len(notebooks) > 1 and assignment:
         named = [p for p in notebooks if p.name == f"{assignment}.ipynb"]
@@ -62,16 +64,15 @@ def find_submission(folder, assignment=None):
         return notebooks[0]
     if len(notebooks) > 1:
         names = ", ".join(str(p.relative_to(folder)) for p in notebooks)
-        raise NoSubmission(f"the submission holds {len(notebooks)} notebooks ({names}); submit exactly one"
-                           + (f", named {assignment}.ipynb" if assignment else ""))
+        raise NoSubmission(t("gs_many_notebooks", n=len(notebooks), names=names)
+                           + (t("gs_named", assignment=assignment) if assignment else ""))
     zips = _candidates(folder, ".zip")
     if len(zips) == 1:
         return zips[0]
     if len(zips) > 1:
         names = ", ".join(str(p.relative_to(folder)) for p in zips)
-        raise NoSubmission(f"the submission holds no notebook and {len(zips)} zip files ({names}); "
-                           "submit one notebook or the one zip file that grader.export() made")
-    raise NoSubmission("the submission holds no notebook (.ipynb) and no zip file from grader.export()")
+        raise NoSubmission(t("gs_many_zips", n=len(zips), names=names))
+    raise NoSubmission(t("gs_nothing"))
 
 
 def _zero_result(assignment, message):
@@ -83,14 +84,14 @@ def _zero_result(assignment, message):
         cfg = config_mod.load()
         if assignment in cfg.assignments:
             tests = [{"name": q, "score": 0.0, "max_score": float(p),
-                      "output": f"0 / {p:g}\nnot graded: {message}", "visibility": "visible"}
+                      "output": f"0 / {p:g}\n{t('not_graded_line', reason=message)}", "visibility": "visible"}
                      for q, p in cfg.questions(assignment).items()]
     except Exception:  # noqa: BLE001 - the zero result must not fail
         pass
     from autograder import __version__
 
-    return {"score": 0.0, "tests": tests, "output": f"Not graded: {message}", "execution_time": 0.0,
-            "extra_data": {"kit_version": __version__}}
+    return {"score": 0.0, "tests": tests, "output": t("not_graded_note", reason=message), "execution_time": 0.0,
+            "extra_data": {"kit_version": __version__, "status": "not_graded"}}
 
 
 def _write(results_dir, data):
@@ -120,8 +121,7 @@ def grade_root(root, assignment=None):
             print(f"internal grader error: {line}", file=sys.stderr)
     except Exception:  # noqa: BLE001 - whatever happens, Gradescope gets a results.json
         print(traceback.format_exc(), file=sys.stderr)
-        data = _zero_result(assignment, "the autograder failed on this submission; "
-                                        "the course staff can see why in the autograder output")
+        data = _zero_result(assignment, t("gradescope_failed"))
     _write(root / "results", data)
     return data
 

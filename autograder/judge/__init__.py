@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder import __version__, layout
+from autograder import __version__, layout, messages
 from autograder import config as config_mod
 from autograder.judge import detect, scoring
 from autograder.judge.scoring import MAX_LINE_CHARS, QuestionResult, TestOutcome  # noqa: F401 - re-exported
 from autograder.judge.notebook import SubmissionError, load_submission
 from autograder.judge.text import markdown, one_line
+from autograder.messages import t
 from autograder.judge.remote import Remote
 from autograder.judge.stand_in import StandIn
 from autograder.sandbox.limits import Limits
@@ -56,6 +57,8 @@ class GradeResult:
     notes: list = field(default_factory=list)  # submission-wide messages
     seconds: float = 0.0
     peak_mb: float | None = None  # the largest worker peak memory, where measured
+    language: str | None = None  # of the feedback (messages.LANGUAGES)
+    status: str = "graded"  # or "not_graded": the judge could not run the suites on it
 
     @property
     def score(self):
@@ -66,11 +69,15 @@ class GradeResult:
         return sum(q.max_score for q in self.questions.values())
 
     def to_gradescope(self):
-        """results.json in Gradescope's format."""
+        """results.json in Gradescope's format, in the feedback's language."""
+        with messages.language(self.language):
+            return self._to_gradescope()
+
+    def _to_gradescope(self):
         tests = []
         for q in self.questions.values():
             head = f"{q.score:g} / {q.max_score:g}"
-            output = markdown_lines([head] + q.lines) if q.lines else f"{head}: all checks passed"
+            output = markdown_lines([head] + q.lines) if q.lines else f"{head}: {t('all_passed')}"
             tests.append({
                 "name": q.name, "score": q.score, "max_score": q.max_score,
                 "output": output, "visibility": "visible",
@@ -79,7 +86,9 @@ class GradeResult:
         # nothing a student's error message holds can act as Markdown or HTML of its own.
         out = {"score": self.score, "tests": tests, "execution_time": round(self.seconds, 2),
                "output_format": "md", "test_output_format": "md",
-               "extra_data": {"kit_version": __version__}}
+               "extra_data": {"kit_version": __version__, "language": self.language or messages.current(),
+                              "status": self.status,
+                              "internal_errors": len(getattr(self, "internal_errors", None) or [])}}
         if self.notes:
             out["output"] = markdown_lines(self.notes)
         if self.peak_mb is not None:
@@ -157,7 +166,7 @@ class KitPlugin:
                 else:
                     # A bug in the suite itself: tell the student nothing hidden.
                     self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")
-                    message = "internal grader error in this check (reported to the course staff)"
+                    message = t("internal_error")
             self.outcomes.append(TestOutcome(question, item.originalname, case, passed, message,
                                              evidence=item.get_closest_marker("evidence") is not None,
                                              weight=weight))
@@ -195,28 +204,55 @@ def _run_suites(plugin, assignment, extra_args=()):
     return code, sink.getvalue()
 
 
-def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
-    """Grade one notebook or export zip; never raises for a bad submission."""
+def notebook_language(submission):
+    """The edition a notebook came from (its metadata's `kit_language`), or None."""
+    meta = submission.notebook.get("metadata") if isinstance(submission.notebook, dict) else None
+    lang = meta.get("kit_language") if isinstance(meta, dict) else None
+    try:
+        return messages.normalize(lang) if lang else None
+    except messages.MessageError:
+        return None
+
+
+def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None, lang=None):
+    """Grade one notebook or export zip; never raises for a bad submission.
+
+    The feedback is in `lang` when given, else in the language of the edition
+    the notebook came from, else in grading.yml's `language`; the scores are
+    the same in every language."""
     cfg = cfg or config_mod.load()
+    lang = messages.normalize(lang) if lang else None
     start = time.monotonic()
     _reset_peak_memory()
     known = cfg.assignments
     try:
         submission = load_submission(path, known, cfg=cfg)
     except SubmissionError as exc:
-        name = assignment if assignment in known else None
-        reason = one_line(exc, 300)
-        questions = {n: QuestionResult(n, float(p), 0.0, [f"not graded: {reason}"])
-                     for n, p in (cfg.questions(name).items() if name else [])}
-        result = GradeResult(Path(path), name, questions, [f"Not graded: {reason}"], time.monotonic() - start)
+        lang = lang or messages.normalize(cfg.language)
+        with messages.language(lang):
+            name = assignment if assignment in known else None
+            reason = one_line(exc, 300)
+            questions = {n: QuestionResult(n, float(p), 0.0, [t("not_graded_line", reason=reason)])
+                         for n, p in (cfg.questions(name).items() if name else [])}
+            result = GradeResult(Path(path), name, questions, [t("not_graded_note", reason=reason)],
+                                 time.monotonic() - start, language=lang, status="not_graded")
         result.judge_peak_mb = _peak_memory_mb()
         return result
+    lang = lang or notebook_language(submission) or messages.normalize(cfg.language)
+    with messages.language(lang):
+        result = _grade(path, submission, assignment, cfg, pytest_args, forkserver, start)
+    result.language = lang
+    return result
+
+
+def _grade(path, submission, assignment, cfg, pytest_args, forkserver, start):
+    known = cfg.assignments
     # Without an assignment given, the notebook's code decides (its metadata is the student's to edit).
     name = assignment or detect.detect(submission, cfg)
     if name not in known:
-        note = (f"Not graded: could not tell which assignment {one_line(Path(path).name, 120)} is for; "
-                f"pass --assignment (one of {', '.join(known)})")
-        return GradeResult(Path(path), None, {}, [note], time.monotonic() - start)
+        note = t("not_graded_note", reason=t("unknown_assignment", name=one_line(Path(path).name, 120),
+                                             known=", ".join(known)))
+        return GradeResult(Path(path), None, {}, [note], time.monotonic() - start, status="not_graded")
     own = forkserver is None
     if own:  # one submission on its own (gradescope, ci): a fork server of its own, prestarted if the command did
         from autograder.sandbox.forkserver import ForkServer
@@ -237,13 +273,13 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None):
     notes = []
     meta = detect.metadata(submission, cfg)
     if meta and meta != name:
-        notes.append(f"Note: this notebook's metadata names the {meta} assignment; it was graded as {name}.")
+        notes.append(t("metadata_note", meta=meta, name=name))
     if remote.load_failure:
-        notes.append(f"Your notebook could not be run: {remote.load_failure}")
+        notes.append(t("not_run", reason=remote.load_failure))
     if remote.over_budget:
-        notes.append(f"Note: grading stopped early: {remote.over_budget}")
-    notes += [f"Note: {one_line(e, MAX_LINE_CHARS)}" for e in remote.cell_errors[:10]]
-    notes += [f"Note: {one_line(n, MAX_LINE_CHARS)}" for n in list(remote.notes.values())[:10]]
+        notes.append(t("stopped_early", reason=remote.over_budget))
+    notes += [t("note", text=one_line(e, MAX_LINE_CHARS)) for e in remote.cell_errors[:10]]
+    notes += [t("note", text=one_line(n, MAX_LINE_CHARS)) for n in list(remote.notes.values())[:10]]
     result = GradeResult(Path(path), name, questions, notes, time.monotonic() - start, remote.peak_mb)
     result.judge_peak_mb = _peak_memory_mb()
     result.internal_errors = plugin.internal_errors

@@ -155,7 +155,7 @@ def detect_assignment(nb, known):
     """The assignment a notebook belongs to, from otter's metadata or its init cell."""
     meta = _meta(nb)
     otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
-    for key in ("assignment_name", "kit_assignment"):
+    for key in ("assignment_name", "kit_assignment", "kit_language"):
         for name in (otter_meta.get(key), meta.get(key)):
             if isinstance(name, str) and name in known:
                 return name
@@ -298,7 +298,7 @@ def _small_metadata(meta, budget):
     """The notebook metadata the kit reads: the assignment's name, otter's public tests."""
     small = {}
     otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
-    for key in ("assignment_name", "kit_assignment"):
+    for key in ("assignment_name", "kit_assignment", "kit_language"):
         if isinstance(meta.get(key), str):
             small[key] = clean(meta[key][:200])
     otter_small = {"tests": _public_tests(meta, budget)}
@@ -341,7 +341,7 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         count = cell.get("execution_count")
-        labels[i] = f"In [{count}]" if type(count) is int and 0 < count < 10**9 else f"code cell {len(labels) + 1}"
+        labels[i] = f"In [{count}]" if type(count) is int and 0 < count < 10**9 else f"#{len(labels) + 1}"
         original = clean(cell_text(cell))
         size += len(original.encode("utf-8"))
         if size > max_code:
@@ -576,7 +576,7 @@ def _submission_dict(result, name, known=()):
     otter_meta = meta.get("otter") if isinstance(meta, dict) else None
     if not (isinstance(meta, dict) and isinstance(otter_meta, dict) and isinstance(otter_meta.get("tests"), dict)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in otter_meta["tests"].items())
-            and all(isinstance(meta.get(k, ""), str) for k in ("assignment_name", "kit_assignment"))
+            and all(isinstance(meta.get(k, ""), str) for k in ("assignment_name", "kit_assignment", "kit_language"))
             and isinstance(otter_meta.get("assignment_name", ""), str)
             and isinstance(nb.get("cells"), list)
             and all(isinstance(c, dict) and c.get("cell_type") == "code" and isinstance(c.get("source"), str)

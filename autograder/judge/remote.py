@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from autograder.judge.text import one_line
+from autograder.messages import t
 from autograder.sandbox.client import WorkerClient, WorkerDied
 
 MAX_SKIPPED_CELLS = 2
@@ -36,22 +37,29 @@ def where_text(where, labels=None):
         return one_line(where, 60)
     if not isinstance(where, dict) or type(where.get("cell")) is not int or type(where.get("line")) is not int:
         return None
-    cell = (labels or {}).get(where["cell"]) or f"cell {where['cell']}"
+    cell = cell_label((labels or {}).get(where["cell"]), where["cell"])
     fn = where.get("function")
-    at = f"line {where['line']} of {cell}"
     if isinstance(fn, str) and fn.isidentifier() and fn != "<module>":
-        return f"in {one_line(fn, 40)}, {at}"
-    return at
+        return t("where_function", function=one_line(fn, 40), line=where["line"], cell=cell)
+    return t("where_line", line=where["line"], cell=cell)
+
+
+def cell_label(label, index):
+    """A cell as Jupyter shows it: the reader's "In [7]", or "#3" (its place among code cells)."""
+    if isinstance(label, str) and label.startswith("#") and label[1:].isdigit():
+        return t("code_cell", n=int(label[1:]))
+    return label if isinstance(label, str) and label else t("cell_numbered", index=index)
 
 
 def _error_line(err, labels=None):
     """One bounded line from the error the worker reported (student text:
     the type name, the place and the message are each cut and made inert)."""
     if not isinstance(err, dict):
-        return "the worker sent an error it could not describe"
+        return t("undescribed_error")
     place = where_text(err.get("where"), labels)
     where = f" ({place})" if place else ""
-    return f"raised {one_line(err.get('type', 'Exception'), 80)}{where}: {one_line(err.get('message', ''), 400)}"
+    return t("raised", type=one_line(err.get("type", "Exception"), 80), where=where,
+             message=one_line(err.get("message", ""), 400))
 
 
 class Remote:
@@ -76,7 +84,7 @@ class Remote:
 
     def _label(self, index):
         label = self.labels.get(index)
-        return f"the cell {label}" if label else f"cell {index}"
+        return t("the_cell", label=cell_label(label, index)) if label else t("cell_numbered", index=index)
 
     def _remaining(self):
         """Seconds left of the submission's wall-clock budget (limits.submission_seconds)."""
@@ -84,8 +92,7 @@ class Remote:
 
     def _spent(self):
         """The one-line reason once the budget is spent (kept for the notes)."""
-        self.over_budget = (f"not run: the submission used up its time budget of "
-                            f"{self.limits.submission_seconds:g} s (wall clock); what was graded before is kept")
+        self.over_budget = t("over_budget", seconds=f"{self.limits.submission_seconds:g}")
         return self.over_budget
 
     def _wall(self, seconds):
@@ -122,14 +129,14 @@ class Remote:
                 culprit = self.client.read_scratch_int("progress")
                 self.close()
                 if culprit not in indices or culprit in self.skipped or len(self.skipped) >= MAX_SKIPPED_CELLS:
-                    self.load_failure = f"running the notebook's cells {exc.reason}"
+                    self.load_failure = t("running_cells", reason=exc.reason)
                     raise WorkerDied(self.load_failure) from None
                 self.skipped[culprit] = exc.reason
         report = report if isinstance(report, dict) else {}
         self._after_load = (self.client.processes(), report.get("py_threads"))
         failed = [c for c in report.get("cells", []) if isinstance(c, dict) and not c.get("ok")
                   and c.get("index") in indices] if isinstance(report.get("cells"), list) else []
-        self.cell_errors = ([f"{self._label(i)} was skipped: running it {why}" for i, why in self.skipped.items()]
+        self.cell_errors = ([t("cell_skipped", cell=self._label(i), why=why) for i, why in self.skipped.items()]
                             + [f"{self._label(c['index'])} {_error_line(c.get('error'), self.labels)}"
                                for c in failed])[:MAX_CELL_ERRORS]
 
@@ -160,8 +167,7 @@ class Remote:
         now = (self.client.processes(), raw.get("py_threads") if isinstance(raw, dict) else None)
         grew = [isinstance(a, int) and isinstance(b, int) and b > a for a, b in zip(self._after_load, now)]
         if any(grew):
-            self.notes.setdefault(target, f"`{target}` left threads or processes running after it "
-                                          "returned; they were stopped and its worker replaced")
+            self.notes.setdefault(target, t("left_running", target=target))
             self.close()
 
     # -- calls ----------------------------------------------------------
@@ -200,7 +206,7 @@ class Remote:
             self.close()
             if self._remaining() <= 0:  # the budget ran out during this call: say so, not "timed out"
                 return Reply(False, error=self._spent())
-            self.dead[target] = f"`{target}` {exc.reason}"
+            self.dead[target] = t("function_died", target=target, reason=exc.reason)
             return Reply(False, error=self.dead[target])
         self._retire_if_left_running(target, raw)
         if not isinstance(raw, dict):

@@ -13,10 +13,25 @@ cause once), then one line per failure with the causes already said left out.
 from dataclasses import dataclass, field
 
 from autograder.judge.text import one_line
+from autograder.messages import LANGUAGES, t
 
 MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's code prints or raises
 MAX_LINE_CHARS = 700
-CAUSE = "Likely cause:"
+
+
+def cause_markers():
+    """"Likely cause:" in every language (a failure message's symptom ends where one starts)."""
+    return tuple(t("cause_marker", lang) for lang in LANGUAGES)
+
+
+def is_failure_line(line):
+    """Whether a feedback line reports one failure (`FAIL test: ...`, in any language)."""
+    return line.startswith(tuple(t("fail_prefix", lang) + " " for lang in LANGUAGES))
+
+
+def is_cause_line(line):
+    """Whether a feedback line states a likely cause (in any language)."""
+    return line.startswith(tuple(t("cause_marker", lang).rstrip(":") for lang in LANGUAGES))
 
 
 @dataclass
@@ -47,11 +62,12 @@ def check_label(test):
 
 def split_cause(message):
     """(symptom, likely cause or None) of one failure message."""
-    at = message.find(CAUSE)
-    if at < 0:
+    found = [(message.find(m), m) for m in cause_markers() if m in message]
+    if not found:
         return message.strip(), None
+    at, marker = min(found)
     symptom = message[:at].rstrip()
-    return (symptom[:-1] if symptom.endswith(".") else symptom), message[at + len(CAUSE):].strip()
+    return (symptom[:-1] if symptom.endswith(".") else symptom), message[at + len(marker):].strip()
 
 
 def _feedback(checks):
@@ -77,27 +93,29 @@ def _feedback(checks):
         for (symptom, cause, ev), cases in lines.items():
             ids = ", ".join(c for c in cases if c)
             label = f"{test}[{ids}]" if ids else test
-            ref = f" (likely cause {causes.index(cause) + 1})" if cause and len(causes) > 1 else ""
-            tail = " (on CUDA: reported, not scored)" if ev else ""
-            details.append(one_line(f"FAIL {label}: {symptom}{ref}{tail}", MAX_LINE_CHARS))
+            ref = t("likely_cause_ref", n=causes.index(cause) + 1) if cause and len(causes) > 1 else ""
+            tail = t("evidence_tail") if ev else ""
+            details.append(one_line(f"{t('fail_prefix')} {label}: {symptom}{ref}{tail}", MAX_LINE_CHARS))
     total = len(checks)
     lines = []
     if failed:
-        lines.append(f"Failed {len(failed)} of {total} checks: {', '.join(check_label(t) for t in failed)}.")
+        lines.append(t("summary_failed", failed=len(failed), total=total,
+                       checks=", ".join(check_label(name) for name in failed)))
     else:
-        lines.append(f"All {total} scored checks passed; some cases on CUDA (reported, not scored) failed.")
+        lines.append(t("summary_only_evidence", total=total))
     def scope(cause):  # which checks a cause explains, when not every failed one
         tests = where[cause]
-        return "" if set(tests) >= set(failed) else f" ({', '.join(check_label(t) for t in tests)})"
+        return "" if set(tests) >= set(failed) else f" ({', '.join(check_label(name) for name in tests)})"
 
     if len(causes) == 1:
-        lines.append(one_line(f"Likely cause{scope(causes[0])}: {causes[0]}", MAX_LINE_CHARS))
+        lines.append(one_line(t("likely_cause_one", scope=scope(causes[0]), cause=causes[0]), MAX_LINE_CHARS))
     else:
-        lines += [one_line(f"Likely cause {n}{scope(c)}: {c}", MAX_LINE_CHARS) for n, c in enumerate(causes, 1)]
+        lines += [one_line(t("likely_cause_numbered", n=n, scope=scope(c), cause=c), MAX_LINE_CHARS)
+                  for n, c in enumerate(causes, 1)]
     room = MAX_LINES_PER_QUESTION - len(lines)
     if len(details) > room:
         more = len(details) - room + 1
-        details = details[:room - 1] + [f"... and {more} more failed checks"]
+        details = details[:room - 1] + [t("more_failed", n=more)]
     return lines + details, failed
 
 
@@ -125,7 +143,7 @@ def score(cfg, assignment, outcomes):
         q.lines, q.failed_checks = _feedback(checks)
     for name, q in questions.items():
         if name not in by_question:
-            q.lines.append("not graded: no hidden test ran for this question (grader error, reported to the course staff)")
+            q.lines.append(t("no_test_ran"))
     return questions
 
 
@@ -142,6 +160,4 @@ def note_stand_ins(questions, used):
             callee = questions.get(question_name(name))
             if callee is not None and callee.failed_checks:
                 q.lines.insert(min(2, len(q.lines)), one_line(
-                    f"Note: `{target}` calls `{name}`, which fails its own checks; `{target}` was graded with a "
-                    f"correct `{name}` in its place, so that mistake costs points under {callee.name} only.",
-                    MAX_LINE_CHARS))
+                    t("stand_in_note", target=target, name=name, question=callee.name), MAX_LINE_CHARS))

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.messages import t
 from autograder.protocol import wire
 from autograder.sandbox import view as view_mod
 from autograder.sandbox.cgroup import WorkerGroup
@@ -153,7 +154,7 @@ class WorkerClient:
         the wait goes on within the same budgets; without, it is the reply."""
         p = self.p
         if p is None or p.dead:
-            raise WorkerDied(p.dead if p else "worker not started")
+            raise WorkerDied(p.dead if p else t("died_not_started"))
         # Root here lacks CAP_SYS_RESOURCE, so the judge cannot prlimit the
         # worker: the worker lowers its own soft RLIMIT_CPU before each request;
         # the hard limit (the submission's whole CPU budget, set before the
@@ -196,8 +197,7 @@ class WorkerClient:
             if not ready:
                 if p.group is not None and p.group.hit_process_limit():
                     self._kill()
-                    p.dead = (f"started more processes or threads than the limit of {self.limits.processes} "
-                              "(a fork bomb?) and was stopped")
+                    p.dead = t("died_fork_bomb", limit=self.limits.processes)
                     raise WorkerDied(p.dead)
                 continue
             chunk = os.read(p.from_worker, 1 << 20)
@@ -208,7 +208,7 @@ class WorkerClient:
                 body_len = int.from_bytes(buf[:8], "big")
                 if body_len > self.limits.reply_bytes:
                     self._kill()
-                    p.dead = f"the worker sent a reply of {body_len} bytes, over the {self.limits.reply_bytes}-byte limit"
+                    p.dead = t("died_reply_size", size=body_len, limit=self.limits.reply_bytes)
                     raise WorkerDied(p.dead)
                 need = 8 + body_len
             if body_len is not None and len(buf) >= need:
@@ -217,16 +217,16 @@ class WorkerClient:
             return wire.decode(memoryview(buf)[8:need])  # no copy of the whole reply
         except wire.WireError as exc:
             self._kill()
-            p.dead = f"the worker sent a malformed reply ({exc})"
+            p.dead = t("died_malformed", why=exc)
             raise WorkerDied(p.dead) from None
 
     def _died(self, timeout=None):
         p = self.p
         if timeout is not None:
             self._kill()
-            p.dead = f"timed out after {timeout:g} s (wall clock)"
+            p.dead = t("died_timeout", seconds=f"{timeout:g}")
             if p.group is not None and p.group.oom_killed():
-                p.dead += f"; the kernel had killed a process of it for exceeding the memory limit of {self.limits.memory_mb} MB"
+                p.dead += t("died_timeout_oom", mb=self.limits.memory_mb)
             raise WorkerDied(p.dead)
         try:
             p.proc.wait(timeout=5)
@@ -235,19 +235,18 @@ class WorkerClient:
         rc = p.proc.returncode
         self._kill()
         if p.group is not None and p.group.oom_killed():
-            p.dead = f"exceeded the memory limit of {self.limits.memory_mb} MB (killed by the kernel)"
+            p.dead = t("died_memory", mb=self.limits.memory_mb)
         elif rc is not None and rc < 0:
             sig = -rc
             if sig == signal.SIGXCPU:
                 budget = getattr(self, "_cpu_budget", self.limits.cpu_seconds_per_call)
-                p.dead = f"exceeded the CPU time limit of {budget:g} s (killed by SIGXCPU)"
+                p.dead = t("died_cpu", seconds=f"{budget:g}")
             elif sig == signal.SIGXFSZ:
-                p.dead = f"printed more than the {self.limits.output_bytes}-byte output limit"
+                p.dead = t("died_output", bytes=self.limits.output_bytes)
             else:
-                p.dead = f"crashed with signal {sig} ({signal.Signals(sig).name})"
+                p.dead = t("died_signal", signal=sig, name=signal.Signals(sig).name)
         elif rc == VIEW_FAILED:
-            p.dead = ("could not be run: the grader could not build the worker's file system view "
-                      "(a problem of the grading machine, not of the submission; reported to the course staff)")
+            p.dead = t("died_view")
         else:
-            p.dead = f"the worker exited early (exit status {rc})"
+            p.dead = t("died_exit", code=rc)
         raise WorkerDied(p.dead)

@@ -164,8 +164,13 @@ def _got(data):
 def _reason(data):
     if data is None:
         return ""
+    from autograder.messages import LANGUAGES, t
+
+    def starts(*keys):  # each key's text up to its first field, in every language
+        return tuple(t(k, lang, reason="", text="").split("{")[0].split(":")[0] for k in keys for lang in LANGUAGES)
+
     lines = _messages(data).splitlines()
-    for prefixes in (("FAIL ", "Not graded", "not graded", "Your notebook"), ("Note:",)):
+    for prefixes in (starts("fail_prefix", "not_graded_note", "not_graded_line", "not_run"), starts("note")):
         for line in lines:
             if line.startswith(prefixes):
                 return line[:110]
