@@ -19,8 +19,11 @@ def test_ci_passes_a_correct_notebook_and_writes_a_markdown_summary(tmp_path):
 
 def test_ci_fails_the_job_below_the_pass_mark_and_names_the_failed_check(tmp_path):
     summary = tmp_path / "summary.md"
+    strict = tmp_path / "grading.yml"  # a course's own pass mark, above what this bug leaves
+    strict.write_text("ci:\n  pass_fraction: 0.9\n")
     proc = run_cli("ci", examples_mod.EXAMPLES / "scaled_dot_product" / "sdpa_scaled_by_dk.ipynb",
-                   "--out", tmp_path / "grading", "--summary", summary, check=False)
+                   "--out", tmp_path / "grading", "--summary", summary, check=False,
+                   env={"KIT_GRADING_YML": str(strict)})
     assert proc.returncode == 1, proc.stdout + proc.stderr
     row = next(line for line in summary.read_text().splitlines() if "`scaled_dot_product_attention`" in line)
     assert "test_shapes_and_values" in row and "is below the pass mark" in summary.read_text()
