@@ -49,7 +49,7 @@ def test_the_notebooks_edition_chooses_unless_lang_is_given(tmp_path):
     path = _buggy(tmp_path, lang="en")
     assert grade(path, cfg=CFG).language == "en"
     assert grade(path, cfg=CFG, lang="pt-BR").language == "pt-BR"
-    assert grade(_buggy(tmp_path, lang=None, name="plain"), cfg=CFG).language == messages.normalize(CFG.language)
+    assert grade(_buggy(tmp_path, lang=None, name="plain"), cfg=CFG).language == messages.default(CFG)
 
 
 def test_grade_check_and_ci_take_lang(tmp_path):
@@ -64,3 +64,13 @@ def test_grade_check_and_ci_take_lang(tmp_path):
     assert "Verificações públicas de" in checked.stdout, checked.stdout + checked.stderr
     ci = run_cli("ci", path, "--out", tmp_path / "ci", "--lang", "pt-BR", check=False)
     assert "| questão | nota | de |" in ci.stdout, ci.stdout + ci.stderr
+
+
+def test_a_file_that_cannot_be_read_is_told_in_the_courses_language(tmp_path):
+    path = tmp_path / "broken.ipynb"
+    path.write_text("{ not json")
+    pt = grade(path, cfg=CFG, lang="pt-BR")
+    assert pt.status == "not_graded" and pt.notes[0].startswith("Sem nota: broken.ipynb não é um notebook (JSON inválido")
+    en = grade(path, cfg=CFG, lang="en")
+    assert en.notes[0].startswith("Not graded: broken.ipynb is not a notebook (invalid JSON")
+    assert en.to_gradescope()["extra_data"]["status"] == "not_graded"

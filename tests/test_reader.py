@@ -415,7 +415,10 @@ def test_cpu_limit_of_the_helper(tmp_path):
     ("print('not json')", "no answer"),
     ("print('[1]')", "wrong shape"),
     ("print('{\"ok\": true, \"result\": {\"cells\": [{\"index\": \"1\"}]}}')", "wrong shape"),
-    ("print('{\"ok\": false, \"reason\": \"bad\\\\nline\"}')", "bad line"),
+    ("print('{\"ok\": false, \"reason\": {\"key\": \"json_invalid\", \"fields\": {\"name\": \"x\", "
+     "\"why\": \"bad\\\\nline\"}}}')", "bad line"),
+    ("print('{\"ok\": false, \"reason\": {\"key\": \"no_such_key\", \"fields\": {}}}')", "wrong shape"),
+    ("print('{\"ok\": false, \"reason\": \"a reason in words\"}')", "reader failed"),
     ("print('{\"ok\": false, \"internal\": \"KeyError\"}')", "reader failed"),
     ("import time; time.sleep(30)", "time limit"),
 ])

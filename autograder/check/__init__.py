@@ -45,7 +45,7 @@ def run_checks(path, cfg=None, forkserver=None):
     sub = load_submission(path, cfg.assignments, keep_provided=True)
     tests = public_tests(sub.notebook, path)
     if not tests:
-        raise SubmissionError(t("check_no_tests", name=Path(path).name))
+        raise SubmissionError("check_no_tests", name=Path(path).name)
     # Provided cells stay as the notebook has them: a self-check, not grading.
     remote = Remote(sub, "", Limits.from_config(cfg.limits), forkserver=forkserver)
     try:

@@ -218,8 +218,8 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None, lang
     """Grade one notebook or export zip; never raises for a bad submission.
 
     The feedback is in `lang` when given, else in the language of the edition
-    the notebook came from, else in grading.yml's `language`; the scores are
-    the same in every language."""
+    the notebook came from, else $KIT_LANG, else grading.yml's `language`; the
+    scores are the same in every language."""
     cfg = cfg or config_mod.load()
     lang = messages.normalize(lang) if lang else None
     start = time.monotonic()
@@ -228,7 +228,7 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None, lang
     try:
         submission = load_submission(path, known, cfg=cfg)
     except SubmissionError as exc:
-        lang = lang or messages.normalize(cfg.language)
+        lang = lang or messages.default(cfg)
         with messages.language(lang):
             name = assignment if assignment in known else None
             reason = one_line(exc, 300)
@@ -238,7 +238,7 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None, lang
                                  time.monotonic() - start, language=lang, status="not_graded")
         result.judge_peak_mb = _peak_memory_mb()
         return result
-    lang = lang or notebook_language(submission) or messages.normalize(cfg.language)
+    lang = lang or notebook_language(submission) or messages.default(cfg)
     with messages.language(lang):
         result = _grade(path, submission, assignment, cfg, pytest_args, forkserver, start)
     result.language = lang

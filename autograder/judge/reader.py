@@ -61,7 +61,26 @@ NAME_CHARS = 120
 
 
 class SubmissionError(Exception):
-    """The file cannot be graded at all; the message says why in one line."""
+    """The file cannot be graded at all. Raised with a key of the messages
+    catalog (messages/reader.yml) and its fields, so that the helper process,
+    which loads no catalog, sends plain data; `str()` says why in one line, in
+    the language in force. A reason that is no key is shown as it is."""
+
+    def __init__(self, key, **fields):
+        super().__init__(key)
+        self.key = key
+        self.fields = {k: v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+                       for k, v in fields.items()}
+
+    def __str__(self):
+        from autograder.messages import catalog, t
+
+        if self.key not in catalog():
+            return str(self.key)
+        # a field "@key" is itself a message (a word the helper cannot word, "the notebook")
+        fields = {k: t(v[1:]) if isinstance(v, str) and v.startswith("@") and v[1:] in catalog() else v
+                  for k, v in self.fields.items()}
+        return t(self.key, **fields)
 
 
 # -- per-cell work (pure: text in, text out) -------------------------------------------
@@ -218,51 +237,47 @@ def _from_zip(data, name, max_bytes):
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             infos = zf.infolist()
             if len(infos) > MAX_ZIP_MEMBERS:
-                raise SubmissionError(f"{name} holds {len(infos)} files, over the limit of {MAX_ZIP_MEMBERS}")
+                raise SubmissionError("zip_too_many_files", name=name, n=len(infos), limit=MAX_ZIP_MEMBERS)
             notebooks = [i for i in infos if _notebook_member(i)]
             if not notebooks:
-                raise SubmissionError(f"{name} is a zip with no notebook (.ipynb) in it")
+                raise SubmissionError("zip_no_notebook", name=name)
             if len(notebooks) > 1:
                 names = ", ".join(sorted(one_line(i.filename, 40) for i in notebooks)[:5])
-                raise SubmissionError(f"{name} holds {len(notebooks)} notebooks ({one_line(names, NAME_CHARS)}); "
-                                      "submit exactly one")
+                raise SubmissionError("zip_many_notebooks", name=name, n=len(notebooks), names=one_line(names, NAME_CHARS))
             info = notebooks[0]
             member = one_line(info.filename, NAME_CHARS)
             if info.flag_bits & 0x1:
-                raise SubmissionError(f"{member} in {name} is encrypted (password-protected); "
-                                      "export the notebook again without a password")
+                raise SubmissionError("zip_encrypted", member=member, name=name)
             if info.file_size > max_bytes:
-                raise SubmissionError(f"{member} in {name} is {info.file_size} bytes, over the limit of "
-                                      f"{max_bytes >> 20} MB")
+                raise SubmissionError("zip_member_too_big", member=member, name=name, size=info.file_size,
+                                      mb=max_bytes >> 20)
             with zf.open(info) as f:
                 out = f.read(max_bytes + 1)
             if len(out) > max_bytes:
-                raise SubmissionError(f"{member} in {name} is over the size limit of {max_bytes >> 20} MB")
+                raise SubmissionError("zip_member_over_limit", member=member, name=name, mb=max_bytes >> 20)
             return member, out
     except SubmissionError:
         raise
     except NotImplementedError:
-        raise SubmissionError(f"{member or 'the notebook'} in {name} is compressed with a method the grader cannot "
-                              "read; zip it again with ordinary (deflate) compression, or submit the .ipynb") from None
+        raise SubmissionError("zip_compression", member=member or "@the_notebook", name=name) from None
     except RuntimeError as exc:
         if "encrypt" in str(exc) or "password" in str(exc):
-            raise SubmissionError(f"{member or 'a file'} in {name} is encrypted (password-protected); "
-                                  "export the notebook again without a password") from None
-        raise SubmissionError(f"{name} is a damaged zip file ({one_line(exc, NAME_CHARS)})") from None
+            raise SubmissionError("zip_encrypted", member=member or "@a_file", name=name) from None
+        raise SubmissionError("zip_damaged", name=name, why=one_line(exc, NAME_CHARS)) from None
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001 - zipfile, zlib, bz2, lzma, struct, EOF, OS errors: all one reason
         kind = type(exc).__name__ if type(exc).__module__ == "builtins" else f"{type(exc).__module__}.{type(exc).__name__}"
-        raise SubmissionError(f"{name} is a damaged zip file ({kind}: {one_line(exc, NAME_CHARS)})") from None
+        raise SubmissionError("zip_damaged", name=name, why=f"{kind}: {one_line(exc, NAME_CHARS)}") from None
 
 
 def _json(text, name):
     try:
         return json.loads(text)
     except RecursionError:
-        raise SubmissionError(f"{name} is not a notebook (its JSON is nested more deeply than the reader allows)") from None
+        raise SubmissionError("json_too_deep", name=name) from None
     except ValueError as exc:
-        raise SubmissionError(f"{name} is not a notebook (invalid JSON: {one_line(exc, NAME_CHARS)})") from None
+        raise SubmissionError("json_invalid", name=name, why=one_line(exc, NAME_CHARS)) from None
 
 
 def _check_kernel(nb, name):
@@ -274,8 +289,7 @@ def _check_kernel(nb, name):
     language = (text[0] or text[1] or "python").lower()
     if language != "python":
         kernel = one_line(text[2] or text[3] or language, NAME_CHARS)
-        raise SubmissionError(f"{name} was saved with the {kernel} kernel ({one_line(language, 40)}); the assignment "
-                              "is Python: open it with a Python 3 kernel, run it and save it again")
+        raise SubmissionError("wrong_kernel", name=name, kernel=kernel, language=one_line(language, 40))
 
 
 def _public_tests(meta, budget):
@@ -316,7 +330,7 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
     max_bytes = int(_limit(limits, "notebook_file_mb") * (1 << 20))
     max_code = int(_limit(limits, "notebook_code_kb") * (1 << 10))
     if len(data) > max_bytes:
-        raise SubmissionError(f"{name} is {len(data)} bytes, over the limit of {max_bytes >> 20} MB for a submission file")
+        raise SubmissionError("file_too_big", name=name, size=len(data), mb=max_bytes >> 20)
     where = name
     if _is_zip(data):
         member, data = _from_zip(data, name, max_bytes)
@@ -329,9 +343,8 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
     del text
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         if isinstance(nb, dict) and "worksheets" in nb:
-            raise SubmissionError(f"{where} is an nbformat 3 notebook; open and save it in Jupyter to convert it "
-                                  "to nbformat 4")
-        raise SubmissionError(f"{where} is not a notebook (no list of cells)")
+            raise SubmissionError("nbformat3", name=where)
+        raise SubmissionError("no_cells", name=where)
     _check_kernel(nb, where)
 
     # The code cells, outputs dropped; indices are positions among all cells, from 1.
@@ -345,11 +358,10 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
         original = clean(cell_text(cell))
         size += len(original.encode("utf-8"))
         if size > max_code:
-            raise SubmissionError(f"{where} holds more than {max_code >> 10} KB of code, over the limit "
-                                  "(stored outputs do not count)")
+            raise SubmissionError("too_much_code", name=where, kb=max_code >> 10)
         code.append((i, original, is_provided(cell)))
         if len(code) > MAX_CODE_CELLS:
-            raise SubmissionError(f"{where} holds more than {MAX_CODE_CELLS} code cells, over the limit")
+            raise SubmissionError("too_many_cells", name=where, n=MAX_CODE_CELLS)
     meta = _meta(nb)
     small_meta = _small_metadata(meta, max_code)
     assignment = detect_assignment({"metadata": meta, "cells": [{"cell_type": "code", "source": o} for _, o, _ in code]},
@@ -437,8 +449,8 @@ def child_main(request_json):
                               bool(request["keep_provided"]))
 
         result, error = _in_big_stack(read, int(_limit(limits, "reader_memory_mb") * (1 << 20)))
-        if isinstance(error, SubmissionError):
-            answer = {"ok": False, "reason": str(error)}
+        if isinstance(error, SubmissionError):  # plain data: the judge words it in the submission's language
+            answer = {"ok": False, "reason": {"key": error.key, "fields": error.fields}}
         elif isinstance(error, MemoryError):
             return MEMORY_EXIT
         elif error is not None:
@@ -481,16 +493,15 @@ def read_file(path, known=(), keep_provided=False, limits=None):
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise SubmissionError(f"cannot read {name}: {exc.strerror}") from None
+        raise SubmissionError("cannot_read", name=name, why=exc.strerror) from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise SubmissionError(f"{name} is not a regular file")
+        raise SubmissionError("not_regular", name=name)
     with os.fdopen(fd, "rb") as f:
         max_bytes = int(limits["notebook_file_mb"] * (1 << 20))
         if st.st_size > max_bytes:
-            raise SubmissionError(f"{name} is {st.st_size} bytes, over the limit of {max_bytes >> 20} MB "
-                                  "for a submission file")
+            raise SubmissionError("file_too_big", name=name, size=st.st_size, mb=max_bytes >> 20)
         os.set_blocking(fd, True)
         request = json.dumps({"name": path.name, "known": [k for k in known if isinstance(k, str)],
                               "keep_provided": bool(keep_provided), "limits": limits})
@@ -504,35 +515,40 @@ def read_file(path, known=(), keep_provided=False, limits=None):
     except subprocess.TimeoutExpired:
         _kill(proc)
         proc.communicate()
-        raise SubmissionError(f"{name} could not be read within the reader's time limit of {wall:g} s") from None
+        raise SubmissionError("reader_wall", name=name, seconds=f"{wall:g}") from None
     except BaseException:
         _kill(proc)
         raise
     rc = proc.returncode
     if rc == MEMORY_EXIT or rc == -signal.SIGABRT or (rc == 1 and b"MemoryError" in stderr[-2000:]):
-        raise SubmissionError(f"{name} could not be read within the reader's memory limit of "
-                              f"{limits['reader_memory_mb']:g} MB")
+        raise SubmissionError("reader_memory", name=name, mb=f"{limits['reader_memory_mb']:g}")
     if rc == -signal.SIGXCPU:
-        raise SubmissionError(f"{name} could not be read within the reader's CPU time limit of "
-                              f"{limits['reader_seconds']:g} s")
+        raise SubmissionError("reader_cpu", name=name, seconds=f"{limits['reader_seconds']:g}")
     if rc == -signal.SIGKILL:
-        raise SubmissionError(f"{name} could not be read within the reader's limits (memory "
-                              f"{limits['reader_memory_mb']:g} MB, CPU time {limits['reader_seconds']:g} s)")
+        raise SubmissionError("reader_limits", name=name, mb=f"{limits['reader_memory_mb']:g}",
+                              seconds=f"{limits['reader_seconds']:g}")
     if rc != 0:
         what = f"signal {-rc}" if rc < 0 else f"exit status {rc}"
-        raise SubmissionError(f"{name} could not be read: the notebook reader stopped ({what})")
+        raise SubmissionError("reader_stopped", name=name, what=what)
     try:
         answer = json.loads(stdout.decode("utf-8"))
     except (ValueError, RecursionError):
-        raise SubmissionError(f"{name} could not be read: the notebook reader sent back no answer") from None
+        raise SubmissionError("reader_no_answer", name=name) from None
     if not isinstance(answer, dict):
-        raise SubmissionError(f"{name} could not be read: the notebook reader sent back an answer of the wrong shape")
+        raise SubmissionError("reader_wrong_shape", name=name, what="an answer")
     if answer.get("ok") is True:
         return _submission_dict(answer.get("result"), name, known)
-    if isinstance(answer.get("reason"), str):
-        raise SubmissionError(one_line(answer["reason"], 600))
-    raise SubmissionError(f"{name} could not be read: the notebook reader failed "
-                          f"({one_line(answer.get('internal', 'no reason given'), 200)})")
+    reason = answer.get("reason")
+    if isinstance(reason, dict) and isinstance(reason.get("key"), str) and isinstance(reason.get("fields"), dict):
+        from autograder.messages import catalog
+
+        fields = reason["fields"]
+        if reason["key"] in catalog() and all(isinstance(k, str) and isinstance(v, (str, int, float))
+                                              for k, v in fields.items()):
+            raise SubmissionError(reason["key"], **{k: one_line(v, 300) if isinstance(v, str) else v
+                                                    for k, v in fields.items()})
+        raise SubmissionError("reader_wrong_shape", name=name, what="a reason")
+    raise SubmissionError("reader_failed", name=name, why=one_line(answer.get("internal", "no reason given"), 200))
 
 
 def _kill(proc):
@@ -549,7 +565,7 @@ def _strs(x):
 def _submission_dict(result, name, known=()):
     """`result` if it has the shape `read_bytes` gives, else SubmissionError."""
     def bad(what):
-        return SubmissionError(f"{name} could not be read: the notebook reader sent back {what} of the wrong shape")
+        return SubmissionError("reader_wrong_shape", name=name, what=what)
 
     if not isinstance(result, dict):
         raise bad("an answer")

@@ -10,12 +10,13 @@ fields (`{what}`), the same ones in every language:
 
 `t(key, **fields)` renders a key in the language in force: the one set with
 `language(lang)` around a piece of work (the judge sets the submission's),
-else grading.yml's `language`. Code identifiers and numbers stay as they are
+else $KIT_LANG, else grading.yml's `language`. Code identifiers and numbers stay as they are
 in both languages. The catalog is checked when it loads: every key has every
 language, the same fields in each, and no key is defined twice.
 """
 import contextlib
 import contextvars
+import os
 import string
 from functools import lru_cache
 from importlib import resources
@@ -71,14 +72,21 @@ def catalog():
     return out
 
 
-def current():
-    """The language in force (see `language`), else grading.yml's."""
-    lang = _current.get()
-    if lang is None:
+def default(cfg=None):
+    """The language when nothing else chooses: $KIT_LANG, else grading.yml's `language`."""
+    if os.environ.get("KIT_LANG"):
+        return normalize(os.environ["KIT_LANG"])
+    if cfg is None:
         from autograder import config
 
-        lang = normalize(config.load().language)
-    return lang
+        cfg = config.load()
+    return normalize(cfg.language)
+
+
+def current():
+    """The language in force (see `language`), else the default (`default`)."""
+    lang = _current.get()
+    return lang if lang is not None else default()
 
 
 @contextlib.contextmanager

@@ -207,7 +207,8 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
         try:
             cfg = config_mod.load(str(yml))
             start = time.monotonic()
-            rows = grade_batch(files, tmp / "out", progress=progress, cfg=cfg, jobs=jobs)
+            # the battery's expectations quote the English feedback
+            rows = grade_batch(files, tmp / "out", progress=progress, cfg=cfg, jobs=jobs, lang="en")
             elapsed = time.monotonic() - start
         finally:
             listener.close()
