@@ -10,6 +10,11 @@ import pytest
 from autograder import config
 from autograder.sandbox.limits import Limits
 
+# The kit's own tests read the English feedback unless a test chooses a language
+# (grading.yml's default is pt-BR, the course's): $KIT_LANG sets the default
+# for this process and the commands it runs.
+os.environ.setdefault("KIT_LANG", "en")
+
 ROOT = Path(__file__).resolve().parent.parent
 # The registry of assignments is grading.yml: a new entry there is tested everywhere.
 ASSIGNMENTS = tuple(config.load(ROOT / "grading.yml").assignments)
