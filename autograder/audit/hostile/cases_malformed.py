@@ -156,3 +156,20 @@ def _():
 def _():
     nb = reference(demo=False)
     return ipynb(append(nb, "try:\n    import autograder.worker.runner as _r\nexcept ImportError:\n    _r = None\n"))
+
+
+@case("odd_language_metadata", "the notebook's metadata names a language the kit lacks, 100 KB long, with "
+      "Markdown and control characters in it", max_score=FULL, questions_keep_full=list(SDP_QS),
+      must_not_contain=["klingon", "\x1b["])
+def _():
+    nb = reference()
+    nb["metadata"]["kit_language"] = "klingon \x1b[31m# " + "x" * 100_000
+    return ipynb(nb)
+
+
+@case("language_metadata_not_text", "the notebook's metadata language is a nested object, not a string",
+      max_score=FULL, questions_keep_full=list(SDP_QS))
+def _():
+    nb = reference()
+    nb["metadata"]["kit_language"] = {"en": ["pt-BR", {"x": None}]}
+    return ipynb(nb)
