@@ -42,8 +42,13 @@ def scores(results_json):
     return {t["name"]: (t["score"], t["max_score"]) for t in data["tests"]}
 
 
-def template(assignment):
-    return json.loads((ROOT / "student_template" / f"{assignment}.ipynb").read_text())
+EDITIONS = ("en", "pt-BR")  # the student notebook's editions (build writes both)
+
+
+def template(assignment, lang="en"):
+    """The committed student notebook `student_template/<lang>/<assignment>.ipynb`
+    (English unless a test is about another edition)."""
+    return json.loads((ROOT / "student_template" / lang / f"{assignment}.ipynb").read_text())
 
 
 @pytest.fixture(scope="session")

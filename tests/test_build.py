@@ -84,7 +84,7 @@ def test_question_names_agree_everywhere():
 
     cfg = config.load()
     for a in ASSIGNMENTS:
-        tests = json.loads((ROOT / "student_template" / f"{a}.ipynb").read_text())["metadata"]["otter"]["tests"]
+        tests = template(a)["metadata"]["otter"]["tests"]
         assert list(cfg.questions(a)) == sorted(cfg.questions(a), key=list(cfg.questions(a)).index)
         assert set(tests) == set(cfg.questions(a)), "every question has public tests under its grading.yml name"
         suites = {p.stem.removeprefix("test_") for p in (ROOT / "autograder" / "private" / "suites" / a).glob("test_*.py")}

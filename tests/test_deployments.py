@@ -198,7 +198,7 @@ def test_the_public_part_alone_holds_none_of_the_private_files(base_venv, dist, 
     summary = empty / "summary.md"
     proc = _run([py, "-m", "autograder", "check", reference, "--summary", summary], cwd=empty)
     assert "3 of 3 questions pass" in proc.stdout and "3 of 3 questions pass" in summary.read_text()
-    stub = shutil.copy(ROOT / "student_template" / "scaled_dot_product.ipynb", empty / "stub.ipynb")
+    stub = shutil.copy(ROOT / "student_template" / "en" / "scaled_dot_product.ipynb", empty / "stub.ipynb")
     assert _run([py, "-m", "autograder", "check", stub], cwd=empty, check=False).returncode == 1
     refused = _run([py, "-m", "autograder", "grade", reference, "--out", empty / "out"], cwd=empty, check=False)
     assert refused.returncode == 2 and "public part" in refused.stderr and "Traceback" not in refused.stderr

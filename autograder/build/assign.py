@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import layout
-from autograder.build import sync
+from autograder.build import sync, texts
 
 
 class AssignError(Exception):
@@ -87,14 +87,13 @@ def run_otter_assign(master, workdir, in_process=False):
 # of the notebook, or the newest .ipynb beside it whose metadata names the
 # assignment) and runs them itself, as otter would: the self-check only; the
 # hidden tests are run by the grader, never by this cell.
-INIT_CELL = '''# Initialize Otter. Where otter cannot run the checks (a renamed copy of this notebook,
-# Colab, no otter-grader installed), a small stand-in runs the same public checks.
+INIT_CELL = '''@init_comment@
 try:
     import otter
     grader = otter.Notebook("ASSIGNMENT.ipynb")
 except Exception:
     def _kit_find_notebook(assignment):
-        """(path or None, JSON) of this notebook: Colab's copy, else the newest .ipynb here naming it."""
+        """@init_find_doc@"""
         import glob, json, os
         readers = []
         try:
@@ -115,7 +114,7 @@ except Exception:
         return None, {}
 
     class _KitChecks:
-        """grader.check, check_all and export without otter: this notebook's own public tests."""
+        """@init_checks_doc@"""
 
         def __init__(self, tests):
             self.tests = tests
@@ -123,7 +122,7 @@ except Exception:
         def check(self, question):
             import inspect
             if question not in self.tests:
-                return print(f"{question}: no public checks found (open this notebook from its own folder)")
+                return print(f"@init_no_checks@")
             cases = []
             source = self.tests[question].replace("from otter.test_files import test_case", "")
             exec(source, {"test_case": lambda *a, **k: lambda fn: cases.append(fn) or fn})
@@ -133,28 +132,64 @@ except Exception:
                     fn(*[globals() if p == "env" else globals().get(p) for p in inspect.signature(fn).parameters])
                 except Exception as exc:
                     failed.append(f"{fn.__name__}: {type(exc).__name__}: {exc}")
-            print(f"{question} passed ({len(cases)} public checks)" if not failed else
-                  f"{question} failed {len(failed)} of {len(cases)} public checks:\\n    " + "\\n    ".join(failed))
+            print(f"@init_passed@" if not failed else
+                  f"@init_failed@\\n    " + "\\n    ".join(failed))
 
         def check_all(self):
             for question in self.tests:
                 self.check(question)
 
         def export(self, *args, **kwargs):
-            print("Submit this notebook file itself (in Colab: File > Download > Download .ipynb).")
+            print("@init_export@")
 
     _kit_path, _kit_nb = _kit_find_notebook("ASSIGNMENT")
     try:
         if not _kit_path:
-            raise FileNotFoundError("otter needs the notebook's file")
+            raise FileNotFoundError("@init_needs_file@")
         grader = otter.Notebook(_kit_path)
     except Exception:
         grader = _KitChecks(_kit_nb.get("metadata", {}).get("otter", {}).get("tests", {}))
 '''
 
 
-def init_cell_source(assignment):
-    return INIT_CELL.replace("ASSIGNMENT", assignment)
+INIT_TEXTS = ("init_comment", "init_find_doc", "init_checks_doc", "init_no_checks", "init_passed", "init_failed",
+              "init_export", "init_needs_file")
+# the fields of the init cell's texts, as the cell's f-strings compute them
+INIT_FIELDS = {"question": "{question}", "n": "{len(cases)}", "k": "{len(failed)}"}
+
+
+def init_cell_source(assignment, lang="en"):
+    source = INIT_CELL.replace("ASSIGNMENT", assignment)
+    for key in INIT_TEXTS:
+        text = texts.get(key, lang)
+        if key != "init_comment" and ('"' in text or "\\" in text or "\n" in text):
+            raise AssignError(f"texts.yml: {key} ({lang}) may not hold a double quote, a backslash or a line break")
+        source = source.replace(f"@{key}@", text.format(**INIT_FIELDS) if "{" in text else text)
+    return source
+
+
+# The cells otter writes itself (check_all and export), in the edition's language:
+# (texts.yml key, how the English cell starts).
+OTTER_CELLS = ("otter_check_all", "otter_submission", "otter_export_comment")
+
+
+def localize_otter_cells(nb, lang):
+    """Replace otter's own English in the check_all and export cells by `lang`'s (in place)."""
+    if lang == "en":
+        return
+    found = set()
+    for cell in nb.cells:
+        src = "".join(cell["source"]) if isinstance(cell.get("source"), list) else cell.get("source", "")
+        for key in OTTER_CELLS:
+            english = texts.get(key, "en")
+            if src.startswith(english):
+                cell["source"] = texts.get(key, lang) + src[len(english):]
+                found.add(key)
+                break
+    missing = [k for k in OTTER_CELLS if k not in found]
+    if missing:
+        raise AssignError(f"otter's student notebook has no cell starting with the texts.yml English of "
+                          f"{', '.join(missing)} (has otter's text changed? update texts.yml)")
 
 
 # Cell metadata otter or Jupyter add that changes from run to run, or that
@@ -162,15 +197,17 @@ def init_cell_source(assignment):
 _VOLATILE_CELL_META = ("execution", "collapsed", "scrolled", "ExecuteTime")
 
 
-def student_notebook(path, assignment):
-    """otter's student notebook, normalised so that rebuilding gives identical bytes."""
+def student_notebook(path, assignment, lang="en"):
+    """otter's student notebook, normalised so that rebuilding gives identical bytes, in
+    edition `lang` (its init cell and otter's own cells in that language, and
+    `metadata.kit_language`, which the judge reads to choose the feedback's language)."""
     nb = nbformat.read(str(path), as_version=4)
     nb = copy.deepcopy(nb)
     nb.nbformat, nb.nbformat_minor = 4, 5
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"{assignment.replace('_', '-')}-{i:03d}"
         if i == 0 and cell.get("cell_type") == "code" and "otter.Notebook(" in "".join(cell.get("source", "")):
-            cell["source"] = init_cell_source(assignment)
+            cell["source"] = init_cell_source(assignment, lang)
         if cell.get("cell_type") == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
@@ -181,7 +218,9 @@ def student_notebook(path, assignment):
             cell.get("metadata", {}).pop(key, None)
         if isinstance(cell.get("source"), list):
             cell["source"] = "".join(cell["source"])
+    localize_otter_cells(nb, lang)
     nb.metadata["kit_assignment"] = assignment
+    nb.metadata["kit_language"] = lang
     nbformat.validate(nb)
     return nb
 

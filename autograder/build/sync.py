@@ -30,6 +30,7 @@ import nbformat
 import yaml
 
 from autograder import layout
+from autograder.build import texts
 from autograder.judge import detect
 
 COURSE_ROOT = layout.COURSE or Path.cwd()  # the course folder: a checkout, or where an installed kit runs
@@ -38,8 +39,8 @@ ASSIGNMENTS_DIR = COURSE_ROOT / "assignments"
 SOLUTION_TAG = "kit-solution"
 PROVIDED_TAG = "kit-provided"
 IMPORTS_TAG = "kit-imports"
-PROVIDED_HEADER = "# PROVIDED: {names}. Do not edit: the grader uses its own copy."
-IMPORTS_HEADER = "# Imports used by the functions you write. Run this cell first."
+PROVIDED_HEADER = texts.get("provided_header", "en")  # both editions' texts: texts.yml
+IMPORTS_HEADER = texts.get("imports_header", "en")
 
 # solutions/ name -> grading.yml question name, where the rule below does not fit
 QUESTION_OVERRIDES = {}
@@ -54,6 +55,7 @@ class Drift:
     assignment: str
     path: Path
     changes: list = field(default_factory=list)  # one line per changed cell
+    nb: object = None  # the synced notebook (in memory, also with check)
 
     def __bool__(self):
         return bool(self.changes)
@@ -113,8 +115,8 @@ def _is_super_init(stmt):
             and isinstance(f.value.func, ast.Name) and f.value.func.id == "super")
 
 
-def stub_message(task, what):
-    return f"Task {task}: implement {what} (replace this line with your code)."
+def stub_message(task, what, lang="en"):
+    return texts.get("stub", lang).format(task=task, what=what)
 
 
 def _solution_block(lines, fn, task, what):
@@ -358,7 +360,7 @@ def sync(assignments, check=False, root=None):
             raise SyncError(f"missing master notebook {path}")
         nb = read_notebook(path)
         changes = sync_notebook(nb, assignment, questions)
-        drift = Drift(assignment, path, changes)
+        drift = Drift(assignment, path, changes, nb)
         if changes and not check:
             write_notebook(nb, path)
         drifts.append(drift)
