@@ -8,7 +8,8 @@ from nbclient import NotebookClient
 
 from autograder.audit import examples as examples_mod
 from autograder.audit.catalog import entries, fill_entry, fill_reference
-from conftest import ASSIGNMENTS, ROOT, run_cli, template
+from autograder.build import texts
+from conftest import ASSIGNMENTS, EDITIONS, ROOT, run_cli, template
 
 
 def execute(path, tmp_path):
@@ -23,21 +24,50 @@ def execute(path, tmp_path):
 
 def outputs(nb, needle):
     cell = next(c for c in nb.cells if c.cell_type == "code" and needle in c.source)
-    return "".join(o.get("text", "") + json.dumps(o.get("data", {})) for o in cell.outputs)
+    return "".join(o.get("text", "") + json.dumps(o.get("data", {}), ensure_ascii=False) for o in cell.outputs)
 
 
+def edition_notebook(assignment, lang, kind, tmp_path):
+    """The example notebook `kind` (template or reference) of an edition: English from
+    examples/submissions/, another edition made here from its student template."""
+    if lang == "en":
+        return examples_mod.EXAMPLES / assignment / f"{kind}.ipynb"
+    nb = template(assignment, lang)
+    path = tmp_path / f"src-{lang}" / assignment / f"{kind}.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(fill_reference(nb, assignment) if kind == "reference" else nb))
+    return path
+
+
+def stub_word(lang):
+    """How the stub's NotImplementedError starts in an edition ("Task ", "Exercício ")."""
+    return texts.get("stub", lang).split("{")[0]
+
+
+def passed_text(question, lang):
+    """What a passing grader.check prints: otter's own "passed", or the init cell's stand-in's."""
+    return ("passed", texts.get("init_passed", lang).split("(")[0].format(question=question).strip())
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_untouched_template_runs_to_the_end_and_checks_report_the_stubs(assignment, tmp_path):
-    nb = execute(examples_mod.EXAMPLES / assignment / "template.ipynb", tmp_path)
+def test_untouched_template_runs_to_the_end_and_checks_report_the_stubs(assignment, lang, tmp_path):
+    nb = execute(edition_notebook(assignment, lang, "template", tmp_path), tmp_path)
     report = outputs(nb, "grader.check_all()")
-    assert "NotImplementedError" in report and "Task " in report
+    assert "NotImplementedError" in report and stub_word(lang) in report
 
 
+@pytest.mark.parametrize("lang", EDITIONS)
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_reference_passes_every_public_check_and_draws_its_heatmap(assignment, tmp_path):
-    nb = execute(examples_mod.EXAMPLES / assignment / "reference.ipynb", tmp_path)
+def test_reference_passes_every_public_check_and_draws_its_heatmap(assignment, lang, tmp_path):
+    nb = execute(edition_notebook(assignment, lang, "reference", tmp_path), tmp_path)
+    assert nb.metadata["kit_language"] == lang
     report = outputs(nb, "grader.check_all()")
     assert "NotImplementedError" not in report and "failed" not in report.lower(), report[:2000]
+    found = check_outputs(nb)
+    assert set(found) == set(nb.metadata["otter"]["tests"]), "every question has its grader.check cell"
+    for question, text in found.items():
+        assert "passed" in text and "failed" not in text.lower() and "Error" not in text, (question, text[:2000])
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert images, "the heatmap cell draws the student's weights"
 
@@ -70,7 +100,7 @@ def check_outputs(nb):
     for cell in nb.cells:
         m = re.fullmatch(r'grader\.check\("(\w+)"\)\s*', cell.source) if cell.cell_type == "code" else None
         if m:
-            found[m.group(1)] = "".join(o.get("text", "") + json.dumps(o.get("data", {})) for o in cell.outputs)
+            found[m.group(1)] = "".join(o.get("text", "") + json.dumps(o.get("data", {}), ensure_ascii=False) for o in cell.outputs)
     return found
 
 
@@ -89,21 +119,25 @@ def colab_shim(tmp_path, notebook):
     return {"PYTHONPATH": str(shim)}
 
 
+@pytest.mark.parametrize("lang", EDITIONS)
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_a_renamed_copy_in_another_folder_runs_every_check(assignment, tmp_path, monkeypatch):
-    nb = fill_reference(template(assignment), assignment)
+def test_a_renamed_copy_in_another_folder_runs_every_check(assignment, lang, tmp_path, monkeypatch):
+    nb = fill_reference(template(assignment, lang), assignment)
     run = run_where(nb, tmp_path / "my homework", f"Copy of {assignment}.ipynb", monkeypatch=monkeypatch)
     found = check_outputs(run)
-    assert set(found) == set(template(assignment)["metadata"]["otter"]["tests"])
+    assert set(found) == set(template(assignment, lang)["metadata"]["otter"]["tests"])
     for question, text in found.items():
-        assert "passed" in text and "failed" not in text.lower() and "Error" not in text, (question, text[:2000])
+        assert any(p in text for p in passed_text(question, lang)) and "failed" not in text.lower() \
+            and "Error" not in text, (question, text[:2000])
 
 
+@pytest.mark.parametrize("lang", EDITIONS)
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_colab_without_otter_runs_every_check(assignment, tmp_path, monkeypatch):
+def test_colab_without_otter_runs_every_check(assignment, lang, tmp_path, monkeypatch):
     """No otter, an unknown file name, and the notebook not in the working directory
-    (Colab's /content): the init cell's stand-in gets the notebook from Colab and runs every check."""
-    nb = fill_reference(template(assignment), assignment)
+    (Colab's /content): the init cell's stand-in gets the notebook from Colab and runs every check,
+    speaking the edition's language."""
+    nb = fill_reference(template(assignment, lang), assignment)
     drive = tmp_path / "drive"
     drive.mkdir()
     (drive / "Untitled3.ipynb").write_text(json.dumps(nb))
@@ -116,8 +150,8 @@ def test_colab_without_otter_runs_every_check(assignment, tmp_path, monkeypatch)
     found = check_outputs(run)
     assert set(found) == set(nb["metadata"]["otter"]["tests"])
     for question, text in found.items():
-        assert f"{question} passed" in text, (question, text[:2000])
-    assert "Submit this notebook file itself" in outputs(run, "grader.export(")
+        assert passed_text(question, lang)[1] in text, (question, text[:2000])
+    assert texts.get("init_export", lang) in outputs(run, "grader.export(")
 
 
 def test_without_otter_the_stub_fails_its_checks_with_their_messages(tmp_path, monkeypatch):
