@@ -13,7 +13,7 @@ cause once), then one line per failure with the causes already said left out.
 from dataclasses import dataclass, field
 
 from autograder.judge.text import one_line
-from autograder.messages import LANGUAGES, t
+from autograder.messages import LANGUAGES, catalog, t
 
 MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's code prints or raises
 MAX_LINE_CHARS = 700
@@ -56,8 +56,12 @@ class QuestionResult:
 
 
 def check_label(test):
-    """`test_fully_masked_rows` -> `fully masked rows`."""
-    return test.removeprefix("test_").replace("_", " ")
+    """`test_fully_masked_rows` -> `fully masked rows` ("linhas totalmente mascaradas"):
+    the catalog's `check_fully_masked_rows` in the language in force, else the name."""
+    name = test.removeprefix("test_")
+    if f"check_{name}" in catalog():
+        return t(f"check_{name}")
+    return name.replace("_", " ")
 
 
 def split_cause(message):

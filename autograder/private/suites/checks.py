@@ -6,6 +6,12 @@ what came back against what was expected (shapes, dtypes, devices, the max
 abs error and its index), and a likely cause when the output shows one. It
 never prints the hidden inputs or the expected tensors.
 
+Every text a student reads comes from the message catalog (`t(key, ...)`,
+`autograder/messages/suites.yml`, in each of the course's languages),
+rendered when the check fails: the language is the one in force then. A
+likely cause follows its symptom after the catalog's `cause_marker`
+("Likely cause:"), which the judge splits failure messages on.
+
 The yardstick is always the reference (`solutions/`, run here in the judge in
 float64 on the CPU) or torch's own modules, never the student's code.
 """
@@ -16,17 +22,68 @@ import pytest
 import torch
 
 from autograder import config as config_mod
+from autograder.messages import LANGUAGES, MessageError, t
 from autograder.protocol import wire
-
-
-# Causes several checks name: one wording each, so the feedback says each once.
-MASK_IGNORED = "the mask is not applied: pass it to the softmax (masked_softmax(scores, mask))."
-IN_PLACE = ("an in-place operation on an input (masked_fill_, +=, /=, x[...] = ..., transpose_); use out-of-place "
-            "operations (masked_fill, not masked_fill_; x = x / s, not x /= s).")
 
 
 def fail(message):
     pytest.fail(message, pytrace=False)
+
+
+# -- messages -------------------------------------------------------------------
+def marker(lang=None):
+    """"Likely cause:" in the language in force (or `lang`)."""
+    return t("cause_marker", lang)
+
+
+def caused(symptom, cause, sep=" "):
+    """`symptom` followed by its likely cause after the marker (just `symptom` when there is none)."""
+    return f"{symptom}{sep}{marker()} {cause}" if cause else symptom
+
+
+def has_cause(message):
+    """Whether a message (or an error line) already states a likely cause, in any language."""
+    return any(marker(lang).rstrip(":") in message for lang in LANGUAGES)
+
+
+def split_symptom(message):
+    """The part of a failure message before its likely cause (in any language)."""
+    at = [message.find(f" {marker(lang)}") for lang in LANGUAGES]
+    at = [i for i in at if i >= 0]
+    return message[:min(at)] if at else message
+
+
+def raised_prefixes(type_name=""):
+    """How the judge starts an error line that reports an exception raised by
+    the student's code ("raised ValueError"), in every language it writes."""
+    out = {"raised "}
+    for lang in LANGUAGES:
+        with contextlib.suppress(MessageError):
+            out.add(t("raised", lang, type="\0", where="", message="").split("\0")[0])
+    return tuple(sorted(p + type_name for p in out))
+
+
+def raised(error, type_name):
+    """Whether the worker's error line reports a `type_name` raised by the student's code."""
+    return error.startswith(raised_prefixes(type_name))
+
+
+def reports_raise(message):
+    """Whether a failure message reports an error raised by the student's code."""
+    return any(f" {p}" in message for p in raised_prefixes())
+
+
+# Causes several checks name: one wording each, so the feedback says each once.
+def mask_ignored():
+    return t("cause_mask_ignored")
+
+
+def in_place():
+    return t("cause_in_place")
+
+
+def detached():
+    return t("cause_detached")
 
 
 # -- inputs -------------------------------------------------------------------
@@ -87,45 +144,36 @@ def describe_call(name, args, kwargs=None):
     return f"{name}({', '.join(parts)})"
 
 
-BROADCAST_CAUSE = ("tensors of different shapes combined elementwise: broadcasting lines axes up from the right "
-                   "(a missing unsqueeze, or an axis assumed to have another length?).")
-WEAK_CAUSES = (BROADCAST_CAUSE,)  # read from an error line alone, they say little: a check that knows more replaces them
+# Causes read from an error line alone say little: a check that knows more replaces
+# them (keys of the catalog; a message holds one in any language).
+WEAK_CAUSES = ("cause_broadcast",)
+
+
+def is_weak(message):
+    """Whether the likely cause in `message` is one of WEAK_CAUSES (in any language)."""
+    return any(t(key, lang) in message for key in WEAK_CAUSES for lang in LANGUAGES)
+
 
 # What an error raised by the student's code usually means: (substrings of the
-# error line, likely cause). Read from the error the worker reports, nothing else.
+# error line, the catalog key of its likely cause). Read from the error the
+# worker reports, nothing else; the error lines are torch's, in English.
 ERROR_CAUSES = [
-    (("must be a 3D tensor", "batch1 must be", "batch2 must be"),
-     "torch.bmm takes exactly 3-D tensors: use @ (torch.matmul), which takes any number of leading axes, "
-     "with transpose(-2, -1)."),
-    (("doesn't match the broadcast shape",),
-     "an in-place operation (masked_fill_, +=, out=) into a tensor smaller than the result: a (T_q, T_k) "
-     "tensor cannot grow to a batched mask's shape; use out-of-place operations (masked_fill, +)."),
+    (("must be a 3D tensor", "batch1 must be", "batch2 must be"), "cause_bmm_3d"),
+    (("doesn't match the broadcast shape",), "cause_in_place_small"),
     (("expected scalar type", "to have the same dtype", "same dtype", "dtype mismatch",
-      "found Double", "found Float", "found Half", "found BFloat16"),
-     "tensors of different dtypes meet in one operation: one was cast (.float(), .double()) or created "
-     "without dtype= (torch.zeros/ones/tensor default to float32); keep the inputs' dtype."),
+      "found Double", "found Float", "found Half", "found BFloat16"), "cause_dtype_mix"),
     (("mat1 and mat2 shapes cannot be multiplied", "same reduction dim", "Expected size for first two dimensions",
-      "size mismatch", "shapes cannot be multiplied"),
-     "a matrix product with an operand the wrong way round: a weight W of shape (out, in) applies as "
-     "x @ W.T, and a batched product needs matching batch axes (a missing transpose or unsqueeze?)."),
-    (("must match the size of tensor",), BROADCAST_CAUSE),
-    (("Dimension out of range",),
-     "an axis numbered from the front (transpose(2, 3), dim=2) assumes a fixed number of dimensions; "
-     "count from the end (transpose(-2, -1), dim=-1)."),
-    (("cannot be called on meta tensors", "Cannot copy out of meta tensor", "meta tensors"),
-     "values read into Python or numpy (.item(), .tolist(), int(t), .numpy(), a Python loop or if over a "
-     "tensor's values): keep the computation in torch operations (on the meta device tensors have no values)."),
+      "size mismatch", "shapes cannot be multiplied"), "cause_matmul_operand"),
+    (("must match the size of tensor",), "cause_broadcast"),
+    (("Dimension out of range",), "cause_axis_from_front"),
+    (("cannot be called on meta tensors", "Cannot copy out of meta tensor", "meta tensors"), "cause_values_in_python"),
     (("Can't call numpy() on Tensor that requires grad", "to numpy", "numpy()", "unsupported ScalarType"),
-     "a .numpy() round trip: it leaves autograd and the device; stay in torch operations."),
-    (("cannot be converted to type",),
-     "a fill value too large for the dtype (-1e9 overflows float16): use float('-inf') or "
-     "torch.finfo(scores.dtype).min, and zero fully masked rows afterwards."),
+     "cause_numpy_round_trip"),
+    (("cannot be converted to type",), "cause_fill_overflow"),
     (("is not on the expected device", "Expected all tensors to be on the same device", "device type",
-      "on the same device"),
-     "a tensor created without device= (it lands on the CPU): use device=x.device, zeros_like or new_zeros."),
+      "on the same device"), "cause_no_device"),
     (("leaf Variable that requires grad is being used in an in-place operation",
-      "modified by an inplace operation"),
-     IN_PLACE),
+      "modified by an inplace operation"), "cause_in_place"),
 ]
 
 
@@ -133,7 +181,7 @@ def error_hint(error):
     """A likely cause for an error line the worker reported (or None)."""
     for needles, cause in ERROR_CAUSES:
         if any(n in error for n in needles):
-            return cause
+            return t(cause)
     return None
 
 
@@ -141,10 +189,9 @@ def with_cause(error, cause=None):
     """The worker's error line followed by a likely cause when one is known."""
     error = error.rstrip()
     cause = cause if cause is not None else error_hint(error)
-    if not cause or "Likely cause" in error:
+    if not cause or has_cause(error):
         return error
-    return f"{error} Likely cause: {cause}" if error.endswith((".", "!", "?", ":")) else \
-        f"{error}. Likely cause: {cause}"
+    return caused(error if error.endswith((".", "!", "?", ":")) else f"{error}.", cause)
 
 
 @contextlib.contextmanager
@@ -156,13 +203,13 @@ def explain_errors(cause):
         yield
     except pytest.fail.Exception as exc:
         message = str(exc.msg)
-        if " raised " not in message or ("Likely cause" in message and not any(w in message for w in WEAK_CAUSES)):
+        if not reports_raise(message) or (has_cause(message) and not is_weak(message)):
             raise
         why = cause()
         if not why:
             raise
-        symptom = message.split(" Likely cause:")[0].rstrip()
-        fail(f"{symptom.rstrip('.')}. Likely cause: {why}")
+        symptom = split_symptom(message).rstrip()
+        fail(caused(f"{symptom.rstrip('.')}.", why))
 
 
 def call(sub, name, args, kwargs=None, **opts):
@@ -178,25 +225,26 @@ def outputs(value, what, out_names):
     if len(out_names) == 1:
         return {out_names[0]: tensor(value, f"{what}")}
     if not isinstance(value, (tuple, list)) or len(value) != len(out_names):
-        got = f"a {type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) else _kind(value)
-        fail(f"{what} returned {got}, expected a tuple ({', '.join(out_names)})")
+        got = t("kind_sequence", type=type(value).__name__, n=len(value)) if isinstance(value, (tuple, list)) \
+            else _kind(value)
+        fail(t("returned_not_tuple", what=what, got=got, names=", ".join(out_names)))
     return {n: tensor(v, f"{what} -> {n}") for n, v in zip(out_names, value)}
 
 
 def _kind(v):
     if isinstance(v, wire.Other):
-        return f"a {v.type_name}"
-    return "None" if v is None else f"a {type(v).__name__}"
+        return t("kind_object", type=v.type_name)
+    return "None" if v is None else t("kind_object", type=type(v).__name__)
 
 
 def tensor(value, what):
     if not isinstance(value, torch.Tensor):
-        fail(f"{what}: expected a torch.Tensor, got {_kind(value)}")
+        fail(t("not_a_tensor", what=what, got=_kind(value)))
     return value
 
 
-def device_of(t):
-    return getattr(t, "wire_device", str(t.device))
+def device_of(x):
+    return getattr(x, "wire_device", str(x.device))
 
 
 def same_device(got, want):
@@ -204,36 +252,40 @@ def same_device(got, want):
     return got == want or (want == "cuda" and got.startswith("cuda")) or (got == "cuda:0" and want == "cuda")
 
 
-def check_meta(t, what, shape=None, dtype=None, device=None, hint=None):
+def check_meta(x, what, shape=None, dtype=None, device=None, hint=None):
     """Shape, dtype and device of a returned tensor, with a likely cause.
 
     `hint(got_shape, expected_shape)` may name a likely cause for a wrong shape.
     """
-    if shape is not None and tuple(t.shape) != tuple(shape):
-        cause = hint(tuple(t.shape), tuple(shape)) if hint else None
-        fail(f"{what}: shape {tuple(t.shape)}, expected {tuple(shape)}"
-             + (f". Likely cause: {cause}" if cause else shape_hint(tuple(t.shape), tuple(shape))))
-    if dtype is not None and t.dtype != dtype:
-        hint = ""
-        if dtype != torch.float32 and t.dtype == torch.float32:
-            hint = " Likely cause: a tensor created as float32 (torch.tensor/zeros/ones without dtype=) or a .float() cast."
-        fail(f"{what}: dtype {wire.dtype_name(t.dtype)}, expected {wire.dtype_name(dtype)} (the inputs' dtype).{hint}")
-    if device is not None and not same_device(device_of(t), device):
-        fail(f"{what}: on device {device_of(t)}, expected {device} (the inputs' device). "
-             "Likely cause: a tensor created without device= (it lands on the CPU).")
+    if shape is not None and tuple(x.shape) != tuple(shape):
+        got, want = tuple(x.shape), tuple(shape)
+        cause = hint(got, want) if hint else None
+        fail(t("shape_differs", what=what, got=got, expected=want)
+             + (caused("", cause, ". ") if cause else shape_hint(got, want)))
+    if dtype is not None and x.dtype != dtype:
+        cause = t("cause_created_float32") if dtype != torch.float32 and x.dtype == torch.float32 else None
+        fail(caused(t("dtype_differs", what=what, got=wire.dtype_name(x.dtype), expected=wire.dtype_name(dtype)),
+                    cause))
+    if device is not None and not same_device(device_of(x), device):
+        fail(caused(t("device_differs", what=what, got=device_of(x), expected=device), t("cause_no_device_short")))
+
+
+def shape_cause(got, want):
+    """A likely cause for a tensor of shape `got` where `want` was expected (or None)."""
+    if len(got) == len(want) - 1 and len(want) >= 3 and got[0] == want[0] * want[1] and tuple(got[1:]) == tuple(want[2:]):
+        return t("cause_axes_folded")
+    if len(got) == len(want) and sorted(got) == sorted(want):
+        return t("cause_axes_swapped")
+    if len(got) == len(want) + 1 and 1 in got:
+        return t("cause_singleton_axis")
+    if len(got) > len(want):
+        return t("cause_silent_broadcasting")
+    return None
 
 
 def shape_hint(got, want):
-    if len(got) == len(want) - 1 and len(want) >= 3 and got[0] == want[0] * want[1] and tuple(got[1:]) == tuple(want[2:]):
-        return (". Likely cause: two axes folded into one (the heads into the batch, as d2l's transpose_qkv "
-                "does: (B * n_heads, T, d_head)); keep each its own axis")
-    if len(got) == len(want) and sorted(got) == sorted(want):
-        return ". Likely cause: axes swapped (a transpose or view in the wrong order?)"
-    if len(got) == len(want) + 1 and 1 in got:
-        return ". Likely cause: a singleton axis left in (a missing squeeze?)"
-    if len(got) > len(want):
-        return ". Likely cause: silent broadcasting between tensors of different shapes (a missing unsqueeze?)"
-    return ""
+    """". Likely cause: ..." for a wrong shape, to append to its symptom (or "")."""
+    return caused("", shape_cause(got, want), ". ")
 
 
 # -- values -------------------------------------------------------------------
@@ -261,30 +313,28 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
     atol, rtol = cfg.tolerance(dtype)
     g, e = got.detach().double().cpu(), expected.detach().double().cpu()
     if g.shape != e.shape:
-        fail(f"{what}: shape {tuple(g.shape)}, expected {tuple(e.shape)}{shape_hint(tuple(g.shape), tuple(e.shape))}")
+        fail(t("shape_differs", what=what, got=tuple(g.shape), expected=tuple(e.shape))
+             + shape_hint(tuple(g.shape), tuple(e.shape)))
     why = None
     bad_nan = torch.isnan(g) & ~torch.isnan(e)
     if bad_nan.any():
         i = _index(int(bad_nan.reshape(-1).nonzero()[0]), g.shape) if g.dim() else ()
-        why = f"{int(bad_nan.sum())} NaN value(s) where numbers were expected, first at index {i}"
+        why = t("nan_values", n=int(bad_nan.sum()), index=i)
     else:
         err = (g - e).abs().nan_to_num(nan=0.0, posinf=math.inf)
         over = err - (atol + rtol * e.abs())
         if (over > 0).any():
             k = int(over.reshape(-1).argmax())
             i = _index(k, g.shape) if g.dim() else ()
-            why = (f"{int((over > 0).sum())} of {g.numel()} values differ from the reference; "
-                   f"max abs error {float(err.reshape(-1)[k]):.3g} at index {i} "
-                   f"(tolerance for {wire.dtype_name(dtype)}: atol {atol:g}, rtol {rtol:g})")
+            why = t("values_differ", n=int((over > 0).sum()), total=g.numel(), err=f"{float(err.reshape(-1)[k]):.3g}",
+                    index=i, dtype=wire.dtype_name(dtype), atol=f"{atol:g}", rtol=f"{rtol:g}")
     if why:
         cause = hint(got, expected) if hint else None
         if cause is None and dtype == torch.float64 and not bad_nan.any():
             atol32, rtol32 = cfg.tolerance(torch.float32)
             if bool((err <= atol32 + rtol32 * e.abs()).all()):
-                cause = ("part of the computation ran in float32 (a .float() cast, softmax(..., dtype=torch.float32), "
-                         "or a tensor created without dtype=, which is float32): the result is float64 but only as "
-                         "accurate as float32; keep the inputs' dtype throughout.")
-        fail(f"{what}: {why}." + (f" Likely cause: {cause}" if cause else ""))
+                cause = t("cause_float32_detour")
+        fail(caused(f"{what}: {why}.", cause))
 
 
 def weights_hint(got, expected, mask=None):
@@ -293,14 +343,14 @@ def weights_hint(got, expected, mask=None):
     if torch.isnan(g).any():
         if mask is not None and (~mask.expand_as(g)).all(-1).any():
             return dead_rows_cause(g, ~mask.cpu().expand_as(g).any(-1))
-        return "NaN: exp overflowed (subtract the row maximum before exp) or a division by zero."
+        return t("cause_nan_overflow")
     if g.dim() >= 2:
         sums_last = g.sum(-1)
         sums_prev = g.sum(-2)
         if not torch.allclose(sums_last, e.sum(-1), atol=1e-3) and torch.allclose(sums_prev, torch.ones_like(sums_prev), atol=1e-3):
-            return "columns sum to 1 along axis -2: softmax over the query axis instead of the key axis (dim=-1)?"
+            return t("cause_columns_sum_to_one")
         if g.shape[-1] == g.shape[-2] and torch.allclose(g.transpose(-1, -2), e, atol=1e-4):
-            return "the weights are transposed (queries and keys swapped)?"
+            return t("cause_weights_transposed")
     m = mask.cpu().expand_as(g) if mask is not None else torch.ones_like(g, dtype=torch.bool)
     if g.dim() >= 1 and g.shape[-1] > 1:
         n = m.sum(-1, keepdim=True)
@@ -308,26 +358,24 @@ def weights_hint(got, expected, mask=None):
         live = m.any(-1)
         if (live.any() and torch.allclose(g[live], uniform[live], atol=1e-6)
                 and not torch.allclose(e[live], uniform[live], atol=1e-3)):
-            return ("the weights are uniform over the allowed keys: the scores do not reach the softmax "
-                    "(constant or hard-coded scores?).")
+            return t("cause_uniform_weights")
     if mask is not None:
         dead = ~m.any(-1)  # rows with no allowed key
         if dead.any() and g[dead].abs().max() > 0 and (g[~dead] - e[~dead]).abs().max() < 1e-4:
-            return dead_rows_cause(g, dead) or ("a row with no allowed key gets non-zero weights: it must give "
-                                                "all-zero weights (guard the rows that have no allowed key).")
+            return dead_rows_cause(g, dead) or t("cause_dead_row_nonzero")
         leak = g[~m].abs()
         if leak.numel() and leak.max() > 0:
             inside = g[m].abs()
             if inside.numel() and inside.max() < 1e-6:
-                return "non-zero weights exactly where the mask is False: mask polarity inverted (True means 'may attend')?"
-            return "masked keys get non-zero weight: mask filled with 0 instead of -inf, or applied after the softmax?"
+                return t("cause_polarity_where_false")
+            return t("cause_masked_keys_leak")
         allowed = m.any(-1)
         rows = g.sum(-1)
         if allowed.any() and not torch.allclose(rows[allowed], torch.ones_like(rows[allowed]), atol=1e-3):
-            return "rows with allowed keys do not sum to 1: masked after the softmax without renormalising?"
+            return t("cause_not_renormalised")
     rows = g.sum(-1)
     if not torch.allclose(rows, e.sum(-1), atol=1e-3):
-        return "rows do not sum to 1 along the key axis: not a softmax over dim=-1?"
+        return t("cause_not_softmax_last")
     return None
 
 
@@ -341,21 +389,16 @@ def dead_rows_cause(weights, dead, unmasked=None):
     if rows.numel() == 0:
         return None
     if torch.isnan(rows).any():
-        return ("NaN on a row with no allowed key: the masked scores are filled with -inf and nothing guards "
-                "the row (exp(-inf - (-inf)) is NaN), or the weights are masked after the softmax and divided by "
-                "a row sum of 0; give such rows zeros (torch.where on the row's any()).")
+        return t("cause_dead_nan")
     if unmasked is not None and matches(weights, unmasked.expand(w.shape)):
-        return MASK_IGNORED
+        return mask_ignored()
     T = rows.shape[-1]
     if torch.allclose(rows, torch.full_like(rows, 1.0 / T), atol=1e-3):
-        return ("every key of a row with no allowed key gets the same weight 1/T: a finite fill value (-1e6, "
-                "-1e9, torch.finfo(dtype).min) and no guard; zero the rows that have no allowed key.")
+        return t("cause_dead_uniform")
     if unmasked is not None:
         plain = unmasked.detach().double().cpu().expand(w.shape)[dead]
         if torch.allclose(rows, plain, atol=1e-4):
-            return ("a row with no allowed key gets the weights of the unmasked softmax: the mask is added as a "
-                    "constant (scores - 1e9 * ~mask), and a constant over a whole row changes nothing after the "
-                    "softmax; use masked_fill or torch.where, then zero the rows with no allowed key.")
+            return t("cause_dead_additive_mask")
     return None
 
 
@@ -369,8 +412,8 @@ def check_dead_rows(what, weights, dead, unmasked=None, others=()):
         bad = bad or torch.isnan(o).any() or (o[o_dead.cpu()].abs().max() != 0 if o_dead.any() else False)
     if bad:
         cause = dead_rows_cause(weights, dead, unmasked)
-        fail(f"{what}: a row with no allowed key must give all-zero weights{' and output' if others else ''}, "
-             f"never NaN" + (f". Likely cause: {cause}" if cause else ""))
+        symptom = t("dead_rows_weights_output", what=what) if others else t("dead_rows_weights", what=what)
+        fail(caused(symptom, cause, ". "))
 
 
 def check_outputs(got, expected, what, cfg, dtype, device, hints=None, shape_hints=None):
@@ -382,10 +425,10 @@ def check_outputs(got, expected, what, cfg, dtype, device, hints=None, shape_hin
         check_meta(got[name], f"{what} -> {name}", tuple(exp.shape), dtype, device,
                    hint=(shape_hints or {}).get(name))
     for name in sorted(expected, key=lambda n: n != "weights"):
-        t, exp = got[name], expected[name]
+        out, exp = got[name], expected[name]
         if str(device) != "meta":
             hint = (hints or {}).get(name)
-            assert_close(t, exp, f"{what} -> {name}", cfg, dtype, hint=hint)
+            assert_close(out, exp, f"{what} -> {name}", cfg, dtype, hint=hint)
 
 
 def reference_outputs(ref_fn, args, kwargs, out_names):
@@ -459,10 +502,9 @@ def check_in_dtype(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devic
         g = got[n].detach().double().cpu()
         bad = ~torch.isfinite(g) & torch.isfinite(exp)
         if bad.any():
-            fail(f"{describe_call(name, to(args, device, dtype), to(kwargs or {}, device, dtype))} -> {n}: "
-                 f"{int(bad.sum())} NaN or inf value(s) in {wire.dtype_name(dtype)} where the reference is finite. "
-                 "Likely cause: a constant too large for the dtype (-1e9 or 1e30 overflows float16), or exp "
-                 "without subtracting the row maximum.")
+            what = f"{describe_call(name, to(args, device, dtype), to(kwargs or {}, device, dtype))} -> {n}"
+            fail(caused(t("nonfinite_in_dtype", what=what, n=int(bad.sum()), dtype=wire.dtype_name(dtype)),
+                        t("cause_constant_overflow_exp")))
     if dtype == torch.float64 and str(device) == "cpu":
         return got
     base, base_expected = check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, **opts)
@@ -470,10 +512,6 @@ def check_in_dtype(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devic
         check_outputs(got, expected, describe_call(name, to(args, device, dtype), to(kwargs or {}, device, dtype)),
                       cfg, dtype, device, hints)
     return got
-
-
-DETACHED = ("the computation leaves autograd on the way (.detach(), a .numpy()/.item()/.tolist() round trip, "
-            "torch.tensor(...) of computed values, or torch.no_grad()).")
 
 
 def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_args=None, hints=None, **opts):
@@ -492,7 +530,7 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
     check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints)
     grads = reply.grads or {}
     if "error" in grads:
-        fail(f"gradients of {what}: {with_cause(grads['error'], error_hint(grads['error']) or DETACHED)}")
+        fail(t("gradients_of", what=what, error=with_cause(grads["error"], error_hint(grads["error"]) or detached())))
     r_args = [a.detach().clone().requires_grad_(i in grad_args) if isinstance(a, torch.Tensor) else a
               for i, a in enumerate(args)]
     r_out = ref_fn(*r_args, **kwargs)
@@ -502,11 +540,11 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
     got_grads = grads.get("inputs") or []
     for k, (i, rg) in enumerate(zip(grad_args, r_grads)):
         gg = got_grads[k] if k < len(got_grads) else None
-        label = f"gradient of {what} w.r.t. argument {i + 1}"
+        label = t("gradient_wrt_argument", what=what, i=i + 1)
         if rg is None:
             continue
         if gg is None:
-            fail(f"{label}: no gradient reached this input. Likely cause: {DETACHED}")
+            fail(caused(t("no_gradient_reached", what=label), detached()))
         assert_close(gg, rg, label, cfg, torch.float64)
     return reply, r_grads
 
@@ -520,18 +558,17 @@ def check_finite_grads(sub, name, args, kwargs, out_names, seed, **opts):
               for a in args]
     shapes = None
     reply = call(sub, name, s_args, kwargs, **opts)
-    shapes = [tuple(t.shape) for t in outputs(reply.value, describe_call(name, args, kwargs), out_names).values()]
+    shapes = [tuple(o.shape) for o in outputs(reply.value, describe_call(name, args, kwargs), out_names).values()]
     cot = [randn(sh, seed + k) for k, sh in enumerate(shapes)]
     reply = call(sub, name, s_args, kwargs, cotangents=cot, **opts)
     what = describe_call(name, args, kwargs)
     grads = reply.grads or {}
     if "error" in grads:
-        fail(f"gradients of {what}: {with_cause(grads['error'], error_hint(grads['error']) or DETACHED)}")
+        fail(t("gradients_of", what=what, error=with_cause(grads["error"], error_hint(grads["error"]) or detached())))
     for i, g in enumerate(grads.get("inputs") or []):
         if isinstance(g, torch.Tensor) and not torch.isfinite(g.double()).all():
-            fail(f"gradient of {what} w.r.t. argument {i + 1}: NaN or inf with a fully masked row. Likely cause: "
-                 "the masked scores are filled with -inf and the softmax is not guarded (exp(-inf - (-inf)) is "
-                 "NaN, and so is its gradient): give fully masked rows zeros without dividing by zero.")
+            fail(caused(t("grad_nonfinite_dead_row", what=t("gradient_wrt_argument", what=what, i=i + 1)),
+                        t("cause_grad_unguarded")))
     return reply
 
 
@@ -550,19 +587,40 @@ def check_inputs_unchanged(sub, name, args, kwargs=None, **opts):
     flat = wire.flat_tensors([list(args), list((kwargs or {}).values())])
     after = reply.inputs_after
     if not isinstance(after, list) or len(after) != len(flat):
-        fail(f"{describe_call(name, args, kwargs)}: the worker did not send back the {len(flat)} input tensors "
-             "after the call, so they cannot be checked")
+        fail(t("inputs_not_sent_back", what=describe_call(name, args, kwargs), n=len(flat)))
     for i, (sent, back) in enumerate(zip(flat, after)):
         if not _same_tensor(sent, back):
-            fail(f"{describe_call(name, args, kwargs)} changed its input tensor number {i + 1} "
-                 f"(shape {tuple(flat[i].shape) if i < len(flat) else '?'}) in place. Likely cause: {IN_PLACE}")
+            fail(caused(t("input_changed", what=describe_call(name, args, kwargs), i=i + 1,
+                          shape=tuple(flat[i].shape) if i < len(flat) else "?"), in_place()))
     return reply
+
+
+def growth(what_grows):
+    """(what grew, what a Python loop runs over) in the language in force, for
+    one of the sizes a vectorised check grows (GROWS)."""
+    return {
+        "batch": (t("grows_batch"), t("loop_over_batch")),
+        "sequence_length": (t("grows_sequence_length"), t("loop_over_sequence_length")),
+        "query_length": (t("grows_query_length"), t("loop_over_query_length")),
+        "rows": (t("grows_rows"), t("loop_over_rows")),
+        "heads": (t("grows_heads"), t("loop_over_heads")),
+    }[what_grows]
+
+
+GROWS = ("batch", "sequence_length", "query_length", "rows", "heads")
+
+
+def ops_grew(name, counts, what_grows, cause_key="cause_python_loop"):
+    """Fail: the count of torch operations grew with `what_grows` (one of GROWS)."""
+    grew, over = growth(what_grows)
+    fail(caused(t("ops_grew", name=name, small=counts[0], large=counts[1], grew=grew), t(cause_key, over=over)))
 
 
 def check_vectorised(sub, name, small, large, what_grows, **opts):
     """The number of torch calls must not grow with batch size, length or heads.
 
-    `small` and `large` are (args, kwargs) pairs that differ only in `what_grows`.
+    `small` and `large` are (args, kwargs) pairs that differ only in
+    `what_grows`, one of GROWS ("batch", "heads", ...).
     """
     no_tracing_tampering(sub, name)
     counts = []
@@ -570,11 +628,9 @@ def check_vectorised(sub, name, small, large, what_grows, **opts):
         reply = call(sub, name, args, kwargs, trace=True, **opts)
         counts.append(reply.op_count)
     if counts[0] is None or counts[1] is None:
-        fail(f"{name}: the worker did not report its operation count")
+        fail(t("no_op_count", name=name))
     if counts[1] > counts[0]:
-        fail(f"{name}: ran {counts[0]} torch operations for the smaller input and {counts[1]} "
-             f"when only {what_grows} grew. Likely cause: a Python loop over {what_grows} (or over a tensor's "
-             "rows); use batched tensor operations.")
+        ops_grew(name, counts, what_grows)
 
 
 def no_tracing_tampering(sub, name):
@@ -584,13 +640,10 @@ def no_tracing_tampering(sub, name):
     notebook reader: `sub.submission.findings`)."""
     findings = getattr(sub.submission, "findings", None)
     if not isinstance(findings, dict):
-        fail(f"{name}: the checks of the notebook's source did not run, so this check cannot be made "
-             "(reported to the course staff)")
+        fail(t("source_checks_missing", name=name))
     found = findings.get("tracing") or []
     if found:
-        fail(f"{name}: {found[0]}; this check counts torch calls and cannot trust a notebook that "
-             "touches how they are traced. Likely cause: torch._C / torch.overrides / __torch_function__ "
-             "in your code; plain tensor operations need none of them.")
+        fail(caused(t("tracing_tampered", name=name, finding=found[0]), t("cause_tracing")))
 
 
 def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
@@ -605,24 +658,21 @@ def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
     found = sorted(f for f in list((findings.get("forbidden") or {}).get(name) or []) + list(findings.get("unchecked") or [])
                    if excused.get(f) not in provided)
     if found:
-        fail(f"`{name}` must implement attention itself: {found[0]}. Likely cause: a call to torch's built-in "
-             "attention; compute the scores, the masked softmax and the weighted sum with tensor operations.")
+        fail(caused(t("builtin_in_source", name=name, finding=found[0]), t("cause_builtin_source")))
     if reply.forbidden_seen:
-        fail(f"`{name}` called torch's built-in `{reply.forbidden_seen[0]}` while it ran. Likely cause: a call to "
-             "torch's built-in attention (directly or through a helper); implement it yourself.")
+        fail(caused(t("builtin_called", name=name, builtin=reply.forbidden_seen[0]), t("cause_builtin_traced")))
     return reply
 
 
 def expect_value_error(sub, name, args, kwargs=None, why="", **opts):
+    """The call raises ValueError; `why` (rendered from the catalog) says why it must."""
     reply = sub.call(name, args, kwargs, **opts)
     what = describe_call(name, args, kwargs)
     if reply.ok:
-        fail(f"{what} returned normally; expected ValueError ({why}). Likely cause: the sizes are not checked; "
-             "test them first and raise ValueError with a message.")
-    if reply.error.startswith("raised AssertionError"):
-        fail(f"{what} {reply.error.rstrip()}; expected ValueError ({why}). Likely cause: the sizes are checked "
-             "with assert, which raises AssertionError (and is skipped under python -O); raise ValueError with a "
-             "message instead.")
-    if not reply.error.startswith("raised ValueError"):
-        fail(f"{what} {reply.error.rstrip()}; expected ValueError ({why}). Likely cause: the sizes are not checked "
-             "before they are used, so the computation fails on its own; test them first and raise ValueError.")
+        fail(caused(t("returned_no_value_error", what=what, why=why), t("cause_sizes_unchecked")))
+    if raised(reply.error, "AssertionError"):
+        fail(caused(t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why),
+                    t("cause_assert_sizes")))
+    if not raised(reply.error, "ValueError"):
+        fail(caused(t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why),
+                    t("cause_sizes_checked_late")))

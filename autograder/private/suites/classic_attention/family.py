@@ -9,6 +9,7 @@ all different, and also B == T.
 """
 import torch
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 
 OUT = ("context", "weights")
@@ -37,7 +38,8 @@ def inputs(spec, B, T, d_s, d_h, d_attn, seed, mask=True, lengths=None):
 
 def _alternative_weights(spec, args, mask):
     """(cause, weights) for the usual mistakes, computed here from the inputs: the
-    spec's own wrong scores (SPEC["alternatives"]), then a mask left out."""
+    spec's own wrong scores (SPEC["alternatives"], causes rendered from the
+    catalog), then a mask left out."""
     from autograder.private.solutions.classic_attention import masked_softmax
 
     args = [a.detach().double().cpu() for a in args]
@@ -47,7 +49,7 @@ def _alternative_weights(spec, args, mask):
             out.append((cause, masked_softmax(scores, mask, dim=-1)))
     if mask is not None:
         with torch.no_grad():
-            out.append((c.MASK_IGNORED, spec["ref"](*args)[1]))
+            out.append((c.mask_ignored(), spec["ref"](*args)[1]))
     return out
 
 
@@ -67,15 +69,15 @@ def hints(spec, args, kwargs):
     def context(g, e):
         T = args[1].shape[1]
         if T > 1 and c.matches(g, e / T):
-            return "the weighted encoder states are averaged over T (mean) instead of summed."
+            return t("cause_context_mean")
         w = None
         if mask is not None:
             with torch.no_grad():
                 w = spec["ref"](*[a.detach().double().cpu() for a in args])[1]
             if c.matches(g, (w.unsqueeze(1) @ args[1].detach().double().cpu()).squeeze(1)):
-                return "the context uses weights computed without the mask."
+                return t("cause_context_unmasked")
         if torch.isnan(g).any():
-            return "NaN in the context: a fully masked row (guard the softmax's division)?"
+            return t("cause_context_nan")
         return None
 
     return {"weights": weights, "context": context}
@@ -88,10 +90,9 @@ def shape_hints(args):
 
     def context(got, want):
         if len(got) == 2 and got[0] == want[0] and got[1] != d_h and got[1] in sizes:
-            return (f"the context has size {got[1]}, a projected size: it must be the weighted sum of the encoder "
-                    f"states h_i themselves (size d_h = {d_h}), not of their projections.")
+            return t("cause_context_projected", size=got[1], d_h=d_h)
         if len(got) == 2 and got[0] == want[0] and got[1] == args[1].shape[1]:
-            return "the context has T entries: weights summed over the wrong axis (sum over T, keep d_h)."
+            return t("cause_context_t_entries")
         return None
 
     return {"context": context}
@@ -105,8 +106,8 @@ def shapes_and_values(sub, cfg, spec):
                                     hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
             w = got["weights"].double()
             sums = w.sum(-1)
-            c.assert_close(sums, torch.ones_like(sums), f"{spec['name']}: weights summed over the key axis", cfg,
-                           hint=lambda g, e: "rows do not sum to 1 along T: softmax over the wrong axis?")
+            c.assert_close(sums, torch.ones_like(sums), t("weights_summed_keys", what=spec["name"]), cfg,
+                           hint=lambda g, e: t("cause_rows_not_one_t"))
 
 
 def padding(sub, cfg, spec):
@@ -121,21 +122,20 @@ def padding(sub, cfg, spec):
         with torch.no_grad():
             unmasked = spec["ref"](*args)[1]
         if got["weights"][mask].abs().max() < 1e-6:
-            cause = "mask polarity inverted (True means a real token)?"
+            cause = t("cause_polarity_real_token")
         elif c.matches(got["weights"], unmasked):
-            cause = c.MASK_IGNORED
+            cause = c.mask_ignored()
         elif leak.abs().max() > 1e-6:
-            cause = "the mask is applied after the softmax, or the masked scores are filled with 0 instead of -inf?"
+            cause = t("cause_after_softmax_or_zero_fill")
         else:
-            cause = "masked with a finite fill value: use -inf (masked_softmax does)."
-        c.fail(f"{spec['name']}: padded positions got non-zero weight (max {float(leak.abs().max()):.3g}); "
-               f"they must get exactly 0. Likely cause: {cause}")
+            cause = t("cause_finite_fill_use_inf")
+        c.fail(c.caused(t("padded_nonzero", name=spec["name"], max=f"{float(leak.abs().max()):.3g}"), cause))
     perturbed = [a.clone() for a in args]
     H = perturbed[1]
     H[~mask] += c.randn(H[~mask].shape, 301, scale=5.0)
     again = c.outputs(c.call(sub, spec["name"], perturbed, kwargs).value, spec["name"], OUT)
-    c.assert_close(again["context"], got["context"], f"{spec['name']}: context after changing only padded encoder states", cfg,
-                   hint=lambda g, e: "padded positions still influence the context (the mask is not applied to the scores?)")
+    c.assert_close(again["context"], got["context"], t("context_after_padded", name=spec["name"]), cfg,
+                   hint=lambda g, e: t("cause_padded_influence_context"))
 
 
 def fully_masked_rows(sub, cfg, spec):
@@ -175,6 +175,6 @@ def vectorised(sub, cfg, spec):
     B, T, d_s, d_h, d_attn = sizes(spec)[0]
     args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=900)
     c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))
-    for grow, small, large in (("the batch", (2, T), (6, T)), ("the sequence length", (B, 3), (B, 9))):
-        pair = [inputs(spec, b, t, d_s, d_h, d_attn, seed=910) for b, t in (small, large)]
+    for grow, small, large in (("batch", (2, T), (6, T)), ("sequence_length", (B, 3), (B, 9))):
+        pair = [inputs(spec, b, n, d_s, d_h, d_attn, seed=910) for b, n in (small, large)]
         c.check_vectorised(sub, spec["name"], pair[0], pair[1], grow)

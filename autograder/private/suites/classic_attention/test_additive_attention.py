@@ -1,6 +1,7 @@
 """Hidden tests: additive_attention (Bahdanau)."""
 import torch
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.suites.classic_attention import family
 from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
@@ -21,13 +22,13 @@ def _alternatives(s, H, W_a, U_a, v_a):
     q = (s @ W_a.T).unsqueeze(1)  # (B, 1, d_attn)
     k = H @ U_a.T  # (B, T, d_attn)
     out = [
-        ("tanh is missing: e = v_a . tanh(W_a s + U_a h_i).", (q + k) @ v_a),
-        ("relu instead of tanh: e = v_a . tanh(W_a s + U_a h_i).", torch.relu(q + k) @ v_a),
-        ("sigmoid instead of tanh: e = v_a . tanh(W_a s + U_a h_i).", torch.sigmoid(q + k) @ v_a),
-        ("the tanh features are summed instead of dotted with v_a.", torch.tanh(q + k).sum(-1)),
+        (t("cause_additive_no_tanh"), (q + k) @ v_a),
+        (t("cause_additive_relu"), torch.relu(q + k) @ v_a),
+        (t("cause_additive_sigmoid"), torch.sigmoid(q + k) @ v_a),
+        (t("cause_tanh_summed"), torch.tanh(q + k).sum(-1)),
     ]
     if s.shape[-1] == H.shape[-1]:
-        out.append(("W_a and U_a swapped: W_a projects the decoder state, U_a the encoder states.",
+        out.append((t("cause_additive_swapped"),
                     torch.tanh((s @ U_a.T).unsqueeze(1) + H @ W_a.T) @ v_a))
     return out
 

@@ -1,6 +1,7 @@
 """Hidden tests: concat_attention (Luong concat)."""
 import torch
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.suites.classic_attention import family
 from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
@@ -21,10 +22,9 @@ def _alternatives(s, H, W_a, v_a):
     s_t = s.unsqueeze(1).expand(B, T, s.shape[-1])
     sh = torch.cat([s_t, H], dim=-1) @ W_a.T
     return [
-        ("[h_i; s] concatenated in the wrong order: W_a's first columns are for the decoder state, [s; h_i].",
-         torch.tanh(torch.cat([H, s_t], dim=-1) @ W_a.T) @ v_a),
-        ("tanh is missing: e = v_a . tanh(W_a [s; h_i]).", sh @ v_a),
-        ("the tanh features are summed instead of dotted with v_a.", torch.tanh(sh).sum(-1)),
+        (t("cause_concat_order"), torch.tanh(torch.cat([H, s_t], dim=-1) @ W_a.T) @ v_a),
+        (t("cause_concat_no_tanh"), sh @ v_a),
+        (t("cause_tanh_summed"), torch.tanh(sh).sum(-1)),
     ]
 
 

@@ -1,6 +1,7 @@
 """Hidden tests: dot_attention (Luong dot)."""
 import torch
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.suites.classic_attention import family
 from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
@@ -14,8 +15,7 @@ def _alternatives(s, H):
     """(likely cause, scores) of the usual mistakes, from the inputs (for the failure message only)."""
     scores = (H @ s.unsqueeze(-1)).squeeze(-1)
     d = s.shape[-1]
-    return [("the scores are divided by sqrt(d): Luong dot attention is not scaled.", scores / d ** 0.5),
-            ("the scores are divided by d: Luong dot attention is not scaled.", scores / d)]
+    return [(t("cause_dot_divided_sqrt_d"), scores / d ** 0.5), (t("cause_dot_divided_d"), scores / d)]
 
 
 SPEC["alternatives"] = _alternatives
@@ -24,7 +24,7 @@ SPEC["alternatives"] = _alternatives
 def test_value_error_when_sizes_differ(sub, cfg):
     s = c.randn((3, 4), 1000)
     H = c.randn((3, 5, 6), 1001)
-    c.expect_value_error(sub, "dot_attention", [s, H], why="d_s = 4 and d_h = 6 differ")
+    c.expect_value_error(sub, "dot_attention", [s, H], why=t("why_sizes_differ", d_s=4, d_h=6))
     # and it still works when they match
     c.check_runs(sub, cfg, "dot_attention", [c.randn((3, 6), 1002), H], {}, ref.dot_attention, OUT)
 
@@ -39,9 +39,9 @@ def test_worked_example_unscaled(sub, cfg):
 
 def _scale_hint(got, s, H):
     scores = (H.double() @ s.double().unsqueeze(-1)).squeeze(-1)
-    for label, factor in (("divided by sqrt(d)", 8 ** -0.5), ("divided by d", 1 / 8)):
+    for cause, factor in (("cause_dot_divided_sqrt_d", 8 ** -0.5), ("cause_dot_divided_d", 1 / 8)):
         if torch.allclose(got.double(), torch.softmax(scores * factor, -1), atol=1e-6):
-            return f"the scores are {label}: Luong dot attention is not scaled."
+            return t(cause)
     return None
 
 

@@ -1,6 +1,7 @@
 """Hidden tests: general_attention (Luong general)."""
 import math
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.suites.classic_attention import family
 from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
@@ -18,12 +19,10 @@ def _alternatives(s, H, W):
     """(likely cause, scores) of the usual mistakes, from the inputs (for the failure message only)."""
     out = []
     if s.shape[-1] == H.shape[-1]:
-        out += [("W is transposed: the score is s . (W h_i), W of shape (d_s, d_h).",
-                 ((H @ W) * s.unsqueeze(1)).sum(-1)),
-                ("W is not applied: that is Luong dot, general is s . (W h_i).", (H * s.unsqueeze(1)).sum(-1))]
+        out += [(t("cause_general_w_transposed"), ((H @ W) * s.unsqueeze(1)).sum(-1)),
+                (t("cause_general_no_w"), (H * s.unsqueeze(1)).sum(-1))]
     d = s.shape[-1]
-    out.append(("the scores are divided by sqrt(d_s): Luong general attention is not scaled.",
-                ((H @ W.T) * s.unsqueeze(1)).sum(-1) / math.sqrt(d)))
+    out.append((t("cause_general_scaled"), ((H @ W.T) * s.unsqueeze(1)).sum(-1) / math.sqrt(d)))
     return out
 
 

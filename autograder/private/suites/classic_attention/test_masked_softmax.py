@@ -1,6 +1,7 @@
 """Hidden tests: masked_softmax(scores, mask=None, dim=-1)."""
 import torch
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.solutions import classic_attention as ref
 
@@ -19,7 +20,7 @@ def test_values_and_row_sums(sub, cfg):
         scores = c.randn(shape, 100 + k, scale=3.0)
         got, _ = c.check_values(sub, cfg, NAME, [scores], {}, ref.masked_softmax, OUT, hints=_hints())
         sums = got["weights"].double().sum(-1)
-        c.assert_close(sums, torch.ones_like(sums), f"row sums of {NAME} over dim=-1 for shape {shape}", cfg)
+        c.assert_close(sums, torch.ones_like(sums), t("row_sums_for_shape", name=NAME, shape=shape), cfg)
 
 
 def _dim_hint(dim):
@@ -30,8 +31,7 @@ def _dim_hint(dim):
             return None
         for axis in range(g.dim()):
             if axis != dim % g.dim() and torch.allclose(g.sum(axis), torch.ones(()).double(), atol=1e-3):
-                return (f"the weights sum to 1 along axis {axis}, not along dim={dim}: the softmax ignores the "
-                        "`dim` argument (take the maximum and the sum over `dim`).")
+                return t("cause_dim_ignored", axis=axis, dim=dim)
         return None
     return h
 
@@ -53,7 +53,7 @@ def test_mask_broadcast_and_exact_zeros(sub, cfg):
                                 hints=_hints(mask))
         leak = got["weights"][~mask.expand(shape)]
         if leak.numel() and leak.abs().max() != 0:
-            c.fail(f"{NAME}: {int((leak != 0).sum())} masked positions got non-zero weight (expected exactly 0)")
+            c.fail(t("masked_positions_nonzero", name=NAME, n=int((leak != 0).sum())))
 
 
 def test_fully_masked_rows(sub, cfg):
@@ -87,13 +87,9 @@ def _stable_hints(scores, mask):
             m = mask.expand(scores.shape)
             leak = got.double()[~m].abs()
             if leak.numel() and leak.max() > 1e-6 and scores[m].max() < -1e5:
-                return ("masked keys take the weight when every allowed score is below the fill value: masked "
-                        "scores filled with a finite number (-1e6, -1e9) instead of -inf (or torch.finfo.min "
-                        "with the rows that have no allowed key zeroed).")
+                return t("cause_finite_fill_below")
         if torch.isnan(got).any() or (mask is not None and got.double().sum(-1).abs().max() < 0.5):
-            return ("exp of large negative (or positive) scores underflows (or overflows): subtract each row's "
-                    "maximum over the allowed positions before exp (a maximum taken with masked entries filled "
-                    "with 0, or over the whole tensor, is not that).")
+            return t("cause_unstable_exp")
         return c.weights_hint(got, expected, mask)
     return {"weights": h}
 
@@ -133,4 +129,4 @@ def test_vectorised(sub, cfg):
     pair = []
     for k, rows in enumerate((2, 8)):
         pair.append(([c.randn((rows, 5), 196 + k)], {"mask": c.rand_mask((rows, 5), 198 + k)}))
-    c.check_vectorised(sub, NAME, pair[0], pair[1], "the rows")
+    c.check_vectorised(sub, NAME, pair[0], pair[1], "rows")

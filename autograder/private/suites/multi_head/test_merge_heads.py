@@ -1,6 +1,7 @@
 """Hidden tests: merge_heads(x): (B, n_heads, T, d_head) -> (B, T, n_heads * d_head), the inverse of split_heads."""
 import torch
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.solutions import multi_head as ref
 
@@ -15,13 +16,11 @@ def hint(x):
     def h(got, expected):
         B, n, T, d = x.shape
         for cause, alt in (
-            ("reshaped (B, n_heads, T, d_head) straight to (B, T, D): transpose(1, 2) first (to (B, T, n_heads, "
-             "d_head)), then reshape.", x.reshape(B, T, n * d)),
-            ("features interleaved across heads: transpose(1, 2) to (B, T, n_heads, d_head) and reshape; "
-             "do not move the heads axis last.", x.permute(0, 2, 3, 1).reshape(B, T, n * d)),
+            ("cause_merge_no_transpose", x.reshape(B, T, n * d)),
+            ("cause_merge_interleaved", x.permute(0, 2, 3, 1).reshape(B, T, n * d)),
         ):
             if c.matches(got, alt):
-                return cause
+                return t(cause)
         return None
     return h
 
@@ -40,7 +39,7 @@ def test_inverse_of_split_heads(sub, cfg):
     for k, (B, T, D, n) in enumerate(((2, 3, 20, 4), (3, 3, 6, 2))):
         x = c.randn((B, T, D), 150 + k)
         got, _ = values(sub, cfg, ref.split_heads(x, n))
-        c.assert_close(got["merged"], x, f"{NAME}(split_heads(x, {n})) for x of shape {(B, T, D)}: against x", cfg)
+        c.assert_close(got["merged"], x, t("merge_of_split", name=NAME, n=n, shape=(B, T, D)), cfg)
 
 
 def test_gradients(sub, cfg):
@@ -66,5 +65,5 @@ def test_inputs_unchanged(sub, cfg):
 
 def test_vectorised(sub, cfg):
     c.check_runs(sub, cfg, NAME, [c.randn((2, 4, 3, 5), 600)], {}, ref.merge_heads, OUT)
-    c.check_vectorised(sub, NAME, ([c.randn((2, 2, 3, 3), 601)], {}), ([c.randn((2, 6, 3, 3), 602)], {}), "the heads")
-    c.check_vectorised(sub, NAME, ([c.randn((2, 4, 3, 3), 603)], {}), ([c.randn((6, 4, 3, 3), 604)], {}), "the batch")
+    c.check_vectorised(sub, NAME, ([c.randn((2, 2, 3, 3), 601)], {}), ([c.randn((2, 6, 3, 3), 602)], {}), "heads")
+    c.check_vectorised(sub, NAME, ([c.randn((2, 4, 3, 3), 603)], {}), ([c.randn((6, 4, 3, 3), 604)], {}), "batch")

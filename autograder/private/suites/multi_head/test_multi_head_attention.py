@@ -11,6 +11,7 @@ import math
 import torch
 from torch import nn
 
+from autograder.messages import t
 from autograder.protocol import wire
 from autograder.private.suites import checks as c
 from autograder.private.solutions import multi_head as ref
@@ -79,8 +80,9 @@ class Case:
         kwargs = kwargs if kwargs is not None else self.kwargs
         parts = [f"{n} {tuple(a.shape)} {wire.dtype_name(a.dtype)}" for n, a in zip(("query", "key", "value"), args)]
         parts += [f"{n} {tuple(v.shape)} {wire.dtype_name(v.dtype)}" for n, v in kwargs.items()]
-        at = "" if device == "cpu" else f", on the {device} device"
-        return f"MultiHeadAttention({self.D}, {self.h}, bias={self.bias}) on {', '.join(parts)}{at}"
+        at = "" if device == "cpu" else t("mha_on_device", device=device)
+        return t("mha_call", module=f"MultiHeadAttention({self.D}, {self.h}, bias={self.bias})", inputs=", ".join(parts),
+                 at=at)
 
     def opts(self, dtype=torch.float64, device="cpu"):
         st = c.as_meta(self.state) if device == "meta" else self.state
@@ -136,38 +138,31 @@ def _alternatives(case):
     alts = []
     if h > 1:
         alts += [
-            ("the scores are scaled by 1/sqrt(embed_dim); the scale is 1/sqrt(d_head), d_head = embed_dim / n_heads.",
-             _manual(case, scale=D ** -0.5)),
-            ("the scores are scaled by 1/d_head; divide by sqrt(d_head).", _manual(case, scale=1 / d)),
+            (t("cause_mha_scaled_by_embed_dim"), _manual(case, scale=D ** -0.5)),
+            (t("cause_mha_scaled_by_d_head"), _manual(case, scale=1 / d)),
         ]
     alts += [
-        ("the scores are not scaled; divide them by sqrt(d_head).", _manual(case, scale=1.0)),
-        ("out_proj is not applied to the merged heads.", _manual(case, out_proj=False)),
-        ("the key and value projections are swapped (k_proj must project the keys, v_proj the values).",
-         _manual(case, swap_kv=True)),
-        ("the values are projected with k_proj: v_proj must project the values.", _manual(case, v_proj="k_proj")),
-        ("the values are projected with q_proj: v_proj must project the values.", _manual(case, v_proj="q_proj")),
+        (t("cause_mha_not_scaled"), _manual(case, scale=1.0)),
+        (t("cause_mha_no_out_proj"), _manual(case, out_proj=False)),
+        (t("cause_mha_kv_swapped"), _manual(case, swap_kv=True)),
+        (t("cause_mha_values_by_k_proj"), _manual(case, v_proj="k_proj")),
+        (t("cause_mha_values_by_q_proj"), _manual(case, v_proj="q_proj")),
     ]
     if h > 1:
         alts += [
-            ("heads split with a reshape/view straight to (B, n_heads, T, d_head): reshape to (B, T, n_heads, "
-             "d_head), then transpose(1, 2).", _manual(case, split="view")),
-            ("features interleaved across heads: head i must hold features i*d_head .. (i+1)*d_head - 1.",
-             _manual(case, split="interleaved")),
-            ("heads merged with a reshape straight to (B, T, D): transpose(1, 2) back first.",
-             _manual(case, merge="no_transpose")),
-            ("heads merged with the features interleaved: transpose(1, 2) to (B, T, n_heads, d_head), then reshape.",
-             _manual(case, merge="interleaved")),
+            (t("cause_mha_split_view"), _manual(case, split="view")),
+            (t("cause_mha_split_interleaved"), _manual(case, split="interleaved")),
+            (t("cause_mha_merge_no_transpose"), _manual(case, merge="no_transpose")),
+            (t("cause_mha_merge_interleaved"), _manual(case, merge="interleaved")),
         ]
     if case.T_q == case.T_k and (case.mask is None or not torch.equal(
             case.mask.expand(case.B, 1, case.T_q, case.T_k), torch.ones(case.T_q, case.T_k, dtype=torch.bool).tril()
             .expand(case.B, 1, case.T_q, case.T_k))):
-        alts.append(("a causal mask is applied whatever the mask argument says (a registered tril buffer, as in "
-                     "minGPT?): apply the mask passed in, and only it.", _manual(case, mask="causal")))
+        alts.append((t("cause_mha_always_causal"), _manual(case, mask="causal")))
     if case.mask is not None:
         alts += [
-            ("mask polarity inverted: True means 'may attend'.", _manual(case, mask="inverted")),
-            (c.MASK_IGNORED, _manual(case, mask="ignored")),
+            (t("cause_polarity_may_attend"), _manual(case, mask="inverted")),
+            (c.mask_ignored(), _manual(case, mask="ignored")),
         ]
     return alts
 
@@ -186,8 +181,8 @@ def hints(case):
                 return cause
         if torch.isnan(g).any():
             if case.mask is not None and (~case.mask).all(-1).any():
-                return "NaN on a fully masked row: guard the division (a row with no allowed key must give zeros)."
-            return "NaN: exp overflowed or a division by zero."
+                return t("cause_nan_dead_row_guard")
+            return t("cause_nan_overflow_short")
         return None
 
     def weights(g, e):
@@ -208,34 +203,28 @@ def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", *
     if reply.ok:
         return reply
     what = case.describe(args, kwargs, device)
-    cause = ""
+    cause = None
     if device == "cpu" and not c.error_hint(reply.error):  # a known error names its own cause (see _join)
         if kwargs.get("mask") is not None and sub.call(NAME, args, **case.opts(dtype, device)).ok:
-            cause = (f" Likely cause: it works without a mask but not with this one: a mask of shape "
-                     f"{tuple(kwargs['mask'].shape)} is already broadcastable to (B, n_heads, T_q, T_k); "
-                     "pass it to the attention as it is.")
+            cause = t("cause_mha_mask_as_is", shape=tuple(kwargs["mask"].shape))
         elif case.T_q != case.T_k:
             q, k, v = args
             T = case.T_q
             same = [q, _fit(k, T), _fit(v, T)]
             if sub.call(NAME, same, **case.opts(dtype, device)).ok:
-                cause = (f" Likely cause: it works when keys and values have the query's length but not for "
-                         f"cross-attention (T_q = {case.T_q}, T_k = {case.T_k}): split keys and values with "
-                         "their own length.")
+                cause = t("cause_mha_cross_attention", T_q=case.T_q, T_k=case.T_k)
     if device == "meta" and "device" in reply.error:
-        cause = " Likely cause: a tensor created without device= (it lands on the CPU), or a plain tensor " \
-                "attribute that .to() does not move (register it as a buffer or parameter)."
+        cause = t("cause_mha_meta_device")
     c.fail(f"{what} {_join(reply.error, cause)}")
 
 
 def _join(error, cause):
     """The worker's error line and a likely cause, punctuated."""
-    error, cause = error.rstrip(), cause.strip()
-    if not cause and c.error_hint(error):
-        cause = f"Likely cause: {c.error_hint(error)}"
+    error = error.rstrip()
+    cause = cause or c.error_hint(error)
     if not cause:
         return error
-    return f"{error} {cause}" if error.endswith(":") else f"{error.rstrip('.!')}. {cause}"
+    return c.caused(error if error.endswith(":") else f"{error.rstrip('.!')}.", cause)
 
 
 def _fit(x, T):
@@ -254,15 +243,14 @@ def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None):
     what = case.describe(args, kwargs, device)
     extra = sorted(n for n in (reply.params or {}) if n.endswith(".bias") and n.split(".")[0] in PROJ)
     if not case.bias and extra:
-        c.fail(f"MultiHeadAttention({case.D}, {case.h}, bias=False) has the parameter {extra[0]}: with bias=False "
-               "the projections have no bias. Likely cause: the bias argument is not passed on "
-               "(nn.Linear(embed_dim, embed_dim, bias=bias)).")
+        c.fail(c.caused(t("mha_has_the_bias", module=f"MultiHeadAttention({case.D}, {case.h}, bias=False)",
+                          name=extra[0]), t("cause_bias_not_passed")))
     got = c.outputs(reply.value, what, OUT)
     w = got["weights"]
     want_w = (case.B, case.h, case.T_q, case.T_k)
     if tuple(w.shape) == (case.B, case.T_q, case.T_k) and case.h > 1:
-        c.fail(f"{what} -> weights: shape {tuple(w.shape)}, expected {want_w}. Likely cause: the weights are "
-               "averaged over the heads; return one map per head.")
+        c.fail(c.caused(t("shape_differs", what=f"{what} -> weights", got=tuple(w.shape), expected=want_w),
+                        t("cause_mha_weights_averaged"), ". "))
     for name, shape in (("output", (case.B, case.T_q, case.D)), ("weights", want_w)):
         c.check_meta(got[name], f"{what} -> {name}", shape, dtype, device)
     return got, what
@@ -297,18 +285,16 @@ def test_parameters(sub, cfg):
                 name = f"{p}.{kind}"
                 if kind == "bias" and not bias:
                     if name in params:
-                        c.fail(f"{what} has a parameter {name}: with bias=False the projections have no bias. "
-                               "Likely cause: the bias argument is not passed on "
-                               "(nn.Linear(embed_dim, embed_dim, bias=bias)).")
+                        c.fail(c.caused(t("mha_has_a_bias", module=what, name=name), t("cause_bias_not_passed")))
                     continue
                 if name not in params:
-                    c.fail(f"{what} has no parameter {name} (its parameters: {sorted(params)}); expected "
-                           f"{', '.join(PROJ)}, each nn.Linear(embed_dim, embed_dim, bias=bias).")
+                    c.fail(t("mha_missing_parameter", module=what, name=name, params=sorted(params),
+                             expected=", ".join(PROJ)))
                 if params[name]["shape"] != shape:
-                    c.fail(f"{what}: {name} has shape {tuple(params[name]['shape'])}, expected {tuple(shape)}.")
+                    c.fail(t("mha_parameter_shape", module=what, name=name, got=tuple(params[name]["shape"]),
+                             expected=tuple(shape)))
                 if params[name]["dtype"] != "float64":
-                    c.fail(f"{what}: after .to(float64), {name} is {params[name]['dtype']}: register it as an "
-                           "nn.Parameter / nn.Linear so that .to() moves it.")
+                    c.fail(t("mha_parameter_not_moved", module=what, name=name, dtype=params[name]["dtype"]))
 
 
 def test_shapes_and_values(sub, cfg):
@@ -325,7 +311,7 @@ def test_shapes_and_values(sub, cfg):
     for case in cases:
         got, _ = values(sub, cfg, case)
         sums = got["weights"].double().sum(-1)
-        c.assert_close(sums, torch.ones_like(sums), f"{case.describe()}: weights summed over the key axis", cfg)
+        c.assert_close(sums, torch.ones_like(sums), t("weights_summed_keys", what=case.describe()), cfg)
 
 
 def test_matches_torch(sub, cfg):
@@ -348,13 +334,13 @@ def _against_torch(got, case, cfg):
     ref_out = c.reference_outputs(case.ref_fn(), case.args, case.kwargs, OUT)["output"]
     keep = case.mask.expand(case.B, case.h, case.T_q, case.T_k).any(-1, keepdim=True)  # (B, h, T_q, 1)
     rows = keep[:, 0]  # (B, T_q, 1): the masks here are the same in every head
-    what = f"{case.describe()} against torch.nn.MultiheadAttention"
+    what = t("against_torch_mha", what=case.describe())
     h = hints(case)
     for name, want, where, e in (("weights", t_w, keep, t_w), ("output", t_out, rows, ref_out)):
         g = got[name]
         c.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
         c.assert_close(torch.where(where, g.double(), 0.0), torch.where(where, want, 0.0),
-                       f"{what} -> {name} (on queries with an allowed key)", cfg,
+                       t("on_allowed_queries", what=what, name=name), cfg,
                        hint=lambda _g, _e, g=g, e=e, n=name: h[n](g, e))
 
 
@@ -388,18 +374,16 @@ def test_causal_structure(sub, cfg):
     got, _ = runs(sub, case)
     leak = got["weights"][~case.mask.expand(got["weights"].shape)]
     if leak.abs().max() != 0:
-        c.fail(f"{case.describe()}: {int((leak != 0).sum())} weights above the diagonal are non-zero "
-               f"(max {float(leak.abs().max()):.3g}); they must be exactly 0.")
+        c.fail(t("above_diagonal_nonzero", what=case.describe(), n=int((leak != 0).sum()),
+                 max=f"{float(leak.abs().max()):.3g}"))
     for s in (1, 3):
         q, k, v = (a.clone() for a in case.args)
         k[:, s:] += c.randn(k[:, s:].shape, 401 + s, scale=5.0)
         v[:, s:] += c.randn(v[:, s:].shape, 402 + s, scale=5.0)
         again = c.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
         c.assert_close(again["output"][:, :s], got["output"][:, :s],
-                       f"{case.describe()}: output at positions < {s} after changing only keys and values at "
-                       f"positions >= {s}", cfg,
-                       hint=lambda g, e: "future positions leak into the output (is the mask applied to the scores in "
-                                      "every head?)")
+                       t("output_after_future_change", what=case.describe(), s=s), cfg,
+                       hint=lambda g, e: t("cause_future_leak_heads"))
 
 
 def test_padding_structure(sub, cfg):
@@ -411,15 +395,14 @@ def test_padding_structure(sub, cfg):
     pad = c.lengths_mask(lengths, case.T_k)
     leak = got["weights"][~case.mask.expand(got["weights"].shape)]
     if leak.abs().max() != 0:
-        c.fail(f"{case.describe()}: padded keys got non-zero weight (max {float(leak.abs().max()):.3g}); "
-               "they must get exactly 0 in every head.")
+        c.fail(t("padded_keys_nonzero_heads", what=case.describe(), max=f"{float(leak.abs().max()):.3g}"))
     q, k, v = (a.clone() for a in case.args)
     k[~pad] += c.randn(k[~pad].shape, 451, scale=5.0)
     v[~pad] += c.randn(v[~pad].shape, 452, scale=5.0)
     again = c.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
     c.assert_close(again["output"], got["output"],
-                   f"{case.describe()}: output after changing only padded keys and values", cfg,
-                   hint=lambda g, e: "padded keys still influence the output (is the mask applied in every head?)")
+                   t("output_after_padded_change", what=case.describe()), cfg,
+                   hint=lambda g, e: t("cause_padded_influence_heads"))
 
 
 def test_fully_masked_rows(sub, cfg):
@@ -430,7 +413,7 @@ def test_fully_masked_rows(sub, cfg):
         got, _ = runs(sub, case, kwargs={"mask": _accepted_mask(sub, case)})
         dead = ~case.mask.expand(case.B, case.h, case.T_q, case.T_k).any(-1)  # (B, h, T_q)
         unmasked = c.reference_outputs(case.ref_fn(), case.args, {}, OUT)["weights"]
-        c.check_dead_rows(f"{case.describe()} (in every head)", got["weights"], dead, unmasked,
+        c.check_dead_rows(t("in_every_head", what=case.describe()), got["weights"], dead, unmasked,
                           others=[(got["output"], torch.zeros(got["output"].shape, dtype=torch.bool))])
 
 
@@ -465,10 +448,10 @@ def test_gradients(sub, cfg):
         got = (reply.grads or {}).get("params") or {}
         for name, rg in zip(names, r_grads):
             g = got.get(name)
-            label = f"gradient of {case.describe()} w.r.t. the parameter {name}"
+            label = t("gradient_wrt_parameter", what=case.describe(), name=name)
             if g is None:
-                c.fail(f"{label}: no gradient reached it. Likely cause: {name.split('.')[0]} is not used in forward "
-                       "(another projection used in its place?), or its output is detached.")
+                c.fail(c.caused(t("no_gradient_reached_parameter", what=label),
+                                t("cause_parameter_unused", proj=name.split(".")[0])))
             c.assert_close(g, rg, label, cfg, torch.float64)
 
 
@@ -483,8 +466,8 @@ def test_dtype_and_device(sub, cfg, dd):
     for name, exp in expected.items():
         bad = ~torch.isfinite(got[name].double()) & torch.isfinite(exp)
         if bad.any():
-            c.fail(f"{what} -> {name}: {int(bad.sum())} NaN or inf value(s) in {wire.dtype_name(dtype)} where the "
-                   "reference is finite. Likely cause: a constant too large for the dtype (-1e9 overflows float16).")
+            c.fail(c.caused(t("nonfinite_in_dtype", what=f"{what} -> {name}", n=int(bad.sum()),
+                              dtype=wire.dtype_name(dtype)), t("cause_constant_overflow")))
     if dtype == torch.float64 and device == "cpu":
         return
     base, _ = runs(sub, case)
@@ -509,18 +492,15 @@ def test_value_error_when_not_divisible(sub, cfg):
     valid = Case(*SIZES[1], seed=850)
     reply = sub.call(NAME, construct=valid.construct(), invoke=False)
     if not reply.ok:  # a module that always raises does not keep the error contract
-        c.fail(f"MultiHeadAttention({valid.D}, {valid.h}) {reply.error.rstrip()}: it must construct when embed_dim "
-               "is divisible by n_heads")
+        c.fail(t("mha_must_construct", what=f"MultiHeadAttention({valid.D}, {valid.h})", error=reply.error.rstrip()))
     for D, h in ((10, 3), (6, 4)):
         reply = sub.call(NAME, construct={"args": [D, h], "kwargs": {}}, invoke=False)
         what = f"MultiHeadAttention({D}, {h})"
         if reply.ok:
-            c.fail(f"{what} was constructed; expected ValueError (embed_dim {D} is not divisible by n_heads {h}). "
-                   "Likely cause: __init__ does not check embed_dim % n_heads; raise ValueError there.")
-        if not reply.error.startswith("raised ValueError"):
-            c.fail(f"{what} {reply.error.rstrip()}; expected ValueError (embed_dim {D} is not divisible by n_heads "
-                   f"{h}). Likely cause: __init__ does not check embed_dim % n_heads before using it; raise "
-                   "ValueError first.")
+            c.fail(c.caused(t("mha_constructed", what=what, D=D, h=h), t("cause_init_unchecked")))
+        if not c.raised(reply.error, "ValueError"):
+            c.fail(c.caused(t("mha_raised_other", what=what, error=reply.error.rstrip(), D=D, h=h),
+                            t("cause_init_checked_late")))
 
 
 def test_from_scratch(sub, cfg, cells, provided):
@@ -537,15 +517,14 @@ def test_vectorised(sub, cfg):
     c.no_tracing_tampering(sub, NAME)
     runs(sub, Case(*SIZES[0], seed=950, mask="padding"))
     d = 3
-    for grow, small, large in (("the batch", (2, 3, 4, 4 * d, 4), (6, 3, 4, 4 * d, 4)),
-                               ("the heads", (2, 3, 4, 2 * d, 2), (2, 3, 4, 6 * d, 6))):
+    for grow, small, large in (("batch", (2, 3, 4, 4 * d, 4), (6, 3, 4, 4 * d, 4)),
+                               ("heads", (2, 3, 4, 2 * d, 2), (2, 3, 4, 6 * d, 6))):
         counts = []
         for size in (small, large):
             case = Case(*size, seed=960, mask="padding")
             reply = call(sub, case, trace=True)
             counts.append(reply.op_count)
         if None in counts:
-            c.fail(f"{NAME}: the worker did not report its operation count")
+            c.fail(t("no_op_count", name=NAME))
         if counts[1] > counts[0]:
-            c.fail(f"{NAME}: ran {counts[0]} torch operations for the smaller input and {counts[1]} when only "
-                   f"{grow} grew. Likely cause: a Python loop over {grow}; use batched tensor operations.")
+            c.ops_grew(NAME, counts, grow, cause_key="cause_python_loop_short")

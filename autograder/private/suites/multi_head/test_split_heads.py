@@ -1,6 +1,7 @@
 """Hidden tests: split_heads(x, n_heads): (B, T, D) -> (B, n_heads, T, D // n_heads)."""
 import torch
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.solutions import multi_head as ref
 
@@ -18,16 +19,12 @@ def hint(x):
         n = expected.shape[1]
         d = D // n
         for cause, alt in (
-            ("reshaped straight to (B, n_heads, T, d_head): reshape to (B, T, n_heads, d_head) first, "
-             "then transpose(1, 2).", x.reshape(B, n, T, d)),
-            ("the transpose(1, 2) is missing: (B, T, n_heads, d_head) has to become (B, n_heads, T, d_head).",
-             x.reshape(B, T, n, d)),
-            ("features interleaved across heads: head i must hold features i*d_head .. (i+1)*d_head - 1 "
-             "(reshape to (B, T, n_heads, d_head), not (B, T, d_head, n_heads)).",
-             x.reshape(B, T, d, n).permute(0, 3, 1, 2)),
+            ("cause_split_view", x.reshape(B, n, T, d)),
+            ("cause_split_no_transpose", x.reshape(B, T, n, d)),
+            ("cause_split_interleaved", x.reshape(B, T, d, n).permute(0, 3, 1, 2)),
         ):
             if c.matches(got, alt):
-                return cause
+                return t(cause)
         return None
     return h
 
@@ -45,7 +42,7 @@ def test_shapes_and_values(sub, cfg):
 def test_value_error_when_not_divisible(sub, cfg):
     c.check_runs(sub, cfg, NAME, [c.randn((2, 3, 12), 150), 4], {}, ref.split_heads, OUT)
     for k, (D, h) in enumerate(((10, 4), (9, 2), (6, 4))):
-        c.expect_value_error(sub, NAME, [c.randn((2, 3, D), 151 + k), h], why=f"D = {D} is not divisible by n_heads = {h}")
+        c.expect_value_error(sub, NAME, [c.randn((2, 3, D), 151 + k), h], why=t("why_not_divisible", D=D, h=h))
 
 
 def test_gradients(sub, cfg):
@@ -73,6 +70,6 @@ def test_vectorised(sub, cfg):
     c.check_runs(sub, cfg, NAME, [c.randn((2, 3, 12), 600), 4], {}, ref.split_heads, OUT)
     d = 3
     c.check_vectorised(sub, NAME, ([c.randn((2, 3, 2 * d), 601), 2], {}), ([c.randn((2, 3, 6 * d), 602), 6], {}),
-                       "the heads")
+                       "heads")
     c.check_vectorised(sub, NAME, ([c.randn((2, 3, 12), 603), 4], {}), ([c.randn((6, 3, 12), 604), 4], {}),
-                       "the batch")
+                       "batch")

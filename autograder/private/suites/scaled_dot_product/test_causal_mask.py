@@ -1,6 +1,7 @@
 """Hidden tests: causal_mask(seq_len, device=None)."""
 import torch
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.suites.scaled_dot_product.common import check_mask
 from autograder.private.solutions import scaled_dot_product as ref
@@ -13,15 +14,12 @@ LENGTHS = [5, 2, 8, 1]  # the most telling size first: its failure message names
 def _variants(T):
     ones = torch.ones(T, T, dtype=torch.bool)
     return [
-        ("every entry False, the diagonal too: True must mean 'may attend', and query t may attend to keys "
-         "0 .. t (tril with diagonal=0).", torch.zeros(T, T, dtype=torch.bool)),
-        ("True above the diagonal: triu instead of tril? Query t may attend to keys 0 .. t.", ones.triu()),
-        ("the diagonal is False: a position must be allowed to attend to itself (tril with diagonal=0).",
-         ones.tril(-1)),
-        ("True strictly above the diagonal: that marks the positions to hide; "
-         "True must mean 'may attend' (tril, not ~tril or triu(1)).", ones.triu(1)),
-        ("True above the diagonal as well: triu/tril with the wrong diagonal offset?", ones.tril(1)),
-        ("every entry True: the mask hides nothing.", ones),
+        (t("cause_causal_all_false"), torch.zeros(T, T, dtype=torch.bool)),
+        (t("cause_causal_triu"), ones.triu()),
+        (t("cause_causal_no_diagonal"), ones.tril(-1)),
+        (t("cause_causal_marks_hidden"), ones.triu(1)),
+        (t("cause_causal_offset"), ones.tril(1)),
+        (t("cause_causal_all_true"), ones),
     ]
 
 

@@ -1,6 +1,7 @@
 """Hidden tests: padding_mask(lengths, max_len=None)."""
 import torch
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.suites.scaled_dot_product.common import check_mask
 from autograder.private.solutions import scaled_dot_product as ref
@@ -20,11 +21,11 @@ def _variants(lengths, max_len):
     pos = torch.arange(max_len).unsqueeze(0)
     n = lengths.cpu().long().unsqueeze(1)
     return [
-        ("the mask is transposed: it must be (B, max_len), one row per sequence.", (pos < n).T),
-        ("True where position <= length: off by one (use position < lengths[b]).", pos <= n),
-        ("polarity inverted: True must mean a real token (position < lengths[b]).", pos >= n),
-        ("inverted and off by one: True must mean a real token (position < lengths[b]).", pos > n),
-        ("every entry True: the lengths are ignored.", torch.ones(n.shape[0], max_len, dtype=torch.bool)),
+        (t("cause_padding_transposed"), (pos < n).T),
+        (t("cause_padding_off_by_one"), pos <= n),
+        (t("cause_padding_inverted"), pos >= n),
+        (t("cause_padding_inverted_off_by_one"), pos > n),
+        (t("cause_padding_all_true"), torch.ones(n.shape[0], max_len, dtype=torch.bool)),
     ]
 
 
@@ -32,17 +33,14 @@ def _check(sub, lengths, max_len=None, device="cpu"):
     args = [lengths] if max_len is None else [lengths, max_len]
     expected = ref.padding_mask(*args)
     send = c.as_meta(args) if device == "meta" else c.to(args, device)
-    what = c.describe_call(NAME, send) + ("" if device == "cpu" else f" with lengths on {device}")
+    what = c.describe_call(NAME, send) + ("" if device == "cpu" else t("with_lengths_on", device=device))
     reply = sub.call(NAME, send, device=device)
     if not reply.ok:
         cause = None
         if "device" in reply.error:
-            cause = ("a tensor created without device= (it lands on the CPU): "
-                     "torch.arange(max_len, device=lengths.device).")
+            cause = t("cause_padding_arange_device")
         elif device == "meta" and "meta" in reply.error:
-            cause = ("values of lengths read in Python (.item(), int(), .tolist() or a Python loop): on the meta "
-                     "device tensors have shapes but no values; with max_len given, build the mask from "
-                     "torch.arange(max_len, device=lengths.device) and a comparison.")
+            cause = t("cause_padding_meta_values")
         c.fail(f"{what} {c.with_cause(reply.error, cause)}")
     check_mask(reply.value, expected, what, device, _variants(lengths, expected.shape[1]),
                shape_hint=_shape_hint(lengths, max_len))
@@ -54,7 +52,7 @@ def _shape_hint(lengths, max_len):
     def h(got, want):
         longest = int(lengths.cpu().max()) if lengths.numel() else 0
         if max_len is not None and max_len != longest and tuple(got) == (want[0], longest):
-            return f"max_len is ignored: the mask has lengths.max() = {longest} columns instead of max_len = {max_len}."
+            return t("cause_max_len_ignored", longest=longest, max_len=max_len)
         return None
     return h
 
@@ -85,4 +83,4 @@ def test_vectorised(sub):
     c.tensor(c.call(sub, NAME, [_lengths([3, 1, 4])]).value, NAME)  # it runs (its values: the values checks)
     small = ([_lengths([3, 1])], {})
     large = ([_lengths([3, 1, 4, 2, 5, 1, 2])], {})
-    c.check_vectorised(sub, NAME, small, large, "the batch")
+    c.check_vectorised(sub, NAME, small, large, "batch")

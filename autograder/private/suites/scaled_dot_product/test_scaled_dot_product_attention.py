@@ -9,6 +9,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.solutions import scaled_dot_product as ref
 from autograder.private.solutions.classic_attention import masked_softmax
@@ -49,39 +50,35 @@ def masks(lead, T_q, T_k, seed):
 
 def _alternatives(q, k, v, mask):
     """(cause, output, weights) for the usual mistakes, computed here from the inputs."""
-    q, k, v = (t.detach().double().cpu() for t in (q, k, v))
+    q, k, v = (x.detach().double().cpu() for x in (q, k, v))
     d_k, d_v = q.shape[-1], v.shape[-1]
     scores = q @ k.transpose(-2, -1)
     right = scores / math.sqrt(d_k)
     out = []
     for cause, factor in (
-        ("the scores are divided by d_k; divide by sqrt(d_k).", 1 / d_k),
-        ("the scores are divided by sqrt(d_v); the scale is 1/sqrt(d_k), the size of queries and keys.", d_v ** -0.5),
-        ("the scores are not scaled; divide them by sqrt(d_k).", 1.0),
-        ("the scores are multiplied by sqrt(d_k); divide by it.", math.sqrt(d_k)),
+        ("cause_sdpa_divided_by_dk", 1 / d_k),
+        ("cause_sdpa_divided_by_sqrt_dv", d_v ** -0.5),
+        ("cause_sdpa_not_scaled", 1.0),
+        ("cause_sdpa_multiplied_by_sqrt_dk", math.sqrt(d_k)),
     ):
-        if d_k == d_v and "d_v" in cause:
+        if d_k == d_v and cause == "cause_sdpa_divided_by_sqrt_dv":
             continue
-        out.append((cause, masked_softmax(scores * factor, mask, dim=-1)))
-    out.append(("softmax over the query axis (dim=-2) instead of the key axis (dim=-1).",
-                masked_softmax(right, mask, dim=-2)))
+        out.append((t(cause), masked_softmax(scores * factor, mask, dim=-1)))
+    out.append((t("cause_softmax_over_queries"), masked_softmax(right, mask, dim=-2)))
     if mask is not None:
         m = mask.cpu()
         out += [
-            ("mask polarity inverted: True means 'may attend'.", masked_softmax(right, ~m)),
-            (c.MASK_IGNORED, masked_softmax(right)),
-            ("masked scores filled with 0 instead of -inf.", torch.softmax(right.masked_fill(~m, 0.0), -1)),
-            ("the mask is applied after the softmax (the weights are not renormalised).",
-             torch.softmax(right, -1) * m),
+            (t("cause_polarity_may_attend"), masked_softmax(right, ~m)),
+            (c.mask_ignored(), masked_softmax(right)),
+            (t("cause_zero_fill"), torch.softmax(right.masked_fill(~m, 0.0), -1)),
+            (t("cause_mask_after_softmax"), torch.softmax(right, -1) * m),
         ]
         if (~m).all(-1).any():
-            out.append(("a query with no allowed key gets uniform weights (a large finite fill such as -1e9, and no "
-                        "guard): it must get all-zero weights and an all-zero output.",
-                        torch.softmax(right.masked_fill(~m, -1e9), -1)))
+            out.append((t("cause_sdpa_dead_uniform"), torch.softmax(right.masked_fill(~m, -1e9), -1)))
     alts = [(cause, w @ v, w) for cause, w in out]
     w = masked_softmax(right, mask)
     if w.shape[-1] == w.shape[-2]:
-        alts.append(("the weights are returned transposed (they must be (..., T_q, T_k)).", w @ v, w.transpose(-1, -2)))
+        alts.append((t("cause_sdpa_weights_transposed"), w @ v, w.transpose(-1, -2)))
     return alts
 
 
@@ -100,8 +97,8 @@ def hints(args, kwargs):
                 return cause
         if torch.isnan(g).any():
             if mask is not None and (~mask).all(-1).any():
-                return "NaN on a fully masked row: guard the division (a row with no allowed key must give zeros)."
-            return "NaN: exp overflowed (subtract the row maximum before exp) or a division by zero."
+                return t("cause_nan_dead_row_guard")
+            return t("cause_nan_overflow")
         return None
 
     def weights(g, e):
@@ -121,9 +118,7 @@ def _batched_cause(sub, args, dtype=torch.float64, device="cpu"):
     two_d = [a[(0,) * (a.dim() - 2)] for a in args]  # (T, d) each: the first batch item
     two_d = c.as_meta(c.to(two_d, dtype=dtype)) if device == "meta" else c.to(two_d, device, dtype)
     if sub.call(NAME, two_d, device=device).ok:
-        return ("it works on 2-D inputs but not on batched ones: something treats a batched tensor as a matrix "
-                "(.T reverses every axis, torch.mm takes 2-D only); use key.transpose(-2, -1) and @, which keep "
-                "the leading axes.")
+        return t("cause_batched_as_matrix")
     return None
 
 
@@ -144,8 +139,8 @@ def runs(sub, cfg, args, kwargs, **opts):
 def _exactly_zero(w, where, what, cause):
     leak = w[where]
     if leak.numel() and leak.abs().max() != 0:
-        c.fail(f"{what}: {int((leak != 0).sum())} disallowed query-key pairs got non-zero weight "
-               f"(max {float(leak.abs().max()):.3g}); they must get exactly 0. Likely cause: {cause}")
+        c.fail(c.caused(t("pairs_nonzero", what=what, n=int((leak != 0).sum()), max=f"{float(leak.abs().max()):.3g}"),
+                        cause))
 
 
 # -- families -------------------------------------------------------------------
@@ -156,8 +151,8 @@ def test_shapes_and_values(sub, cfg):
         for kwargs in [{}] + [{"mask": m} for m in masks(lead, T_q, T_k, seed=105 + 10 * n)[-1:]]:
             got, _ = values(sub, cfg, args, kwargs)
             sums = got["weights"].double().sum(-1)
-            c.assert_close(sums, torch.ones_like(sums), f"{NAME}: weights summed over the key axis", cfg,
-                           hint=lambda g, e: "rows do not sum to 1 along the keys: softmax over the wrong axis?")
+            c.assert_close(sums, torch.ones_like(sums), t("weights_summed_keys", what=NAME), cfg,
+                           hint=lambda g, e: t("cause_rows_not_one_keys"))
 
 
 def test_mask_shapes(sub, cfg):
@@ -167,8 +162,8 @@ def test_mask_shapes(sub, cfg):
         args = inputs(*size, seed=160 + 10 * n)
         for mask in masks(lead, T_q, T_k, seed=165 + 10 * n):
             got, _ = values(sub, cfg, args, {"mask": mask})
-            _exactly_zero(got["weights"], ~mask.expand(got["weights"].shape), f"{NAME} with a mask {tuple(mask.shape)}",
-                          "masked with a finite fill value, or after the softmax?")
+            _exactly_zero(got["weights"], ~mask.expand(got["weights"].shape),
+                          t("with_mask_of_shape", name=NAME, shape=tuple(mask.shape)), t("cause_finite_fill_or_after"))
 
 
 def test_matches_torch(sub, cfg):
@@ -200,13 +195,13 @@ def _against_torch(got, args, mask, cfg):
     with torch.no_grad():
         t_out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         t_w = F.scaled_dot_product_attention(q, k, eye, attn_mask=mask)  # value = I gives the weights
-    what = f"{c.describe_call(NAME, args, {'mask': mask})} against torch's scaled_dot_product_attention"
+    what = t("against_torch_sdpa", what=c.describe_call(NAME, args, {"mask": mask}))
     h = hints(args, {"mask": mask})
     for name, want in (("weights", t_w), ("output", t_out)):
         g = got[name]
         c.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
         c.assert_close(torch.where(keep, g.double(), 0.0), torch.where(keep, want, 0.0),
-                       f"{what} -> {name} (on queries with an allowed key)", cfg,
+                       t("on_allowed_queries", what=what, name=name), cfg,
                        hint=lambda _g, _e, g=g, e=want, n=name: h[n](g, e))
 
 
@@ -217,17 +212,16 @@ def test_causal_structure(sub, cfg):
     args = inputs(lead, T, T, 4, 5, seed=300)
     mask = ref.causal_mask(T)
     got, _ = runs(sub, cfg, args, {"mask": mask})
-    _exactly_zero(got["weights"], ~mask.expand(*lead, T, T), f"{NAME} with a causal mask",
-                  "masked with a finite fill value, or after the softmax?")
+    _exactly_zero(got["weights"], ~mask.expand(*lead, T, T), t("with_causal_mask", name=NAME),
+                  t("cause_finite_fill_or_after"))
     for s in (1, 4):
         q, k, v = (a.clone() for a in args)
         k[..., s:, :] += c.randn(k[..., s:, :].shape, 301 + s, scale=5.0)
         v[..., s:, :] += c.randn(v[..., s:, :].shape, 302 + s, scale=5.0)
         again = c.outputs(c.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
         c.assert_close(again["output"][..., :s, :], got["output"][..., :s, :],
-                       f"{NAME} with a causal mask: output at positions < {s} after changing only keys and values "
-                       f"at positions >= {s}", cfg,
-                       hint=lambda g, e: "future positions leak into the output (the mask is not applied to the scores?)")
+                       t("output_after_future_change", what=t("with_causal_mask", name=NAME), s=s), cfg,
+                       hint=lambda g, e: t("cause_future_leak"))
 
 
 def test_padding_structure(sub, cfg):
@@ -239,15 +233,15 @@ def test_padding_structure(sub, cfg):
     pad = c.lengths_mask(lengths, T_k)  # (B, T_k)
     mask = pad.unsqueeze(1)  # (B, 1, T_k)
     got, _ = runs(sub, cfg, args, {"mask": mask})
-    _exactly_zero(got["weights"], ~mask.expand(3, T_q, T_k), f"{NAME} with a padding mask",
-                  "masked with a finite fill value, or after the softmax?")
+    _exactly_zero(got["weights"], ~mask.expand(3, T_q, T_k), t("with_padding_mask", name=NAME),
+                  t("cause_finite_fill_or_after"))
     q, k, v = (a.clone() for a in args)
     k[~pad] += c.randn(k[~pad].shape, 351, scale=5.0)
     v[~pad] += c.randn(v[~pad].shape, 352, scale=5.0)
     again = c.outputs(c.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
     c.assert_close(again["output"], got["output"],
-                   f"{NAME} with a padding mask: output after changing only padded keys and values", cfg,
-                   hint=lambda g, e: "padded keys still influence the output (the mask is not applied to the scores?)")
+                   t("output_after_padded_change", what=t("with_padding_mask", name=NAME)), cfg,
+                   hint=lambda g, e: t("cause_padded_influence"))
 
 
 def test_fully_masked_rows(sub, cfg):
@@ -312,9 +306,8 @@ def test_meta_device(sub, cfg):
         meta_args, meta_kwargs = c.as_meta(c.to(args, dtype=torch.float32)), c.as_meta(kwargs)
         reply = sub.call(NAME, meta_args, meta_kwargs, device="meta")
         if not reply.ok and "device" in reply.error:
-            c.fail(f"{c.describe_call(NAME, meta_args, meta_kwargs)} on the meta device {reply.error.rstrip('.!')}. "
-                   "Likely cause: a tensor created without device= (it lands on the CPU); use device=query.device "
-                   "or torch.zeros_like / new_zeros.")
+            c.fail(c.caused(t("on_meta_device", what=c.describe_call(NAME, meta_args, meta_kwargs),
+                              error=reply.error.rstrip(".!")), t("cause_no_device_query")))
         runs(sub, cfg, args, kwargs, dtype=torch.float32, device="meta")
 
 
@@ -334,7 +327,7 @@ def test_from_scratch(sub, cfg, cells, provided):
 def test_vectorised(sub, cfg):
     args = inputs(*SIZES[1], seed=900)
     runs(sub, cfg, args, {})
-    for grow, small, large in (("the batch", ((2,), 3), ((6,), 3)), ("the query length", ((2,), 2), ((2,), 7))):
+    for grow, small, large in (("batch", ((2,), 3), ((6,), 3)), ("query_length", ((2,), 2), ((2,), 7))):
         pair = []
         for lead, T_q in (small, large):
             a = inputs(lead, T_q, 5, 4, 6, seed=910)
