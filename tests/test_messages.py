@@ -143,12 +143,17 @@ def test_no_fail_call_in_the_suites_takes_english_prose():
     assert not bad, f"failure messages written in the code, not the catalog: {bad}"
 
 
+NEEDLES = ("ERROR_CAUSES", "WORKER_GRAD_ERRORS", "SOURCE_FINDINGS")
+
+
 def _error_cause_needles(tree):
-    """The string constants of ERROR_CAUSES: torch's own English error text, matched, never shown."""
+    """The string constants of NEEDLES: the English text of torch's errors, of the worker and
+    of the source checks, matched (a catalog key says what it means), never shown as written."""
+    out = set()
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "ERROR_CAUSES" for t in node.targets):
-            return {id(n) for n in ast.walk(node.value) if isinstance(n, ast.Constant)}
-    return set()
+        if isinstance(node, ast.Assign) and any(getattr(x, "id", None) in NEEDLES for x in node.targets):
+            out |= {id(n) for n in ast.walk(node.value) if isinstance(n, ast.Constant)}
+    return out
 
 
 def test_no_english_prose_is_left_in_the_suites_code():

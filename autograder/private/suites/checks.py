@@ -17,6 +17,7 @@ float64 on the CPU) or torch's own modules, never the student's code.
 """
 import contextlib
 import math
+import re
 
 import pytest
 import torch
@@ -175,6 +176,44 @@ ERROR_CAUSES = [
     (("leaf Variable that requires grad is being used in an in-place operation",
       "modified by an inplace operation"), "cause_in_place"),
 ]
+
+
+# What the worker says about gradients it could not compute (it runs the student's
+# code and writes plain English): (its exact words, the catalog key that says them).
+WORKER_GRAD_ERRORS = [
+    (re.compile(r"the outputs do not depend on the inputs through autograd \(detached\?\)"), "grads_not_connected"),
+    (re.compile(r"expected (?P<n>\d+) output tensors, got (?P<got>\d+)"), "grads_output_count"),
+]
+
+
+def grads_error(error):
+    """The worker's gradient error in the language in force (torch's own errors as they are)."""
+    for pattern, key in WORKER_GRAD_ERRORS:
+        m = pattern.fullmatch(error.strip())
+        if m:
+            return t(key, **m.groupdict())
+    return error
+
+
+# What the notebook reader's source checks found (`sub.submission.findings`, in
+# English): (its words, the catalog key that says them in the language in force).
+SOURCE_FINDINGS = [
+    (re.compile(r"cell (?P<cell>\d+), line (?P<line>\S+): uses torch's built-in `(?P<name>[^`]+)`"), "finding_builtin"),
+    (re.compile(r"cell (?P<cell>\d+), line (?P<line>\S+): looks up `(?P<name>[^`]+)` by name"), "finding_lookup"),
+    (re.compile(r"cell (?P<cell>\d+), line (?P<line>\S+): uses torch's tracing internals \(`(?P<name>[^`]+)`\)"),
+     "finding_tracing"),
+    (re.compile(r"cell (?P<cell>\d+), line (?P<line>\S+): reaches for the grader's own modules \(`(?P<name>[^`]+)`\)"),
+     "finding_kit"),
+]
+
+
+def finding_text(finding):
+    """A source check's finding in the language in force (one it does not know: as it is)."""
+    for pattern, key in SOURCE_FINDINGS:
+        m = pattern.fullmatch(str(finding))
+        if m:
+            return t(key, **m.groupdict())
+    return str(finding)
 
 
 def error_hint(error):
@@ -530,7 +569,8 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
     check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints)
     grads = reply.grads or {}
     if "error" in grads:
-        fail(t("gradients_of", what=what, error=with_cause(grads["error"], error_hint(grads["error"]) or detached())))
+        fail(t("gradients_of", what=what,
+               error=with_cause(grads_error(grads["error"]), error_hint(grads["error"]) or detached())))
     r_args = [a.detach().clone().requires_grad_(i in grad_args) if isinstance(a, torch.Tensor) else a
               for i, a in enumerate(args)]
     r_out = ref_fn(*r_args, **kwargs)
@@ -564,7 +604,8 @@ def check_finite_grads(sub, name, args, kwargs, out_names, seed, **opts):
     what = describe_call(name, args, kwargs)
     grads = reply.grads or {}
     if "error" in grads:
-        fail(t("gradients_of", what=what, error=with_cause(grads["error"], error_hint(grads["error"]) or detached())))
+        fail(t("gradients_of", what=what,
+               error=with_cause(grads_error(grads["error"]), error_hint(grads["error"]) or detached())))
     for i, g in enumerate(grads.get("inputs") or []):
         if isinstance(g, torch.Tensor) and not torch.isfinite(g.double()).all():
             fail(caused(t("grad_nonfinite_dead_row", what=t("gradient_wrt_argument", what=what, i=i + 1)),
@@ -643,7 +684,7 @@ def no_tracing_tampering(sub, name):
         fail(t("source_checks_missing", name=name))
     found = findings.get("tracing") or []
     if found:
-        fail(caused(t("tracing_tampered", name=name, finding=found[0]), t("cause_tracing")))
+        fail(caused(t("tracing_tampered", name=name, finding=finding_text(found[0])), t("cause_tracing")))
 
 
 def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
@@ -658,7 +699,7 @@ def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
     found = sorted(f for f in list((findings.get("forbidden") or {}).get(name) or []) + list(findings.get("unchecked") or [])
                    if excused.get(f) not in provided)
     if found:
-        fail(caused(t("builtin_in_source", name=name, finding=found[0]), t("cause_builtin_source")))
+        fail(caused(t("builtin_in_source", name=name, finding=finding_text(found[0])), t("cause_builtin_source")))
     if reply.forbidden_seen:
         fail(caused(t("builtin_called", name=name, builtin=reply.forbidden_seen[0]), t("cause_builtin_traced")))
     return reply
