@@ -136,8 +136,9 @@ def _load(path):
             if not isinstance(own[section], dict):
                 raise ConfigError(f"{path}: section '{section}' is not a mapping")
             merged[section] = {**(data.get(section) or {}), **own[section]}
-    for key, value in own.items():
-        merged.setdefault(key, value)
+    for key, value in own.items():  # top-level settings (language): the course's own replace the defaults
+        if key != "assignments" and key not in MERGED_SECTIONS:
+            merged[key] = value
     _validate(merged, path)
     return Config(Path(path), merged)
 

@@ -74,3 +74,10 @@ def test_a_file_that_cannot_be_read_is_told_in_the_courses_language(tmp_path):
     en = grade(path, cfg=CFG, lang="en")
     assert en.notes[0].startswith("Not graded: broken.ipynb is not a notebook (invalid JSON")
     assert en.to_gradescope()["extra_data"]["status"] == "not_graded"
+
+
+def test_a_courses_own_grading_yml_sets_its_language(tmp_path):
+    own = tmp_path / "grading.yml"
+    own.write_text("language: en\n")
+    assert config.load(own).language == "en"
+    assert config.load(ROOT / "grading.yml").language == "pt-BR"  # the course this kit serves

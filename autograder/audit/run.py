@@ -23,7 +23,7 @@ from autograder import config as config_mod
 from autograder.audit.catalog import entries, fill_entry
 from autograder.judge import scoring
 from autograder.judge.detect import question_name
-from autograder.audit.examples import TEMPLATES
+from autograder.audit.examples import template_path
 from autograder.audit.public import public_failures
 from autograder.grade import grade_batch
 
@@ -51,7 +51,7 @@ def audit(assignment=None, cfg=None, progress=True, log=print, public=True):
         tmp = Path(tmp)
         files = []
         for e in chosen:
-            template = json.loads((TEMPLATES / f"{e.assignment}.ipynb").read_text())
+            template = json.loads(template_path(e.assignment).read_text())
             path = tmp / e.assignment / f"{e.name}.ipynb"
             path.parent.mkdir(exist_ok=True)
             path.write_text(json.dumps(fill_entry(template, e)))
