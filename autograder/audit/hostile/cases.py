@@ -950,8 +950,9 @@ def _search_cell(needles, modules=()):
 
 @case("search_disk_for_answers", "while loading, a cell walks every folder the worker can reach (and every zip) "
       "for files defining causal_mask, and tries the kit's private package by name; causal_mask then executes "
-      "each one found and returns the first that gives a correct mask", max_score=8,
-      questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"), root_only=ROOT_WHY)
+      "each one found and returns the first that gives a correct mask (none: a wrong mask on the right device)",
+      max_score=8.5, questions_lose=["causal_mask"],  # 0.5: its device check, as an honest wrong mask earns
+      questions_keep_full=others("causal_mask"), root_only=ROOT_WHY)
 def _():
     nb = replace_function(reference(demo=False), "causal_mask", (
         "def causal_mask(seq_len, device=None):\n"

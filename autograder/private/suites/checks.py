@@ -505,11 +505,40 @@ def check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, *, dtype=torch.f
     """The call returns the contract's outputs: their shapes (the reference's),
     the inputs' dtype and device. Values are the values check's business: a
     check of another property starts with this, so that it judges its own
-    property even when the values are wrong."""
+    property even when the values are wrong. On the meta device (no values),
+    the same call on the CPU must give plausible outputs first."""
+    if str(device) == "meta":
+        check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype=dtype, device="cpu",
+                   shape_hints=shape_hints, **opts)
     got, expected, what = _outputs_of(sub, name, args, kwargs, ref_fn, out_names, dtype, device, opts)
     for n, exp in expected.items():
         check_meta(got[n], f"{what} -> {n}", tuple(exp.shape), dtype, device, hint=(shape_hints or {}).get(n))
+    if str(device) != "meta":
+        check_plausible(got, expected, what)
     return got, expected
+
+
+def check_plausible(got, expected, what):
+    """The outputs are the function's real work, not a placeholder: no NaN or
+    inf where the reference has a non-zero number, weights whose rows sum to 1
+    wherever the reference's do, and not all zeros where the reference is not.
+    A check of another property needs this much (so that returning zeros or
+    NaN of the right shape earns none of it); a wrong formula passes it."""
+    for n, exp in expected.items():
+        g, e = got[n].detach().double().cpu(), exp.detach().double().cpu()
+        if g.shape != e.shape:
+            continue
+        bad = ~torch.isfinite(g) & torch.isfinite(e) & (e != 0)
+        if bad.any():
+            fail(t("not_plausible_nan", what=f"{what} -> {n}", n=int(bad.sum())))
+        if n == "weights" and g.dim() >= 1:
+            live = (e.sum(-1) - 1).abs() < 1e-6  # rows the reference gives a distribution
+            sums = g.sum(-1)[live]
+            if sums.numel() and not torch.allclose(sums, torch.ones_like(sums), atol=0.05):
+                worst = float(sums[(sums - 1).abs().argmax()])
+                fail(t("not_weights", what=f"{what} -> {n}", sum=f"{worst:.3g}"))
+        elif g.numel() and g.abs().max() == 0 and e.abs().max() > 0:
+            fail(t("all_zeros", what=f"{what} -> {n}"))
 
 
 def close_enough(got, expected, cfg):

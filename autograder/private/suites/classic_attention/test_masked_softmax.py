@@ -119,6 +119,7 @@ def test_meta_device(sub, cfg):
 def test_inputs_unchanged(sub, cfg):
     scores = c.randn((3, 5), 190)
     mask = c.rand_mask((3, 5), 191)
+    c.check_runs(sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT)
     c.check_inputs_unchanged(sub, NAME, [scores], {"mask": mask})
 
 

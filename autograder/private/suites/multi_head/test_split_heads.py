@@ -63,6 +63,7 @@ def test_meta_device(sub, cfg):
 
 def test_inputs_unchanged(sub, cfg):
     x = c.randn((2, 4, 12), 500)
+    c.check_runs(sub, cfg, NAME, [x, 3], {}, ref.split_heads, OUT)
     c.check_inputs_unchanged(sub, NAME, [x, 3])
 
 

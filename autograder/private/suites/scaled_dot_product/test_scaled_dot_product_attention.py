@@ -315,6 +315,7 @@ def test_inputs_unchanged(sub, cfg):
     args = inputs(*SIZES[2], seed=800)
     mask = masks(*SIZES[2][:3], seed=801)[1]
     with c.explain_errors(lambda: _batched_cause(sub, args)):
+        runs(sub, cfg, args, {"mask": mask})
         c.check_inputs_unchanged(sub, NAME, args, {"mask": mask})
 
 
