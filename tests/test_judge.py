@@ -1,6 +1,7 @@
 """The judge side holds against what a worker or a student's text can send it."""
 import json
 import os
+import re
 import struct
 
 import pytest
@@ -95,7 +96,7 @@ def test_ci_summary_and_results_of_an_injecting_notebook_stay_the_graders(tmp_pa
     for t in results["tests"]:  # Markdown that Gradescope renders: nothing of the student's acts as Markdown or HTML
         for line in t["output"].splitlines():
             assert not line.startswith(("#", "|", "!", "<", "::", "\x1b", ">")), line
-            assert "<img" not in line and not re.search(r"(?<!\\)[`<>|#!\[\]]", line.replace("**", "")), line
+            assert not re.search(r"(?<!\\)[`<>|#!\[\]]", line.replace("**", "")), line
 
 
 @pytest.mark.skipif(os.geteuid() != 0 and not os.environ.get("CI"), reason="control groups need a root judge")
