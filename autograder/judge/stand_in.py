@@ -18,6 +18,7 @@ import torch
 
 from autograder.judge import detect
 from autograder.judge.text import one_line
+from autograder.messages import t
 
 MAX_CALLBACKS = 256  # a loop over a batch calls its softmax a few times; a flood is the student's own loss
 
@@ -49,11 +50,11 @@ class StandIn:
     def answer(self, target, allowed, message, count):
         """The reply to one callback from the worker (plain data, checked here)."""
         if count > MAX_CALLBACKS:
-            return {"ok": False, "error": f"more than {MAX_CALLBACKS} calls to graded functions in one call"}
+            return {"ok": False, "error": t("stand_in_flood", n=MAX_CALLBACKS)}
         name = message.get("name")
         args, kwargs = message.get("args"), message.get("kwargs")
         if name not in allowed or not isinstance(args, list) or not isinstance(kwargs, dict):
-            return {"ok": False, "error": "the grader answers no such call"}
+            return {"ok": False, "error": t("stand_in_refused")}
         self.used.setdefault(target, set()).add(name)
         fn = self.functions[name]
         grads_out = message.get("grad_outputs")
