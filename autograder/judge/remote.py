@@ -58,6 +58,8 @@ def _error_line(err, labels=None):
         return t("undescribed_error")
     place = where_text(err.get("where"), labels)
     where = f" ({place})" if place else ""
+    if err.get("type") == "OutputLimit" and type(err.get("cap")) is int:
+        return t("output_limit_raised", where=where, bytes=err["cap"])
     return t("raised", type=one_line(err.get("type", "Exception"), 80), where=where,
              message=one_line(err.get("message", ""), 400))
 

@@ -49,6 +49,13 @@ class StandIn:
 
     def answer(self, target, allowed, message, count):
         """The reply to one callback from the worker (plain data, checked here)."""
+        reply = self._answer(target, allowed, message, count)
+        if not reply.get("ok"):
+            name = message.get("name") if isinstance(message.get("name"), str) else "?"
+            reply["error"] = t("stand_in_error", name=one_line(name, 60), why=reply["error"])
+        return reply
+
+    def _answer(self, target, allowed, message, count):
         if count > MAX_CALLBACKS:
             return {"ok": False, "error": t("stand_in_flood", n=MAX_CALLBACKS)}
         name = message.get("name")

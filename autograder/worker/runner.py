@@ -44,7 +44,8 @@ def _error(exc):
         import resource
 
         cap = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-        return {"type": "OutputLimit", "message": f"printed more than the {cap}-byte output limit; output truncated",
+        return {"type": "OutputLimit", "cap": cap,  # the judge words it (this message is a fallback)
+                "message": f"printed more than the {cap}-byte output limit; output truncated",
                 "where": _where(exc)}
     msg = str(exc)
     if len(msg) > MESSAGE_CHARS:
@@ -87,7 +88,7 @@ class Worker:
                 reply = rpc(message)
                 if not isinstance(reply, dict) or not reply.get("ok"):
                     error = reply.get("error") if isinstance(reply, dict) else None
-                    raise RuntimeError(f"{name} (answered by the grader): {error}")
+                    raise RuntimeError(str(error) if error else name)  # the judge words it
                 return reply
 
             class Call(torch.autograd.Function):

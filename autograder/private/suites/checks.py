@@ -204,6 +204,12 @@ SOURCE_FINDINGS = [
      "finding_tracing"),
     (re.compile(r"cell (?P<cell>\d+), line (?P<line>\S+): reaches for the grader's own modules \(`(?P<name>[^`]+)`\)"),
      "finding_kit"),
+    (re.compile(r"cell (?P<cell>\d+): could not be parsed to check it \((?P<why>.*)\), and it names `(?P<name>[^`]+)`"),
+     "finding_unparsed_names"),
+    (re.compile(r"cell (?P<cell>\d+): could not be parsed to check it \((?P<why>.*)\), and uses torch's tracing "
+                r"internals \(`(?P<name>[^`]+)`\)"), "finding_unparsed_tracing"),
+    (re.compile(r"cell (?P<cell>\d+): could not be parsed to check it \((?P<why>.*)\), and reaches for the grader's "
+                r"own modules \(`(?P<name>[^`]+)`\)"), "finding_unparsed_kit"),
 ]
 
 
