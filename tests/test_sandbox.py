@@ -161,3 +161,21 @@ def test_concurrent_judges_never_share_a_worker_uid():
     other = subprocess.run([sys.executable, "-c", "from autograder.sandbox.uids import worker_uid; print(worker_uid())"],
                            capture_output=True, text=True, check=True).stdout.strip()
     assert mine != int(other) and mine == worker_uid()
+
+
+def test_an_interpreter_started_by_a_relative_path_from_outside_the_view_still_runs_workers(tmp_path):
+    """`../venv/bin/python -m autograder check ...` from a folder the worker cannot see."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    here = tmp_path / "work"
+    here.mkdir()
+    python = os.path.relpath(sys.executable, here)  # through folders outside the worker's view
+    assert ".." in python
+    notebook = ROOT / "examples/submissions/scaled_dot_product/reference.ipynb"
+    proc = subprocess.run([python, "-m", "autograder", "check", str(notebook)], cwd=here, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout[-2000:] + proc.stderr[-2000:]

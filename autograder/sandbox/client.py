@@ -9,7 +9,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -77,7 +76,7 @@ class WorkerClient:
                                              (req_r, rep_w, out.fileno()), cgroups)
             else:
                 proc = subprocess.Popen(
-                    [sys.executable, "-m", "autograder.worker", str(req_r), str(rep_w)],
+                    [view_mod.interpreter(), "-m", "autograder.worker", str(req_r), str(rep_w)],
                     pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     cwd=scratch / "work", env=env,
                     preexec_fn=lambda: apply_limits(self.limits, uid, view, cgroups, str(scratch)),

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 
-from autograder.sandbox.view import worker_env
+from autograder.sandbox.view import interpreter, worker_env
 
 MAX_MESSAGE = 1 << 16
 _PRESTARTED = []
@@ -43,7 +43,7 @@ def launch():
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     env = dict(worker_env("/tmp"), HOME="/tmp", TMPDIR="/tmp", MPLCONFIGDIR="/tmp")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "autograder.sandbox.forkserver", str(theirs.fileno())],
+        [interpreter(), "-m", "autograder.sandbox.forkserver", str(theirs.fileno())],
         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd="/", env=env,
     )
     theirs.close()

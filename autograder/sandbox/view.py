@@ -41,6 +41,13 @@ LIBRARIES = ("torch", "numpy", "matplotlib")
 KIT_DISTRIBUTIONS = ("attention-autograder-kit", "attention-autograder-kit-public")
 
 
+
+def interpreter():
+    """This Python as a path a worker can reach: absolute, `..` folded away but
+    links kept (a venv's bin/python must stay the venv's), so that starting
+    the interpreter as `../venv/bin/python` from a folder outside the view works."""
+    return os.path.normpath(os.path.abspath(sys.executable))
+
 @dataclass
 class View:
     binds: list = field(default_factory=list)  # read-only, at the same path inside
@@ -164,7 +171,7 @@ def worker_env(scratch):
     folder that holds the worker side of this copy of the kit."""
     work = str(Path(scratch) / "work")
     env = {
-        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{Path(interpreter()).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": work,
         "TMPDIR": work,
         "KIT_PROGRESS": str(Path(scratch) / "progress"),
