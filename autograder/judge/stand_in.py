@@ -42,6 +42,9 @@ class StandIn:
         self.functions = {n: f for n, f in graded_functions(assignment).items()
                           if on and detect.question_name(n) in questions}
         self.used = {}  # graded target -> names the judge stood in for while it ran
+        # the most a stand-in's answer may hold (what the judge reads from a worker at most):
+        # broadcasting small inputs could otherwise make the judge build a huge result
+        self.max_bytes = int(cfg.limits.get("reply_bytes") or 0)
 
     def allowed(self, target):
         """What the judge stands in for while `target` runs: the others."""
@@ -66,6 +69,9 @@ class StandIn:
         fn = self.functions[name]
         grads_out = message.get("grad_outputs")
         try:
+            size = _output_bytes(fn, args, kwargs)  # on the meta device: shapes, no memory
+            if self.max_bytes and size > self.max_bytes:
+                return {"ok": False, "error": t("stand_in_too_big", size=size, limit=self.max_bytes)}
             if grads_out is None:
                 with torch.no_grad():
                     value = fn(*args, **kwargs)
@@ -73,6 +79,17 @@ class StandIn:
             return {"ok": True, "grads": _backward(fn, args, kwargs, grads_out)}
         except Exception as exc:  # noqa: BLE001 - the inputs are the student's: any error is theirs to see
             return {"ok": False, "error": one_line(f"{type(exc).__name__}: {exc}", 300)}
+
+
+def _output_bytes(fn, args, kwargs):
+    """The bytes `fn`'s outputs would take, worked out on meta copies of the inputs."""
+    def meta(v):
+        return torch.empty(v.shape, dtype=v.dtype, device="meta") if isinstance(v, torch.Tensor) else v
+
+    with torch.no_grad():
+        out = fn(*[meta(a) for a in args], **{k: meta(v) for k, v in kwargs.items()})
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return sum(o.numel() * o.element_size() for o in outs if isinstance(o, torch.Tensor))
 
 
 def _detached(value):

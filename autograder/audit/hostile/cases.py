@@ -814,6 +814,21 @@ def _():
         "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n")))
 
 
+@case("stand_in_broadcast", "classic attention: dot_attention asks the judge's stand-in for masked_softmax of a "
+      "(20000, 1) score against a (1, 20000) mask (3.2 GB once broadcast), then answers correctly",
+      assignment=CLASSIC, max_score=16.99, questions_lose=["dot_attention"],
+      questions_keep_full=others_of(CLASSIC_QS, "dot_attention"), reason_contains=["over the"])
+def _():
+    return ipynb(replace_function(reference(CLASSIC, demo=False), "dot_attention", (
+        "def dot_attention(decoder_state, encoder_states, mask=None):\n"
+        "    masked_softmax(torch.zeros(20000, 1, dtype=torch.float64), torch.ones(1, 20000, dtype=torch.bool))\n"
+        "    if decoder_state.shape[-1] != encoder_states.shape[-1]:\n"
+        "        raise ValueError('d_s and d_h differ')\n"
+        "    scores = (encoder_states @ decoder_state.unsqueeze(-1)).squeeze(-1)\n"
+        "    weights = masked_softmax(scores, mask, dim=-1)\n"
+        "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n")))
+
+
 @case("multi_reference", "the correct multi-head notebook (control)", assignment=MULTI, max_score=10,
       questions_keep_full=list(MULTI_QS))
 def _():
