@@ -89,6 +89,7 @@ class GradeResult:
                "extra_data": {"kit_version": __version__, "language": self.language or messages.current(),
                               "status": self.status,
                               "internal_errors": len(getattr(self, "internal_errors", None) or [])}}
+        out["extra_data"].update(self.records())
         if self.notes:
             out["output"] = markdown_lines(self.notes)
         if self.peak_mb is not None:
@@ -96,6 +97,32 @@ class GradeResult:
         if getattr(self, "judge_peak_mb", None) is not None:
             out["extra_data"]["judge_peak_mb"] = self.judge_peak_mb
         return out
+
+
+    def records(self):
+        """Plain data for class reports (`autograder.report`), beside the words: every
+        check run (`checks`: question, check, cases, failed, evidence_failed, causes as
+        indices into `causes`), each likely cause once (`causes`: its text as the
+        student read it, its catalog key and fields where it is one of the suites'
+        `cause_*` messages, so it counts the same in every language), and what a
+        person should look at (`flags`)."""
+        causes, checks = [], []
+        for q in self.questions.values():
+            for record in q.checks:
+                indices = []
+                for text in record["causes"]:
+                    found = next((n for n, c in enumerate(causes) if c["text"] == text), None)
+                    if found is None:
+                        key, fields = scoring.cause_id(text)
+                        causes.append({"text": text, "key": key, "fields": fields, "questions": [], "checks": []})
+                        found = len(causes) - 1
+                    c = causes[found]
+                    if q.name not in c["questions"]:
+                        c["questions"].append(q.name)
+                    c["checks"].append(f"{q.name}::{record['check']}")
+                    indices.append(found)
+                checks.append({"question": q.name, **record, "causes": indices})
+        return {"checks": checks, "causes": causes, "flags": dict(getattr(self, "flags", None) or {})}
 
 
 def markdown_lines(lines):
@@ -193,14 +220,27 @@ def _run_suites(plugin, assignment, extra_args=()):
         str(SUITES / assignment), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
         "-p", "no:unraisableexception", "-p", "no:threadexception",
         "--import-mode=importlib", "--rootdir", str(SUITES), "-c", str(SUITES / "pytest.ini"),
-        "--no-header", "-o", "console_output_style=classic", *extra_args,
+        "--no-header", "-o", "console_output_style=classic",
+        # the suites hold no `assert` (a kit test keeps it so): rewriting them cost ~1.9 s a submission
+        "--assert=plain", *extra_args,
     ]
     import io
     import contextlib
+    import os
 
     sink = io.StringIO()
-    with contextlib.redirect_stdout(sink):
-        code = pytest.main(args, plugins=[plugin])
+    # No plugin from the environment (hypothesis's alone imported itself for ~2 s a submission):
+    # the suites need only this one and pytest's own.
+    autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        with contextlib.redirect_stdout(sink):
+            code = pytest.main(args, plugins=[plugin])
+    finally:
+        if autoload is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = autoload
     return code, sink.getvalue()
 
 
@@ -236,6 +276,7 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None, lang
                          for n, p in (cfg.questions(name).items() if name else [])}
             result = GradeResult(Path(path), name, questions, [t("not_graded_note", reason=reason)],
                                  time.monotonic() - start, language=lang, status="not_graded")
+            result.flags = {"not_graded": reason}
         result.judge_peak_mb = _peak_memory_mb()
         return result
     lang = lang or notebook_language(submission) or messages.default(cfg)
@@ -281,6 +322,12 @@ def _grade(path, submission, assignment, cfg, pytest_args, forkserver, start):
     notes += [t("note", text=one_line(e, MAX_LINE_CHARS)) for e in remote.cell_errors[:10]]
     notes += [t("note", text=one_line(n, MAX_LINE_CHARS)) for n in list(remote.notes.values())[:10]]
     result = GradeResult(Path(path), name, questions, notes, time.monotonic() - start, remote.peak_mb)
+    result.flags = {k: v for k, v in {
+        "metadata_assignment": meta if meta and meta != name else None,
+        "not_run": remote.load_failure, "over_budget": remote.over_budget,
+        "skipped_cells": len(remote.skipped), "cell_errors": len(remote.cell_errors),
+        "notes": len(remote.notes), "stand_ins": sorted({n for names in stand_in.used.values() for n in names}),
+    }.items() if v}
     result.judge_peak_mb = _peak_memory_mb()
     result.internal_errors = plugin.internal_errors
     result.outcomes = plugin.outcomes

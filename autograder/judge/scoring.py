@@ -53,6 +53,7 @@ class QuestionResult:
     score: float = 0.0
     lines: list = field(default_factory=list)  # feedback: summary, likely causes, then one failure per line
     failed_checks: list = field(default_factory=list)  # test functions with a failed scored case
+    checks: list = field(default_factory=list)  # plain data per check (`check_records`), for reports
 
 
 def check_label(test):
@@ -123,6 +124,57 @@ def _feedback(checks):
     return lines + details, failed
 
 
+def _template_pattern(template):
+    """A regex matching what `template.format(**fields)` renders, each field a named group."""
+    import re
+    import string
+
+    out, seen = [], set()
+    for literal, name, _, _ in string.Formatter().parse(template):
+        out.append(re.escape(literal))
+        if name:
+            out.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
+            seen.add(name)
+    return re.compile("".join(out) + r"\.?")
+
+
+_CAUSE_PATTERNS = []
+
+
+def cause_id(text):
+    """(catalog key, fields) of a likely cause's text in any language (the suites'
+    `cause_*` messages), or (None, None): a class report counts one cause across
+    languages and words it in its own."""
+    if not _CAUSE_PATTERNS:
+        for key, entry in catalog().items():
+            if key.startswith("cause_"):
+                for template in entry.values():
+                    _CAUSE_PATTERNS.append((key, _template_pattern(template.strip().rstrip("."))))
+    text = text.strip()
+    for key, pattern in _CAUSE_PATTERNS:
+        m = pattern.fullmatch(text)
+        if m:
+            return key, m.groupdict()
+    return None, None
+
+
+def check_records(checks):
+    """Plain data per check of one question, from {test: [outcomes]}: cases scored,
+    failed, failed on an evidence device, and the likely causes its failures gave."""
+    records = []
+    for test, items in checks.items():
+        scored = [i for i in items if not i.evidence]
+        causes = []
+        for i in items:
+            if not i.passed:
+                cause = split_cause(i.message)[1]
+                if cause and cause not in causes:
+                    causes.append(cause)
+        records.append({"check": test, "cases": len(scored), "failed": sum(not i.passed for i in scored),
+                        "evidence_failed": sum(not i.passed for i in items if i.evidence), "causes": causes})
+    return records
+
+
 def score(cfg, assignment, outcomes):
     """{question: QuestionResult} from the suites' outcomes."""
     questions = {n: QuestionResult(n, float(p)) for n, p in cfg.questions(assignment).items()}
@@ -145,6 +197,7 @@ def score(cfg, assignment, outcomes):
             earned += w * sum(i.passed for i in scored) / len(scored)
         q.score = round(q.max_score * earned / total, 2) if total else 0.0
         q.lines, q.failed_checks = _feedback(checks)
+        q.checks = check_records(checks)
     for name, q in questions.items():
         if name not in by_question:
             q.lines.append(t("no_test_ran"))
