@@ -7,7 +7,9 @@ import sys
 PRIVATE_VERBS = ("build", "grade", "ci", "gradescope", "audit", "demo")
 
 
-def main(argv=None):
+def main(argv=None, judge=False):
+    """Run a verb. `judge`: this process is already the judge a one-submission
+    command runs in (`autograder.zygote`)."""
     from autograder import __version__
 
     parser = argparse.ArgumentParser(prog="python -m autograder", description="Attention-mechanisms autograding kit.")
@@ -67,10 +69,11 @@ def main(argv=None):
         return 2
     single = args.verb in ("ci", "gradescope") or (
         args.verb == "grade" and len(args.submissions) == 1 and args.submissions[0].endswith((".ipynb", ".zip")))
-    if single:  # one submission: its fork server imports torch while this process does
-        from autograder.sandbox import forkserver
+    if single and not judge and not (args.verb == "ci" and args.workflow):
+        # one submission: the judge and its fork server share one torch import (autograder.zygote)
+        from autograder import zygote
 
-        forkserver.prestart()
+        return zygote.run(sys.argv[1:] if argv is None else list(argv))
     if args.verb == "build":
         from autograder.build import main as run
     elif args.verb == "grade":

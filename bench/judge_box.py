@@ -48,7 +48,7 @@ def main():
             out = Path(tmp) / name / "out"
             cmd = [sys.executable, "-m", "autograder", "grade", str(path), "--out", str(out),
                    "--assignment", case.assignment, "--no-progress"]
-            seconds, peak, kills, _ = in_box(cmd, cpus, int(mb))
+            seconds, peak, kills, _, _ = in_box(cmd, cpus, int(mb))
             found = list(out.glob("*/results.json"))
             results = json.loads(found[0].read_text()) if found else None
             judge = ((results or {}).get("extra_data") or {}).get("judge_peak_mb")

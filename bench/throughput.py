@@ -60,7 +60,7 @@ def main():
                "--assignment", args.assignment]
         if args.jobs:
             cmd += ["--jobs", str(args.jobs)]
-        kit_s, kit_peak, rc = measure(cmd)
+        kit_s, kit_peak, rc, _ = measure(cmd)
         if rc:
             raise SystemExit(f"kit grade exited {rc}")
         per = [json.loads(p.read_text())["execution_time"] for p in (tmp / "out").glob("*/results.json")]
@@ -77,7 +77,7 @@ def main():
                 (run_dir / "out").mkdir(parents=True)
                 named = run_dir / f"{a}.ipynb"
                 shutil.copy(s, named)
-                t, m, _ = measure([otter, "run", "-a", zips[a], "-o", run_dir / "out", named])
+                t, m, _, _ = measure([otter, "run", "-a", zips[a], "-o", run_dir / "out", named])
                 otter_times.append(t)
                 otter_peak = max(otter_peak, m)
 

@@ -38,13 +38,17 @@ MAX_MESSAGE = 1 << 16
 _PRESTARTED = []
 
 
+def startup_env():
+    """A fork server's whole environment when it starts: a worker's, nothing of the judge's."""
+    return dict(worker_env("/tmp"), HOME="/tmp", TMPDIR="/tmp", MPLCONFIGDIR="/tmp")
+
+
 def launch():
     """Start a fork server process; returns (Popen, the judge's socket)."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    env = dict(worker_env("/tmp"), HOME="/tmp", TMPDIR="/tmp", MPLCONFIGDIR="/tmp")
     proc = subprocess.Popen(
         [interpreter(), "-m", "autograder.sandbox.forkserver", str(theirs.fileno())],
-        pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd="/", env=env,
+        pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd="/", env=startup_env(),
     )
     theirs.close()
     return proc, ours
@@ -54,6 +58,12 @@ def prestart():
     """Start one fork server now, for the next `sandbox.ForkServer()` of this process to take."""
     if not _PRESTARTED:
         _PRESTARTED.append(launch())
+
+
+def attach(proc, sock):
+    """A fork server this process already has (`autograder.zygote` forked it), for the next
+    `ForkServer()` to take; `proc` has Popen's poll, wait and kill."""
+    _PRESTARTED.append((proc, sock))
 
 
 def take_prestarted():
@@ -78,28 +88,28 @@ def _child(req, fds):
     serve_judge(req_r, rep_w)
 
 
-def serve(fd):
+def preload():
+    """What a fork server loads before its first fork (trusted code only, no torch
+    operation): torch, the confinement, the worker side (whose plots are stand-ins:
+    `worker.plots`, so no matplotlib). Also run by the
+    one-submission judge's first process (`autograder.zygote`), which forks its fork
+    server after it."""
+    import torch  # noqa: F401 - imported, never used: forking stays safe
+
+    from autograder.sandbox import warm
+
+    warm.without_dynamo()  # meta-device ops no longer import torch._dynamo (~2 s) in each worker
+    from autograder.sandbox import confine, limits, view  # noqa: F401 - loaded once, shared by every child
+    from autograder.worker import plots, runner  # noqa: F401
+
+
+def serve(fd, preloaded=False):
     from autograder.sandbox import pdeath
 
     pdeath.die_with_parent(ignore_interrupt=True, peer_fd=fd)  # SIGKILL when the judge dies; Ctrl-C is its to act on
     sock = socket.socket(fileno=fd)
-    import torch  # noqa: F401 - imported, never used: forking stays safe
-
-    try:  # torch imports torch._dynamo (~1 s here) on the first meta-device op: import it once, run nothing
-        import torch._dynamo  # noqa: F401
-    except Exception:  # noqa: BLE001 - an optional speed-up; the worker imports it itself if needed
-        pass
-
-    from autograder.sandbox import confine, limits, view  # noqa: F401 - loaded once, shared by every child
-    from autograder.worker import runner  # noqa: F401
-
-    try:  # every notebook draws its heatmap: load matplotlib (no figure, no torch op) once too
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot  # noqa: F401
-    except ImportError:
-        pass
+    if not preloaded:
+        preload()
 
     while True:
         try:

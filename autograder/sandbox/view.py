@@ -80,17 +80,25 @@ def _library_dirs():
         dirs.add(user)
     for name in LIBRARIES:
         module = sys.modules.get(name)
-        if module is None:
-            try:
-                module = __import__(name)
-            except ImportError:
-                continue
-        if getattr(module, "__file__", None):
-            dirs.add(str(Path(module.__file__).resolve().parent.parent))
+        origin = getattr(module, "__file__", None) if module is not None else _origin(name)
+        if origin:
+            dirs.add(str(Path(origin).resolve().parent.parent))
     for d in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
         if d and os.path.isabs(d):
             dirs.add(d)
     return {str(Path(d).resolve()) for d in dirs if d and os.path.isdir(d)}
+
+
+def _origin(name):
+    """Where a top-level package would be imported from, without importing it (matplotlib's
+    import alone costs 0.7 s of CPU, and the worker never loads the real one), or None."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.has_location else None
 
 
 def _is_kit_package(path):
@@ -115,9 +123,8 @@ def _kit_copies(search):
     try:
         from importlib import metadata
 
-        for dist in metadata.distributions():
-            if (dist.metadata.get("Name") or "").lower() not in KIT_DISTRIBUTIONS:
-                continue
+        # by name: read from the folders' names, not by parsing every distribution's metadata (0.3 s)
+        for dist in (d for name in KIT_DISTRIBUTIONS for d in metadata.distributions(name=name)):
             site_dir = Path(dist.locate_file("")).resolve()
             for f in dist.files or ():
                 top = f.parts[0] if f.parts else ""

@@ -116,6 +116,9 @@ class Worker:
 
     # -- load -----------------------------------------------------------
     def load(self, req):
+        from autograder.worker import plots
+
+        plots.install()  # plots are not drawn here (see plots)
         report = []
         provided = req.get("provided") or ""
         if provided:

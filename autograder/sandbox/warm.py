@@ -1,0 +1,45 @@
+"""Keep torch's first meta-device operations from importing torch._dynamo.
+
+torch wraps each of its Python reference implementations (`torch._refs`: what a
+`masked_fill`, `where` or `softmax` runs on the meta device) in
+`torch._disable_dynamo`, which on the wrapped function's first call imports
+torch._dynamo (about 2 s of CPU here, once per process) only to wrap it in a
+"no compiling inside" guard, and caches the guard on the function as
+`__dynamo_disable`. Outside `torch.compile` that guard is the function itself.
+
+`without_dynamo()` caches the function itself there for every wrapper that
+exists, so the first meta call costs no import. It is only a speed-up: a torch
+without these names is left as it is (the import then happens as before), and
+a program that compiles with dynamo still can (the references run eagerly
+inside a compiled graph instead of being skipped). Called once by a fork
+server before it forks (so the workers inherit it) and by the judge.
+"""
+import gc
+import types
+
+
+def without_dynamo():
+    """Seed every existing `torch._disable_dynamo` wrapper; returns how many (0: nothing done)."""
+    try:
+        import torch._compile as compile_api
+
+        probe = compile_api._disable_dynamo(lambda: None)
+        code = probe.__code__
+    except (ImportError, AttributeError, TypeError):
+        return 0
+    seeded = 0
+    for obj in gc.get_objects():
+        if type(obj) is not types.FunctionType or obj.__code__ is not code or not obj.__closure__:
+            continue
+        for cell in obj.__closure__:
+            try:
+                fn = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if callable(fn) and not isinstance(fn, bool) and getattr(fn, "__dynamo_disable", None) is None:
+                try:
+                    fn.__dynamo_disable = fn
+                    seeded += 1
+                except (AttributeError, TypeError):
+                    pass
+    return seeded
