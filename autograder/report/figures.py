@@ -43,7 +43,7 @@ def _svg(fig, prefix):
     fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     text = text[text.index("<svg"):]  # no XML declaration or DOCTYPE inside HTML
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    text = re.sub(r"<!--.*?-->|<metadata>.*?</metadata>", "", text, flags=re.S)  # comments, RDF: bulk only
     text = text.replace(' id="', f' id="{prefix}').replace("url(#", f"url(#{prefix}")
     return text.replace('href="#', f'href="#{prefix}').strip()
 

@@ -358,7 +358,7 @@ def load(out_dir):
         sub = Submission(sid)
         read_json = False
         if not _SAFE_ID.fullmatch(sid):  # a grades.csv id `grade` cannot write: never a path to open
-            sub.reasons.append(("report_look_unreadable", {"reason": "the id is not one `grade` writes"}))
+            sub.reasons.append(("report_look_bad_id", {}))
         elif sid in folders:
             try:
                 from_results(sub, read_results(out / sid / RESULTS))

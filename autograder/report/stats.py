@@ -11,7 +11,8 @@ each figure against one computed by hand:
 - per check (question, test function): how many graded submissions it failed
   (`failed` > 0: any scored case failed), of how many, sorted by share;
 - likely causes: counted once per submission, by catalog key (so the same cause
-  counts alike in every language), by text where there is no key.
+  counts alike in every language), by text where there is no key; their share,
+  like a check's, is of the graded submissions that carry check data.
 """
 import math
 import statistics
@@ -157,9 +158,11 @@ def cause_ident(cause):
 
 
 def cause_stats(scored, order):
-    """Likely causes, each counted once per submission, most common first."""
+    """Likely causes, each counted once per submission, most common first; the share is of
+    the graded submissions with check data (as for checks: the ones whose causes are known)."""
+    with_data = [s for s in scored if s.has_checks]
     found = {}
-    for s in scored:
+    for s in with_data:
         for cause in s.causes:
             ident = cause_ident(cause)
             entry = found.setdefault(ident, {"ids": [], "questions": set(), "seen": []})
@@ -169,7 +172,7 @@ def cause_stats(scored, order):
             entry["questions"] |= {q for q in cause.get("questions", []) if isinstance(q, str)}
     rank = {q: n for n, q in enumerate(order)}
     out = [CauseStats(key=ident[1] if ident[0] == "key" else None, text=e["seen"][0][2]["text"],
-                      count=len(e["ids"]), share=len(e["ids"]) / len(scored), ids=sorted(e["ids"]),
+                      count=len(e["ids"]), share=len(e["ids"]) / len(with_data), ids=sorted(e["ids"]),
                       questions=sorted(e["questions"], key=lambda q: (rank.get(q, len(rank)), q)),
                       seen=sorted(e["seen"], key=lambda x: x[1]))
            for ident, e in found.items()]
