@@ -360,7 +360,7 @@ def test_bad_input_gets_one_line_and_no_traceback(tmp_path):
     assert "Traceback" not in proc.stderr
     page = (weird / "report.html").read_text()
     assert page.count("results.json cannot be read") == 4 and "is malformed and was left out" in page
-    assert "grades.csv names an id that `grade` never writes" in page and not (tmp_path / "etc").exists()
+    assert "../../etc</code></td><td></td><td>no results.json (listed in grades.csv)" in page and not (tmp_path / "etc").exists()
 
 
 def test_the_older_grades_csv_is_read_by_name_and_max_scores_come_from_results_json(real, tmp_path):

@@ -18,7 +18,6 @@ import csv
 import io
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +29,6 @@ MAX_REASON = 300
 STATUSES = ("graded", "partial", "not_graded")
 CSV_META = ("id", "path", "assignment", "name", "email", "sid", "status", "reason", "total", "total_max")
 PARTIAL_FLAGS = ("not_run", "over_budget", "skipped_cells")  # part of the notebook could not run
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
 
 
 @dataclass
@@ -350,16 +348,17 @@ def load(out_dir):
             problems.append(("report_look_bad_csv", {"reason": _clip(exc)}))
     else:
         problems.append(("report_look_no_csv", {}))
-    folders = {p.name for p in out.iterdir() if p.is_dir() and (p / RESULTS).exists()}
+    try:
+        folders = {p.name for p in out.iterdir() if p.is_dir() and (p / RESULTS).exists()}
+    except OSError:
+        raise NotResults("report_not_a_folder", {"path": str(out_dir)}) from None
     if not folders and not rows:
         raise NotResults("report_nothing", {"path": str(out_dir)})
     subs = []
     for sid in sorted(folders | set(rows)):
         sub = Submission(sid)
         read_json = False
-        if not _SAFE_ID.fullmatch(sid):  # a grades.csv id `grade` cannot write: never a path to open
-            sub.reasons.append(("report_look_bad_id", {}))
-        elif sid in folders:
+        if sid in folders:  # a folder found in OUT: a grades.csv id alone never becomes a path
             try:
                 from_results(sub, read_results(out / sid / RESULTS))
                 read_json = True

@@ -60,7 +60,7 @@ def _summary(a, lang, n):
              f"<tr>{row}</tr></table>")
     fig = figures.histogram(s.values, s.maximum, prefix=f"a{n}-", bins=10, mean=s.mean,
                             xlabel=t("report_score_axis", lang), ylabel=t("report_count_axis", lang),
-                            title=f'{t("report_histogram", lang)}: {words.assignment_title(a.name, lang)}')
+                            title=f'{t("report_histogram", lang)}: {t("report_assignment", lang, name=a.name)}')
     return f'<h3>{escape(t("report_scores", lang))}</h3>{table}<figure data-figure="scores">{fig}</figure>'
 
 
@@ -127,9 +127,11 @@ def _look(folder, lang):
 
 
 def render(folder, assignments, lang):
-    """The report's HTML (text) for a loaded `folder` and its `stats.by_assignment`."""
+    """The report's HTML (text) for a loaded `folder` and its `stats.by_assignment` (submissions
+    of no known assignment have no section: they are all under "needs a look")."""
+    assignments = [a for a in assignments if a.name is not None]
     title = t("report_title", lang)
-    nav = "".join(f'<a href="#a{n}">{escape(words.assignment_title(a.name, lang))}</a>'
+    nav = "".join(f'<a href="#a{n}">{escape(t("report_assignment", lang, name=a.name))}</a>'
                   for n, a in enumerate(assignments))
     nav += f'<a href="#look">{escape(t("report_look", lang))}</a>'
     parts = [f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8">'
@@ -140,7 +142,7 @@ def render(folder, assignments, lang):
              f"<nav>{nav}</nav>"]
     for n, a in enumerate(assignments):
         parts.append(f'<section id="a{n}" data-assignment="{escape(a.name or "")}">'
-                     f"<h2>{escape(words.assignment_title(a.name, lang))}</h2>")
+                     f"<h2>{escape(t('report_assignment', lang, name=a.name))}</h2>")
         if a.scored:
             parts += [_summary(a, lang, n), _questions(a, lang, n)]
         parts += [_checks(a, lang), _causes(a, lang), "</section>"]

@@ -13,11 +13,12 @@ def _n(x, lang):
 
 
 def lines(folder, assignments, lang):
+    assignments = [a for a in assignments if a.name is not None]  # the rest are all under "needs a look"
     out = [t("report_title", lang),
            t("report_intro", lang, submissions=len(folder.submissions), assignments=len(assignments))]
     for a in assignments:
         s = a.summary
-        out += ["", words.assignment_title(a.name, lang)]
+        out += ["", t("report_assignment", lang, name=a.name)]
         if a.scored:
             out.append("  " + ", ".join([
                 f'{t("report_count", lang)} {s.count}', f'{t("report_left_out", lang)} {a.left_out}',

@@ -63,7 +63,7 @@ def cause_text(cause, lang):
     """A likely cause (`stats.CauseStats`) worded in `lang`."""
     from autograder.judge.text import one_line
 
-    if cause.key:
+    if cause.key and cause.key.startswith("cause_"):  # the suites' causes, not any catalog text
         seen = sorted(cause.seen, key=lambda s: (s[0] != lang, s[1]))
         for source, _, record in seen:
             fields = {k: _field_in(k, v, source, lang) for k, v in (record.get("fields") or {}).items()}
@@ -73,6 +73,3 @@ def cause_text(cause, lang):
                 continue  # a key this kit's catalog lacks, or fields that do not fit it: the text as read
     return one_line(cause.text, MAX_CAUSE)
 
-
-def assignment_title(name, lang):
-    return t("report_assignment", lang, name=name) if name else t("report_unknown_assignment", lang)
