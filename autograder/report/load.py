@@ -26,6 +26,7 @@ CSV_NAME = "grades.csv"
 MAX_RESULTS_BYTES = 20 * 1024 * 1024  # the judge writes under 200 kB; anything near this is not ours
 MAX_CSV_BYTES = 64 * 1024 * 1024
 MAX_REASON = 300
+MAX_NAME = 120  # a question, check or assignment name (the suites' are under 40)
 STATUSES = ("graded", "partial", "not_graded")
 CSV_META = ("id", "path", "assignment", "name", "email", "sid", "status", "reason", "total", "total_max")
 PARTIAL_FLAGS = ("not_run", "over_budget", "skipped_cells")  # part of the notebook could not run
@@ -124,7 +125,7 @@ def _tests(data):
         score, top = _number(test.get("score")), _number(test.get("max_score"))
         if score is None or top is None or top < 0:
             raise ValueError(f"`tests[{n}]` ({_clip(test['name'], 60)}) has no numeric score and max_score")
-        out[test["name"]] = [score, top]
+        out[_clip(test["name"], MAX_NAME)] = [score, top]
     return out
 
 
@@ -139,7 +140,7 @@ def _checks(extra):
         for c in checks)
     if not ok:
         raise ValueError("checks")
-    return checks
+    return [{**c, "question": _clip(c["question"], MAX_NAME), "check": _clip(c["check"], MAX_NAME)} for c in checks]
 
 
 def _causes(extra):
@@ -198,8 +199,8 @@ def from_results(sub, data):
     sub.score = score if score is not None else sum(s for s, _ in sub.questions.values())
     extra = data.get("extra_data")
     extra = extra if isinstance(extra, dict) else {}
-    if isinstance(data.get("assignment"), str):
-        sub.assignment = data["assignment"]
+    if isinstance(data.get("assignment"), str) and data["assignment"].strip():
+        sub.assignment = _clip(data["assignment"], MAX_NAME)
     status = extra.get("status")
     sub.status = status if status in ("graded", "not_graded") else "graded"
     sub.language = extra.get("language") if isinstance(extra.get("language"), str) else None
@@ -255,7 +256,7 @@ def read_csv(path):
         raise ValueError(_clip(f"csv: {exc}")) from None
     if "id" not in header:
         raise ValueError("no `id` column")
-    questions = [h for h in header if h and h not in CSV_META and not h.endswith("_max")]
+    questions = [h for h in header if h and h not in CSV_META and not h.endswith("_max") and len(h) <= MAX_NAME]
     out = {}
     for row in rows:
         rid = (row.get("id") or "").strip()
@@ -286,7 +287,7 @@ def apply_csv(sub, row, questions, read_json):
     if not sub.identities:
         sub.identities = _csv_identities(row)
     if not sub.assignment and (row.get("assignment") or "").strip():
-        sub.assignment = row["assignment"].strip()
+        sub.assignment = _clip(row["assignment"], MAX_NAME)
     if not sub.path and row.get("path"):
         sub.path = _clip(row["path"], 500)
     status, reason = (row.get("status") or "").strip(), _clip(row.get("reason") or "")

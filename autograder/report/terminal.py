@@ -1,6 +1,7 @@
 """The class report's summary for the terminal: the same numbers as the page,
 fewer rows (the five most failed checks, the five most common causes), every
-line printable (student text made one line, `judge.text.one_line`)."""
+line printable (student text made one line, `judge.text.one_line`, and no
+control character anywhere)."""
 from autograder.judge.text import one_line
 from autograder.messages import t
 from autograder.report import words
@@ -47,4 +48,4 @@ def lines(folder, assignments, lang):
     look += [(s.id, words.reasons(s.reasons, lang)) for s in folder.submissions if s.reasons]
     out += ["", f'{t("report_look", lang)}: {len(look)}']
     out += [f"  {one_line(i, 100)}: {one_line(r, 300)}" for i, r in look]
-    return out
+    return ["".join(ch if ch.isprintable() else " " for ch in line) for line in out]  # names from results.json
