@@ -387,6 +387,9 @@ def test_the_report_runs_from_the_public_part_of_the_kit(out, tmp_path):
         (public / name).parent.mkdir(parents=True, exist_ok=True)
         (public / name).write_bytes(data)
     assert not (public / "autograder" / "private").exists()
+    which = subprocess.run([sys.executable, "-c", "import autograder.report as r, autograder.layout as l; "
+                            "print(l.has_private(), r.__file__)"], cwd=public, capture_output=True, text=True)
+    assert which.stdout.split() == ["False", str(public / "autograder" / "report" / "__init__.py")], which
     proc = subprocess.run([sys.executable, "-m", "autograder", "report", out, "--out", tmp_path / "r.html",
                            "--lang", "en"], cwd=public, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
