@@ -46,7 +46,6 @@ class Submission:
     causes: list = field(default_factory=list)
     has_checks: bool = False
     language: str | None = None
-    path: str = ""
     identities: list = field(default_factory=list)  # [{name, email, sid}]
     reasons: list = field(default_factory=list)
 
@@ -164,8 +163,8 @@ def _identities(value):
         raise ValueError("submitters")
     people = []
     for p in value:
-        person = {k: _clip(p.get(k) or "", 200) if isinstance(p.get(k) or "", (str, int)) else "" for k in
-                  ("name", "email", "sid")}
+        person = {k: _clip(p[k], 200) if isinstance(p.get(k), (str, int)) and not isinstance(p.get(k), bool) else ""
+                  for k in ("name", "email", "sid")}
         if any(person.values()):
             people.append(person)
     return people
@@ -204,11 +203,6 @@ def from_results(sub, data):
     status = extra.get("status")
     sub.status = status if status in ("graded", "not_graded") else "graded"
     sub.language = extra.get("language") if isinstance(extra.get("language"), str) else None
-    submission = extra.get("submission") if isinstance(extra.get("submission"), dict) else {}
-    for key in ("found_as", "path"):
-        if isinstance(submission.get(key), str):
-            sub.path = _clip(submission[key], 500)
-            break
     for part, reader in (("checks", _checks), ("causes", _causes)):
         try:
             value = reader(extra)
@@ -288,8 +282,6 @@ def apply_csv(sub, row, questions, read_json):
         sub.identities = _csv_identities(row)
     if not sub.assignment and (row.get("assignment") or "").strip():
         sub.assignment = _clip(row["assignment"], MAX_NAME)
-    if not sub.path and row.get("path"):
-        sub.path = _clip(row["path"], 500)
     status, reason = (row.get("status") or "").strip(), _clip(row.get("reason") or "")
     flagged = {k for k, _ in sub.reasons}
     if status in STATUSES and read_json:
