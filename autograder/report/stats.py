@@ -148,8 +148,8 @@ def check_stats(scored, order):
                 seen.append(ident)
             if c.get("failed", 0) > 0:
                 failing[ident] += 1
-    rank = {q: n for n, q in enumerate(order)}
-    ranked = sorted(seen, key=lambda i: (-failing[i], rank.get(i[0], len(rank)), seen.index(i)))
+    rank, first = {q: n for n, q in enumerate(order)}, {i: n for n, i in enumerate(seen)}
+    ranked = sorted(seen, key=lambda i: (-failing[i], rank.get(i[0], len(rank)), first[i]))
     return [CheckStats(q, c, failing[(q, c)], len(with_data)) for q, c in ranked]
 
 
