@@ -56,6 +56,13 @@ def main(argv=None, judge=False):
     p.add_argument("--hostile", action="store_true", help="grade the battery of hostile and broken submissions instead")
     p.add_argument("--case", action="append", metavar="NAME", help="with --hostile: only this case (repeatable)")
 
+    p = verbs.add_parser("report", help="the class report of a graded folder (HTML, a summary, LMS exports)")
+    p.add_argument("out_dir", metavar="OUT", help="the --out folder of `grade` (results.json files and grades.csv)")
+    p.add_argument("--out", help="HTML file to write (default: OUT/report.html)")
+    p.add_argument("--lang", help="language of the report, pt-BR or en (default: grading.yml's)")
+    p.add_argument("--export", action="append", choices=("canvas", "moodle"),
+                   help="also write OUT/canvas.csv or OUT/moodle.csv, the CSV that LMS imports (repeatable)")
+
     p = verbs.add_parser("demo", help="build everything, grade the example submissions, print a score table")
     p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
 
@@ -88,6 +95,8 @@ def main(argv=None, judge=False):
         from autograder.ci import main as run
     elif args.verb == "gradescope":
         from autograder.gradescope import main as run
+    elif args.verb == "report":
+        from autograder.report import main as run
     else:
         from autograder.demo import main as run
     return run(args)

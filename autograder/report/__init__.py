@@ -1,0 +1,79 @@
+"""`python -m autograder report OUT [--out FILE.html] [--lang pt-BR|en] [--export canvas|moodle]`:
+the instructor's class report of a folder `grade` wrote.
+
+Reads only OUT (every `<id>/results.json` and `grades.csv`, `load`), so it
+runs from the public part of the kit too. Writes one self-contained HTML page
+(default OUT/report.html: score histograms and statistics per assignment,
+per question and per check, the most common likely causes with the
+submissions that show them, and what needs a look; `page`), prints the same
+in short on stdout (`terminal`), and with `--export` writes the CSV Canvas or
+Moodle imports (`export`). The same results give the same bytes, so a merged
+run's report equals a single run's.
+
+Language: `--lang`, else grading.yml's `language` (`messages.default()`).
+"""
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from autograder import messages
+from autograder.messages import t
+
+
+def pointer(out_dir):
+    """The line `grade` ends with: how to get the class report of `out_dir`."""
+    return t("report_pointer", out=shlex.quote(str(out_dir)))
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8", newline="")
+    os.replace(tmp, path)
+
+
+def build(out_dir, lang):
+    """(folder, per-assignment stats, the page's HTML) of `out_dir` in `lang`; raises load.NotResults."""
+    from autograder.report import load, page, stats
+
+    folder = load.load(out_dir)
+    assignments = stats.by_assignment(folder.submissions)
+    return folder, assignments, page.render(folder, assignments, lang)
+
+
+def main(args):
+    from autograder.report import export, load, terminal
+
+    try:
+        lang = messages.normalize(args.lang) if args.lang else messages.default()
+    except messages.MessageError as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 2
+    try:
+        folder, assignments, html = build(args.out_dir, lang)
+    except load.NotResults as exc:
+        key, fields = exc.args
+        print(t(key, lang, **fields), file=sys.stderr)
+        return 2
+    target = Path(args.out) if args.out else Path(args.out_dir) / "report.html"
+    written = []
+    try:
+        _write(target, html)
+        written.append(target)
+        for kind in dict.fromkeys(args.export or []):
+            path, counts = export.write(kind, assignments, args.out_dir)
+            written.append(path)
+            for what, key in (("no_identity", "report_export_no_identity"), ("blank", "report_export_blank"),
+                              ("duplicates", "report_export_duplicates")):
+                if counts[what]:
+                    print(t(key, lang, file=path.name, n=counts[what]), file=sys.stderr)
+    except OSError as exc:
+        where = getattr(exc, "filename", None) or target
+        print(t("report_cannot_write", lang, path=where, reason=exc.strerror or type(exc).__name__), file=sys.stderr)
+        return 2
+    print("\n".join(terminal.lines(folder, assignments, lang)))
+    print()
+    for path in written:
+        print(t("report_wrote", lang, path=path))
+    return 0

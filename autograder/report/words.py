@@ -1,0 +1,75 @@
+"""The report's words and numbers as text, in the report's language, shared by
+the HTML page and the terminal summary (so both say the same thing).
+
+Numbers are written the same in every language (as the rest of the kit writes
+them); every label comes from the catalog (`messages/report.yml`); a check's
+label from `scoring.check_label`; a likely cause with a catalog key is worded
+in the report's language with `t(key, lang, **fields)` (the fields of a
+submission in that language where there is one), else as the student read it.
+"""
+from autograder import messages
+from autograder.messages import MessageError, t
+
+MAX_CAUSE = 400
+
+
+def num(x, digits=2):
+    """`x` with at most `digits` decimals, trailing zeros dropped; "n/a" for None."""
+    if x is None:
+        return None
+    text = f"{x:.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def pct(x):
+    return None if x is None else f"{100 * x:.0f}%"
+
+
+def reason(item, lang):
+    """One (key, fields) reason worded in `lang`; a field may itself be a (key, fields) pair."""
+    key, fields = item
+    fields = {k: reason(v, lang) if isinstance(v, tuple) else v for k, v in fields.items()}
+    return t(key, lang, **fields)
+
+
+def reasons(items, lang):
+    return "; ".join(reason(i, lang) for i in items)
+
+
+def check_label(check, lang):
+    from autograder.judge.scoring import check_label as label_of
+
+    with messages.language(lang):
+        return label_of(check)
+
+
+def _field_in(name, value, source, lang):
+    """A cause's field in `lang`. Fields such as {over} are themselves catalog messages
+    (`loop_over_batch`) rendered in the submission's language `source`: such a value is
+    worded again in `lang` when the catalog says how without doubt (among messages with
+    that text, those whose key names the field, `over`, come first; they must agree).
+    Any other value (a name, a number) stays as it is."""
+    value = str(value)
+    if source not in messages.LANGUAGES or source == lang:
+        return value
+    found = {k: e[lang] for k, e in messages.catalog().items() if e[source] == value and "{" not in e[source]}
+    named = {k: v for k, v in found.items() if name in k.split("_")} or found
+    return next(iter(named.values())) if len(set(named.values())) == 1 else value
+
+
+def cause_text(cause, lang):
+    """A likely cause (`stats.CauseStats`) worded in `lang`."""
+    from autograder.judge.text import one_line
+
+    if cause.key and cause.key.startswith("cause_"):  # the suites' causes, not any catalog text
+        seen = sorted(cause.seen, key=lambda s: (s[0] != lang, s[1]))
+        for source, _, record in seen:
+            fields = {k: _field_in(k, v, source, lang) for k, v in (record.get("fields") or {}).items()}
+            try:
+                return one_line(t(cause.key, lang, **fields), MAX_CAUSE)
+            except (MessageError, KeyError, IndexError, ValueError, AttributeError):
+                continue  # a key this kit's catalog lacks, or fields that do not fit it: the text as read
+    return one_line(cause.text, MAX_CAUSE)
+
