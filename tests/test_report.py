@@ -406,3 +406,12 @@ def test_the_pointer_names_the_command_and_the_folder(tmp_path):
     assert "\n" not in line and "python -m autograder report" in line and f"'{tmp_path / 'my out'}'" in line
     with messages.language("pt-BR"):
         assert pointer("OUT").startswith("relatório da turma")
+
+
+def test_an_export_never_writes_a_formula():
+    """A student named "=HYPERLINK(...)" must not become a formula in the instructor's spreadsheet."""
+    from autograder.report import export
+
+    assert export._cell("=HYPERLINK(\"http://x\")") == "'=HYPERLINK(\"http://x\")"
+    assert [export._cell(x) for x in ("+1", "-1", "@SUM(A1)", "Ana Souza", "", None)] == [
+        "'+1", "'-1", "'@SUM(A1)", "Ana Souza", "", ""]

@@ -62,6 +62,13 @@ def rows(assignments):
     return people, {"no_identity": no_identity, "blank": blank, "duplicates": len(duplicates)}
 
 
+def _cell(text):
+    """A name, email or id as a spreadsheet shows it, never as a formula (CSV injection:
+    a student named "=HYPERLINK(...)"): a leading = + - @ tab or CR gets a quote mark."""
+    text = str(text or "")
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def _sorted(people):
     return sorted(people.items(), key=lambda kv: ((kv[1]["person"]["name"] or "").lower(), kv[0]))
 
@@ -81,7 +88,7 @@ def canvas(assignments):
                                                      if a.name is not None]])
     for _, entry in _sorted(people):
         p = entry["person"]
-        w.writerow([p["name"], "", p["sid"], p["email"], "", *[_score(entry["scores"].get(n)) for n in names]])
+        w.writerow([_cell(p["name"]), "", _cell(p["sid"]), _cell(p["email"]), "", *[_score(entry["scores"].get(n)) for n in names]])
     return buf.getvalue(), counts
 
 
@@ -94,7 +101,7 @@ def moodle(assignments):
     w.writerow(["Email address", "ID number", "Full name", *names])
     for _, entry in _sorted(people):
         p = entry["person"]
-        w.writerow([p["email"], p["sid"], p["name"], *[_score(entry["scores"].get(n)) for n in names]])
+        w.writerow([_cell(p["email"]), _cell(p["sid"]), _cell(p["name"]), *[_score(entry["scores"].get(n)) for n in names]])
     return buf.getvalue(), counts
 
 
