@@ -17,6 +17,7 @@ import inspect
 import torch
 
 from autograder.judge import detect
+from autograder.judge.grads import vjp
 from autograder.judge.text import one_line
 from autograder.messages import t
 
@@ -121,7 +122,7 @@ def _backward(fn, args, kwargs, grads_out):
         raise ValueError("gradients for a different number of outputs")
     pairs = [(o, g) for o, g in zip(outs, grads_out) if isinstance(g, torch.Tensor) and o.requires_grad]
     live = [v for v in leaves if v is not None]
-    grads = torch.autograd.grad([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs],
-                                allow_unused=True) if pairs and live else [None] * len(live)
+    grads = vjp([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs]) if pairs and live \
+        else [None] * len(live)
     it = iter(grads)
     return [None if v is None else next(it) for v in leaves]

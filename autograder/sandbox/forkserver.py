@@ -99,6 +99,7 @@ def preload():
     from autograder.sandbox import warm
 
     warm.without_dynamo()  # meta-device ops no longer import torch._dynamo (~2 s) in each worker
+    warm.symbolic_shapes()  # what torch's meta-device reductions import on first use, once here
     from autograder.sandbox import confine, limits, view  # noqa: F401 - loaded once, shared by every child
     from autograder.worker import plots, runner  # noqa: F401
 
