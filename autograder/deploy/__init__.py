@@ -15,8 +15,9 @@ says what each is for and declares its variables, `@VAR@` in the file):
 
 Every `python -m autograder ...` line in them is one the CLI accepts
 (tests/test_deploy_templates.py parses each one with the CLI's own parser).
-A value may not hold quotes, `$`, backquotes, backslashes or line breaks
-(it lands in shell and YAML as it is).
+A value lands in shell and YAML as it is, so it is checked (templates.yml
+`kind`): a whole number, a Kubernetes name, or text of letters, digits,
+spaces and `_ . / : = + @ % , -` (no quote, `$`, `;`, glob or redirection).
 """
 import re
 import sys
@@ -26,7 +27,11 @@ from importlib import resources
 import yaml
 
 _VAR = re.compile(r"@([A-Z][A-Z0-9_]*)@")
-_BAD_VALUE = re.compile(r"[\"'`$\\\n\r]")
+_KINDS = {
+    "int": (re.compile(r"[1-9][0-9]{0,6}"), "a whole number >= 1"),
+    "name": (re.compile(r"[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?"), "lower-case letters, digits and '-'"),
+    "text": (re.compile(r"[A-Za-z0-9_./:=+@%, -]{0,300}"), "letters, digits, spaces and _ . / : = + @ % , -"),
+}
 
 
 class TemplateError(ValueError):
@@ -55,14 +60,15 @@ def render(name, values=None):
     unknown = sorted(set(values) - set(declared))
     if unknown:
         raise TemplateError(f"template {name} has no variable {unknown[0]}; its variables: {', '.join(declared)}")
-    for var, value in values.items():
-        if _BAD_VALUE.search(str(value)):
-            raise TemplateError(f"{var}={str(value)[:60]!r}: a value may not hold quotes, $, `, \\ or line breaks")
     missing = [v for v, spec in declared.items() if v not in values and "default" not in spec]
     if missing:
         raise TemplateError(f"template {name} needs {', '.join(f'--set {v}=...' for v in missing)} "
                             f"({declared[missing[0]]['help']})")
     filled = {v: str(values.get(v, spec.get("default", ""))) for v, spec in declared.items()}
+    for var, value in filled.items():  # the defaults too: they are written in templates.yml by hand
+        pattern, what = _KINDS[declared[var].get("kind", "text")]
+        if not pattern.fullmatch(value):
+            raise TemplateError(f"{var}={value[:60]!r}: {var} takes {what}")
 
     def one(m):
         if m.group(1) not in filled:

@@ -1,8 +1,12 @@
 """`python -m autograder grade`: grade a batch of submissions in the trusted judge.
 
-Writes OUT/<id>/results.json (Gradescope's format) as each submission
-finishes, then OUT/grades.csv. A broken submission scores what it earned with
-a message saying why, and the batch goes on.
+Writes OUT/<id>/results.json (Gradescope's format), with feedback.md and
+feedback.html beside it (`feedback`), as each submission finishes, then
+OUT/grades.csv (`grades_csv`: the columns an LMS import takes). A broken
+submission scores what it earned with a message saying why, and the batch
+goes on. A submission under `submission_<n>/` of a Gradescope export folder
+gets its submitters (`export`). `--shard I/N` grades one fixed part of the
+files found and writes OUT/shard.json (`shard`); `merge` joins the parts.
 
 Which file is which. Folders are searched for `*.ipynb` and `*.zip`; a file
 given by name is taken whatever it is called; the same file reached twice (a
@@ -25,7 +29,8 @@ keeps a result only for the same path, the same bytes and the same assignment
 Which assignment. Without `--assignment` the batch has one assignment: each
 notebook's is detected from what its code defines (`autograder.judge.detect`;
 its metadata, the student's to edit, only breaks a tie) and the most common
-one is the batch's. Every submission is graded against it; one whose code or
+one is the batch's. A shard detects it over every file found, not only its
+own, so each shard grades against the single run's assignment. Every submission is graded against it; one whose code or
 metadata points elsewhere is told so in its results.json. (The Python API's
 `grade_batch(assignment=None)` grades each file as its own code says: the
 audit, the demo and the hostile battery grade trusted files of several
