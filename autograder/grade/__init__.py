@@ -245,14 +245,19 @@ def write_json_atomic(path, data):
 
 
 def write_result(out, sid, data, cfg):
-    """OUT/<id>/results.json, then feedback.md and feedback.html beside it (each written whole)."""
+    """OUT/<id>/feedback.md and feedback.html, then results.json (each written whole, then renamed).
+
+    results.json comes last: it is what says a submission is done (--resume, an
+    interrupted batch's grades.csv), so nothing runs between it and the caller's
+    record of the result but a few bytecodes, where a Ctrl-C could fall."""
     folder = Path(out) / sid
-    write_json_atomic(folder / "results.json", data)
-    data = _clean(data)
-    a = data.get("assignment")
+    folder.mkdir(parents=True, exist_ok=True)
+    clean = _clean(data)
+    a = clean.get("assignment")
     title = cfg.title(a) if a in cfg.assignments else None
-    _write_atomic(folder / feedback.MD_NAME, feedback.markdown(sid, data, title))
-    _write_atomic(folder / feedback.HTML_NAME, feedback.page(sid, data, title))
+    _write_atomic(folder / feedback.MD_NAME, feedback.markdown(sid, clean, title))
+    _write_atomic(folder / feedback.HTML_NAME, feedback.page(sid, clean, title))
+    write_json_atomic(folder / "results.json", data)
 
 
 # -- grading one --------------------------------------------------------------
