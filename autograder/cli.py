@@ -7,9 +7,11 @@ import sys
 PRIVATE_VERBS = ("build", "grade", "ci", "gradescope", "audit", "demo")
 
 
-def main(argv=None, judge=False):
+def main(argv=None, judge=False, parse_only=False):
     """Run a verb. `judge`: this process is already the judge a one-submission
-    command runs in (`autograder.zygote`)."""
+    command runs in (`autograder.zygote`). `parse_only`: return the parsed
+    arguments and run nothing (the deployment templates' tests check their
+    command lines with it)."""
     from autograder import __version__
 
     parser = argparse.ArgumentParser(prog="python -m autograder", description="Attention-mechanisms autograding kit.")
@@ -32,6 +34,19 @@ def main(argv=None, judge=False):
     p.add_argument("--jobs", type=int, default=None, help="judges in parallel (default: one per CPU)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--lang", help="feedback language, pt-BR or en (default: each notebook's edition, else grading.yml)")
+    p.add_argument("--shard", metavar="I/N",
+                   help="grade only the I-th of N fixed parts of the submissions found (writes OUT/shard.json)")
+
+    p = verbs.add_parser("merge", help="merge the --out folders of grade --shard runs into one, as a single run writes it")
+    p.add_argument("outs", nargs="+", metavar="OUT", help="folders written by grade (one per shard)")
+    p.add_argument("--out", required=True, help="folder for the merged <id>/ folders and grades.csv")
+
+    p = verbs.add_parser("deploy", help="print a template for grading a class on many machines (GitHub Actions, "
+                                        "Kubernetes, Slurm)")
+    p.add_argument("template", nargs="?", metavar="NAME", help="the template (--list names them)")
+    p.add_argument("--list", action="store_true", help="list the templates and their variables")
+    p.add_argument("--set", action="append", default=[], metavar="VAR=VALUE",
+                   help="a template variable's value (repeatable; default: the template's own)")
 
     p = verbs.add_parser("check", help="run a notebook's public tests (what grader.check_all() runs)")
     p.add_argument("notebook")
@@ -67,6 +82,8 @@ def main(argv=None, judge=False):
     p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
 
     args = parser.parse_args(argv)
+    if parse_only:
+        return args
     from autograder import layout
 
     if args.verb in PRIVATE_VERBS and not layout.has_private():
@@ -97,6 +114,10 @@ def main(argv=None, judge=False):
         from autograder.gradescope import main as run
     elif args.verb == "report":
         from autograder.report import main as run
+    elif args.verb == "merge":
+        from autograder.merge import main as run
+    elif args.verb == "deploy":
+        from autograder.deploy import main as run
     else:
         from autograder.demo import main as run
     return run(args)

@@ -70,10 +70,18 @@ def test_grades_csv_has_one_row_per_submission_and_a_column_per_question(graded)
 
     total = 0
     for a in ASSIGNMENTS:
-        rows = list(csv.DictReader(open(graded / a / "grades.csv")))
+        with open(graded / a / "grades.csv", newline="", encoding="utf-8") as f:
+            header, *rows = list(csv.reader(f))
+        qs = list(config.load().questions(a))
+        assert header == ["id", "path", "assignment", "name", "email", "sid", "status", "reason", *qs, "total",
+                          *[f"{q}_max" for q in qs], "total_max"]
+        rows = [dict(zip(header, r)) for r in rows]
         total += len(rows)
-        assert set(rows[0]) == {"id", "path", "total", *config.load().questions(a)}
         assert len({r["id"] for r in rows}) == len(rows)
+        for r in rows:
+            assert r["assignment"] == a and r["status"] == "graded" and r["reason"] == "", r
+            assert float(r["total_max"]) == sum(config.load().questions(a).values())
+            assert float(r["total"]) == pytest.approx(sum(float(r[q]) for q in qs), abs=1e-9)
     assert total == len(EXPECTED)
 
 

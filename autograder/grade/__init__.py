@@ -1,8 +1,12 @@
 """`python -m autograder grade`: grade a batch of submissions in the trusted judge.
 
-Writes OUT/<id>/results.json (Gradescope's format) as each submission
-finishes, then OUT/grades.csv. A broken submission scores what it earned with
-a message saying why, and the batch goes on.
+Writes OUT/<id>/results.json (Gradescope's format), with feedback.md and
+feedback.html beside it (`feedback`), as each submission finishes, then
+OUT/grades.csv (`grades_csv`: the columns an LMS import takes). A broken
+submission scores what it earned with a message saying why, and the batch
+goes on. A submission under `submission_<n>/` of a Gradescope export folder
+gets its submitters (`export`). `--shard I/N` grades one fixed part of the
+files found and writes OUT/shard.json (`shard`); `merge` joins the parts.
 
 Which file is which. Folders are searched for `*.ipynb` and `*.zip`; a file
 given by name is taken whatever it is called; the same file reached twice (a
@@ -25,7 +29,8 @@ keeps a result only for the same path, the same bytes and the same assignment
 Which assignment. Without `--assignment` the batch has one assignment: each
 notebook's is detected from what its code defines (`autograder.judge.detect`;
 its metadata, the student's to edit, only breaks a tie) and the most common
-one is the batch's. Every submission is graded against it; one whose code or
+one is the batch's. A shard detects it over every file found, not only its
+own, so each shard grades against the single run's assignment. Every submission is graded against it; one whose code or
 metadata points elsewhere is told so in its results.json. (The Python API's
 `grade_batch(assignment=None)` grades each file as its own code says: the
 audit, the demo and the hostile battery grade trusted files of several
@@ -38,7 +43,6 @@ a `kill -9` of the command takes them with it. Ctrl-C (or SIGTERM) stops the
 batch at once: the pool is killed, results.json and grades.csv hold what was
 done, the message says how to resume, and the exit status is 130 (143).
 """
-import csv
 import hashlib
 import json
 import os
@@ -56,47 +60,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import config as config_mod
+from autograder.grade import export, feedback
+from autograder.grade import shard as shard_mod
+from autograder.grade.grades_csv import CSV_NAME, first_line, was_graded, write_csv
+from autograder.grade.text import clean as _clean
+from autograder.grade.text import display
 
 SUFFIXES = (".ipynb", ".zip")
 SKIP_DIRS = (".ipynb_checkpoints", "__MACOSX", "__pycache__", ".git")
 BATCH = "(one per batch)"  # grade_batch(assignment=BATCH): detect one assignment for the whole batch
-CSV_NAME = "grades.csv"
 MAX_ID = 96
 EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 _SAFE_PART = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
 
 
-def display(path, limit=1000):
-    """A path as one printable line: undecodable bytes as U+FFFD, control characters as spaces."""
-    text = os.fsencode(path).decode("utf-8", "replace")
-    if text.isprintable() and len(text) <= limit:
-        return text  # nothing to clean (and no import of the judge, which imports torch)
-    from autograder.judge.text import one_line
-
-    return one_line(text, limit)
-
-
 def _say(message):
     print(message, file=sys.stderr, flush=True)
-
-
-def _clean(obj):
-    """A results dict with no lone surrogates (undecodable file names): they become U+FFFD."""
-    if isinstance(obj, str):
-        try:
-            obj.encode("utf-8")
-            return obj
-        except UnicodeEncodeError:
-            try:
-                return obj.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            except UnicodeEncodeError:
-                return obj.encode("utf-8", "replace").decode("utf-8")
-    if isinstance(obj, dict):
-        return {_clean(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_clean(v) for v in obj]
-    return obj
 
 
 # -- finding the files ----------------------------------------------------------
@@ -107,6 +87,7 @@ class Found:
     rel: tuple  # its path relative to the folder argument (a file argument: its name)
     parts: tuple  # every component of its absolute path (ids widen leftwards from rel)
     real: str  # os.path.realpath: one row per real file
+    root: str = None  # the folder argument it was found under (None: a file given by name)
 
     def __fspath__(self):
         return os.fspath(self.path)
@@ -145,19 +126,19 @@ def collect(paths, out=None):
         if os.path.isdir(arg):
             for full in _walk(arg, skip):
                 rel = tuple(Path(os.path.relpath(full, arg)).parts)
-                _add(found, seen, full, rel)
+                _add(found, seen, full, rel, arg)
         else:
             _add(found, seen, arg, (os.path.basename(os.path.abspath(arg)),))
     return found
 
 
-def _add(found, seen, path, rel):
+def _add(found, seen, path, rel, root=None):
     real = os.path.realpath(path)
     if real in seen:
         return
     seen.add(real)
     parts = Path(os.path.abspath(path)).parts[1:]
-    found.append(Found(Path(path), rel, tuple(parts), real))
+    found.append(Found(Path(path), rel, tuple(parts), real, root))
 
 
 # -- ids ----------------------------------------------------------------------
@@ -252,11 +233,31 @@ class Progress:
             self.stream.flush()
 
 
+def _write_atomic(path, text):
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def write_json_atomic(path, data):
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(_clean(data), indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    _write_atomic(path, json.dumps(_clean(data), indent=2))
+
+
+def write_result(out, sid, data, cfg):
+    """OUT/<id>/feedback.md and feedback.html, then results.json (each written whole, then renamed).
+
+    results.json comes last: it is what says a submission is done (--resume, an
+    interrupted batch's grades.csv), so nothing runs between it and the caller's
+    record of the result but a few bytecodes, where a Ctrl-C could fall."""
+    folder = Path(out) / sid
+    folder.mkdir(parents=True, exist_ok=True)
+    clean = _clean(data)
+    a = clean.get("assignment")
+    title = cfg.title(a) if a in cfg.assignments else None
+    _write_atomic(folder / feedback.MD_NAME, feedback.markdown(sid, clean, title))
+    _write_atomic(folder / feedback.HTML_NAME, feedback.page(sid, clean, title))
+    write_json_atomic(folder / "results.json", data)
 
 
 # -- grading one --------------------------------------------------------------
@@ -322,34 +323,8 @@ def not_graded(reason, assignment, cfg, lang=None):
             "extra_data": {"status": "not_graded"}}
 
 
-def was_graded(data):
-    """Whether the judge ran the suites on it (not a file that could not be read at all)."""
-    status = (data.get("extra_data") or {}).get("status")
-    if status:
-        return status == "graded"
-    return not any(line.startswith("Not graded") for line in str(data.get("output", "")).splitlines())
-
-
 def _reason(data):
-    if not was_graded(data):
-        return (str(data.get("output", "")).splitlines() or [""])[0]
-    return ""
-
-
-def write_csv(out, rows, cfg):
-    """grades.csv: id, path, one column per question, total (written whole, then renamed)."""
-    names = []
-    for a in cfg.assignments:
-        if any(r[2].get("assignment") == a for r in rows):
-            names += [q for q in cfg.questions(a) if q not in names]
-    tmp = out / (CSV_NAME + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["id", "path", *names, "total"])
-        for sid, path, data in rows:
-            scores = {t["name"]: t["score"] for t in data.get("tests", [])}
-            w.writerow([sid, display(path), *[scores.get(n, "") for n in names], data.get("score", 0.0)])
-    os.replace(tmp, out / CSV_NAME)
+    return first_line(data) if not was_graded(data) else ""
 
 
 # -- the judges -----------------------------------------------------------------
@@ -615,24 +590,57 @@ def _note(own, meta, graded_as, why):
     return t("batch_other_assignment", own=own, graded_as=graded_as, why=t(why))
 
 
-def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=None, jobs=None, lang=None):
-    """Grade every submission under `paths` into `out`; returns [(id, path, results)] in input order.
+class Rows(list):
+    """grade_batch's [(id, path, results)], with `found`: how many files were found in all
+    (more than the rows for a shard) and `assignment`: the batch's (None: each file's own)."""
+    found = 0
+    assignment = None
+
+
+def _export_limit(cfg):
+    """limits.export_metadata_mb of grading.yml, in bytes."""
+    mb = cfg.limits.get("export_metadata_mb")
+    if isinstance(mb, bool) or not isinstance(mb, (int, float)) or mb <= 0:
+        raise config_mod.ConfigError("grading.yml: limits.export_metadata_mb must be a number > 0")
+    return int(mb * 2**20)
+
+
+def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=None, jobs=None, lang=None,
+                shard=None):
+    """Grade every submission under `paths` into `out`; returns Rows [(id, path, results)] in input order.
 
     assignment: a name (every file graded against it); BATCH (one detected for the
-    whole batch, by majority); None (each file as its own code says). Results are
-    written as each submission finishes, so an interrupted batch resumes
-    (`resume=True`) without regrading what is done. Raises BatchInterrupted
-    (a KeyboardInterrupt) on SIGINT/SIGTERM, after writing what was done.
+    whole batch, by majority, over every file found, also with a shard); None (each
+    file as its own code says). shard: (I, N) to grade only the I-th of N parts
+    (`autograder.grade.shard`) and write OUT/shard.json. Results (results.json,
+    feedback.md, feedback.html) are written as each submission finishes, so an
+    interrupted batch resumes (`resume=True`) without regrading what is done.
+    Raises BatchInterrupted (a KeyboardInterrupt) on SIGINT/SIGTERM, after
+    writing what was done.
     """
     cfg = cfg or config_mod.load()
     jobs = max(1, jobs or os.cpu_count() or 1)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / shard_mod.SHARD_NAME).unlink(missing_ok=True)  # written again only when this run completes
     found = collect(paths, out)
-    ids = assign_ids(found)
-    bar = Progress(len(found), progress)
+    ids = assign_ids(found)  # over every file found: a shard's ids are the single run's
+    position = {f: n for n, f in enumerate(found)}
+    mine = [f for f in found if shard is None or shard_mod.number(f.rel, shard[1]) == shard[0]]
+    mine_set = set(mine)
+    people = export.submitters_of(mine, _export_limit(cfg), _say)
+    bar = Progress(len(mine), progress)
     judges, stop, results, detected, graded_as = None, _Interrupts(), {}, {}, {}
     why = {BATCH: "why_batch", None: "why_own_code"}.get(assignment, "why_given")
+    batch = assignment if assignment not in (BATCH, None) else None
+
+    def with_submission(f, sid, data):
+        ed = dict(data.get("extra_data") or {})
+        ed["submission"] = {"path": reals[f], "sha256": hashes[f], "id": sid, "found_as": display(f.path)}
+        ed.pop("submitters", None)
+        if f in people:
+            ed["submitters"] = people[f]
+        return {**data, "extra_data": ed}
 
     def done(f, sid, data, seen=None, quiet=False):
         data = dict(data)
@@ -641,10 +649,8 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
             note = _note(own, meta, graded_as.get(f) or data.get("assignment"), why)
         if note:
             data["output"] = "\n".join(x for x in (note, data.get("output")) if x)
-        ed = dict(data.get("extra_data") or {})
-        ed["submission"] = {"path": reals[f], "sha256": hashes[f], "id": sid, "found_as": display(f.path)}
-        data["extra_data"] = ed
-        write_json_atomic(out / sid / "results.json", data)
+        data = with_submission(f, sid, data)
+        write_result(out, sid, data, cfg)
         results[f] = data
         bar.step(sid if not quiet else sid + " (taken at stop)")
 
@@ -658,19 +664,25 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
 
     with stop:
         try:
-            if jobs > 1 and len(found) > 1 and not resume:  # start the judges first: their start-up overlaps ours
-                judges = start(len(found))
+            # Start the judges first: their start-up overlaps ours. A shard's detection reads every file.
+            busy = len(found) if assignment == BATCH else len(mine)
+            if jobs > 1 and busy > 1 and not resume:
+                judges = start(busy)
             hashes = {f: sha256_of(f.path) if os.path.isfile(f.path) else None for f in found}
             reals = {f: display(f.real) for f in found}
             index = _index(out) if resume else {}
             regular = [f for f in found if hashes[f] is not None]
-            pending = [f for f in regular if (reals[f], hashes[f]) not in index]
+            pending = [f for f in mine if hashes[f] is not None and (reals[f], hashes[f]) not in index]
             if judges is None:
-                judges = start(len(pending)) if jobs > 1 and len(pending) > 1 else _Local(cfg, stop, lang)
-            # Which assignment each is graded as: the batch's needs every file read first; a file's
-            # own (assignment=None) is read with its grading, unless --resume must know it before.
-            if assignment == BATCH or (assignment is None and resume):
+                n = len(regular) if assignment == BATCH else len(pending)
+                judges = start(n) if jobs > 1 and n > 1 else _Local(cfg, stop, lang)
+            # Which assignment each is graded as: the batch's needs every file read first (every file
+            # found, in a shard too, so each shard finds the single run's); a file's own
+            # (assignment=None) is read with its grading, unless --resume must know it before.
+            if assignment == BATCH:
                 detected.update(judges.detect(regular))
+            elif assignment is None and resume:
+                detected.update(judges.detect([f for f in regular if f in mine_set]))
             if assignment == BATCH:
                 own = [detected[f][0] for f in regular]
                 batch, tied = judges.batch(own)
@@ -687,14 +699,13 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
             else:
                 graded_as.update({f: assignment for f in found})
             todo = []
-            for f in found:
+            for f in mine:
                 sid = ids[f]
                 hit = index.get((reals[f], hashes[f])) if hashes[f] else None
                 if hit is not None and _reusable(hit[1], graded_as.get(f)):
-                    data = hit[1]
-                    data.setdefault("extra_data", {}).setdefault("submission", {})["id"] = sid
-                    if hit[0] != sid:
-                        write_json_atomic(out / sid / "results.json", data)
+                    data = with_submission(f, sid, hit[1])
+                    if hit[0] != sid or data != hit[1] or not (out / sid / feedback.HTML_NAME).is_file():
+                        write_result(out, sid, data, cfg)
                     results[f] = data
                     bar.step(sid + " (done before)")
                 elif hashes[f] is None and not os.path.isfile(f.path):
@@ -712,11 +723,14 @@ def grade_batch(paths, out, assignment=None, resume=False, progress=True, cfg=No
             if judges is not None:  # every result is in (or we stop): nothing of theirs is left to finish
                 judges.kill()
             bar.end()
-            rows = [(ids[f], f.path, results[f]) for f in found if f in results]
+            rows = Rows((ids[f], f.path, results[f]) for f in mine if f in results)
+            rows.found, rows.assignment = len(found), batch
             if found:
                 write_csv(out, rows, cfg)
+            if shard is not None and found and not stop:
+                shard_mod.write(out, shard, batch, len(found), [ids[f] for f in mine], [position[f] for f in mine])
     if stop:
-        raise BatchInterrupted(rows, len(found), stop.signum, out)
+        raise BatchInterrupted(rows, len(mine), stop.signum, out)
     return rows
 
 
@@ -758,6 +772,11 @@ def main(args):
         lang = messages.normalize(args.lang) if getattr(args, "lang", None) else None
     except messages.MessageError as exc:
         return _usage_error(str(exc))
+    try:
+        shard = shard_mod.parse(args.shard) if getattr(args, "shard", None) is not None else None
+        _export_limit(cfg)
+    except (shard_mod.ShardError, config_mod.ConfigError) as exc:
+        return _usage_error(str(exc))
     out = Path(args.out)
     if os.path.lexists(out) and not out.is_dir():
         return _usage_error(f"--out {display(out)} exists and is not a folder")
@@ -767,9 +786,12 @@ def main(args):
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return _usage_error(f"cannot create --out {display(out)}: {exc.strerror or exc}")
+    if shard and not args.assignment:
+        _say(f"grade: --shard {shard[0]}/{shard[1]} without --assignment: the batch's assignment is detected "
+             "over every file found, as one run would (pass --assignment to skip reading them all)")
     try:
         rows = grade_batch(args.submissions, out, args.assignment or BATCH, args.resume, not args.no_progress,
-                           cfg, jobs=args.jobs, lang=lang)
+                           cfg, jobs=args.jobs, lang=lang, shard=shard)
     except KeyboardInterrupt as stop:
         signum = getattr(stop, "signum", None) or signal.SIGINT
         done = f" after {len(stop.rows)} of {stop.total} submissions" if isinstance(stop, BatchInterrupted) else ""
@@ -777,6 +799,10 @@ def main(args):
              f"{display(out)}/<id>/results.json and {display(out / CSV_NAME)}. To grade the rest, run the same "
              f"command again with --resume.")
         return EXIT_INTERRUPTED.get(signum, 130)
+    if not rows and shard and rows.found:
+        print(f"grade: shard {shard[0]}/{shard[1]} holds none of the {rows.found} submissions found; "
+              f"wrote {display(out / shard_mod.SHARD_NAME)}")
+        return 0
     if not rows:
         _say("grade: no submissions found")
         return 2
@@ -784,7 +810,9 @@ def main(args):
     failed = [(sid, data) for sid, _, data in rows if not was_graded(data)]
     for sid, data in failed:
         _say(f"grade: {sid}: {display(_reason(data), 300)}")
-    print(f"\nwrote {len(rows)} results to {display(out)}/<id>/results.json and {display(out / CSV_NAME)}")
+    of = f" (shard {shard[0]}/{shard[1]} of {rows.found} submissions found)" if shard else ""
+    print(f"\nwrote {len(rows)} results{of} to {display(out)}/<id>/results.json (with feedback.md and "
+          f"feedback.html) and {display(out / CSV_NAME)}")
     if len(failed) == len(rows):
         _say("grade: no submission could be graded")
         return 1
