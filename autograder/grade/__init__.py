@@ -813,6 +813,11 @@ def main(args):
     of = f" (shard {shard[0]}/{shard[1]} of {rows.found} submissions found)" if shard else ""
     print(f"\nwrote {len(rows)} results{of} to {display(out)}/<id>/results.json (with feedback.md and "
           f"feedback.html) and {display(out / CSV_NAME)}")
+    if not shard:  # a shard's report comes after the merge
+        from autograder import report
+
+        with messages.language(lang):
+            print(report.pointer(out))
     if len(failed) == len(rows):
         _say("grade: no submission could be graded")
         return 1

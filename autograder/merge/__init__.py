@@ -180,4 +180,7 @@ def main(args):
         _say(w)
     print(f"merged {len(rows)} results from {len(args.outs)} folders into {display(merged)}/<id>/ and "
           f"{display(merged / CSV_NAME)}")
+    from autograder import report
+
+    print(report.pointer(merged))
     return 1 if warnings else 0
