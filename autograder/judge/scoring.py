@@ -13,7 +13,7 @@ cause once), then one line per failure with the causes already said left out.
 from dataclasses import dataclass, field
 
 from autograder.judge.text import one_line
-from autograder.messages import LANGUAGES, catalog, t
+from autograder.messages import LANGUAGES, catalog, check_label, t  # noqa: F401 - check_label re-exported
 
 MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's code prints or raises
 MAX_LINE_CHARS = 700
@@ -54,15 +54,6 @@ class QuestionResult:
     lines: list = field(default_factory=list)  # feedback: summary, likely causes, then one failure per line
     failed_checks: list = field(default_factory=list)  # test functions with a failed scored case
     checks: list = field(default_factory=list)  # plain data per check (`check_records`), for reports
-
-
-def check_label(test):
-    """`test_fully_masked_rows` -> `fully masked rows` ("linhas totalmente mascaradas"):
-    the catalog's `check_fully_masked_rows` in the language in force, else the name."""
-    name = test.removeprefix("test_")
-    if f"check_{name}" in catalog():
-        return t(f"check_{name}")
-    return name.replace("_", " ")
 
 
 def split_cause(message):

@@ -3,7 +3,7 @@ the HTML page and the terminal summary (so both say the same thing).
 
 Numbers are written the same in every language (as the rest of the kit writes
 them); every label comes from the catalog (`messages/report.yml`); a check's
-label from `scoring.check_label`; a likely cause with a catalog key is worded
+label from `messages.check_label`; a likely cause with a catalog key is worded
 in the report's language with `t(key, lang, **fields)` (the fields of a
 submission in that language where there is one), else as the student read it.
 """
@@ -39,7 +39,7 @@ def reasons(items, lang):
 
 
 def check_label(check, lang):
-    from autograder.judge.scoring import check_label as label_of
+    from autograder.messages import check_label as label_of
 
     with messages.language(lang):
         return label_of(check)
