@@ -283,9 +283,9 @@ def test_dtype_and_device(sub, cfg, dd):
 
 
 def test_meta_device(sub, cfg):
-    """On the meta device (shapes only): shows tensors built on the CPU."""
-    for size in (SIZES[0], SIZES[1]):
-        args, kwargs = inputs(*size, seed=700)
+    """On the meta device (shapes only): shows tensors built on the CPU, with a mask and without one."""
+    for size, masked in ((SIZES[0], True), (SIZES[1], False)):
+        args, kwargs = inputs(*size, seed=700, mask=masked)
         runs(sub, cfg, args, kwargs, dtype=torch.float32, device="meta")
 
 
