@@ -89,3 +89,16 @@ def test_question_names_agree_everywhere():
         assert set(tests) == set(cfg.questions(a)), "every question has public tests under its grading.yml name"
         suites = {p.stem.removeprefix("test_") for p in (ROOT / "autograder" / "private" / "suites" / a).glob("test_*.py")}
         assert suites == set(cfg.questions(a)), "one hidden suite file per question"
+
+
+def test_the_zip_slice_ships_what_provided_lists_even_when_no_reference_calls_it():
+    """multi_head provides general_attention (for the one-head check of
+    multi_head_general_attention) without calling it: the zip's sliced
+    classic_attention must still define it, and nothing else graded there."""
+    from autograder.build import package
+
+    members = package.private_sources("multi_head")
+    classic = members["kit/autograder/private/solutions/classic_attention.py"]
+    assert "def general_attention(" in classic and "def masked_softmax(" in classic
+    for other in ("def additive_attention(", "def dot_attention(", "def concat_attention("):
+        assert other not in classic

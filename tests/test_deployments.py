@@ -175,6 +175,7 @@ def test_each_autograder_zip_after_setup_sh_grades_and_hides_the_answers(base_ve
     for other in ("def additive_attention(", "def dot_attention(", "def causal_mask(", "def padding_mask("):
         assert other not in shipped, f"the multi_head zip carries {other}"
     assert "def masked_softmax(" in shipped and "def scaled_dot_product_attention(" in shipped
+    assert "def general_attention(" in shipped  # provided: the single-head check of multi_head_general_attention
 
 
 def test_the_public_part_alone_holds_none_of_the_private_files(base_venv, dist, tmp_path):

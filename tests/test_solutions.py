@@ -83,3 +83,33 @@ def test_split_merge_inverse_and_errors():
         mh.MultiHeadAttention(10, 3)
     with pytest.raises(ValueError):
         ca.dot_attention(torch.randn(2, 3), torch.randn(2, 4, 5))
+
+
+@pytest.mark.parametrize("B,T,d_s,d_h,n", [(3, 5, 4, 6, 3), (4, 6, 3, 8, 4), (2, 4, 5, 6, 6)])
+def test_multi_head_general_is_general_attention_per_group(B, T, d_s, d_h, n):
+    """Head k is general_attention on the k-th group of d_h (and W's k-th column block);
+    the context is the heads' contexts side by side; one head is general_attention itself."""
+    s, H, W = torch.randn(B, d_s, dtype=torch.float64), torch.randn(B, T, d_h, dtype=torch.float64), \
+        torch.randn(d_s, d_h, dtype=torch.float64)
+    mask = torch.rand(B, T) < 0.7
+    mask[0] = False  # a batch row with no real token
+    context, weights = mh.multi_head_general_attention(s, H, W, n, mask)
+    assert context.shape == (B, d_h) and weights.shape == (B, n, T)
+    d = d_h // n
+    for k in range(n):
+        c_k, w_k = ca.general_attention(s, H[..., k * d:(k + 1) * d], W[:, k * d:(k + 1) * d], mask)
+        assert torch.allclose(weights[:, k], w_k, atol=1e-12) and torch.allclose(context[:, k * d:(k + 1) * d], c_k)
+    assert weights[0].abs().max() == 0 and context[0].abs().max() == 0
+    one_c, one_w = mh.multi_head_general_attention(s, H, W, 1, mask)
+    ref_c, ref_w = ca.general_attention(s, H, W, mask)
+    assert torch.allclose(one_c, ref_c, atol=1e-12) and torch.allclose(one_w[:, 0], ref_w, atol=1e-12)
+    # the heads' scores add up to the one-head score (the per-head split of one bilinear form)
+    whole = torch.einsum("bs,sd,btd->bt", s, W, H)
+    split = sum(torch.einsum("bs,sd,btd->bt", s, W[:, k * d:(k + 1) * d], H[..., k * d:(k + 1) * d]) for k in range(n))
+    assert torch.allclose(whole, split)
+
+
+@pytest.mark.parametrize("n", [4, 0, -2])
+def test_multi_head_general_value_error(n):
+    with pytest.raises(ValueError):
+        mh.multi_head_general_attention(torch.randn(2, 3), torch.randn(2, 4, 6), torch.randn(3, 6), n)

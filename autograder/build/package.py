@@ -80,10 +80,19 @@ def _used_names(node):
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def _provided(tree):
+    """The names a solutions module's `PROVIDED = (...)` lists (its imports of them count as used)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "PROVIDED" for t in node.targets):
+            return {e.value for e in getattr(node.value, "elts", []) if isinstance(e, ast.Constant)}
+    return set()
+
+
 def slice_module(source, names):
     """The source of a solutions module cut down to `names` and the top-level
-    definitions they use, with the imports those need. Returns (text, {module:
-    names} of the sibling modules it still imports from)."""
+    definitions they use, with the imports those need (and those of the
+    functions its `PROVIDED` lists, which no definition may call). Returns
+    (text, {module: names} of the sibling modules it still imports from)."""
     tree = ast.parse(source)
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     keep, todo = set(), [n for n in names if n in defs]
@@ -94,6 +103,7 @@ def slice_module(source, names):
         keep.add(name)
         todo += [u for u in _used_names(defs[name]) if u in defs and u not in keep]
     used = set().union(*(_used_names(defs[n]) for n in keep)) if keep else set()
+    used |= _provided(tree)
     parts, siblings = [], {}
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):

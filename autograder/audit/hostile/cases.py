@@ -423,7 +423,8 @@ BATTERY = {"port": 9, "zip": "/nonexistent/autograder.zip"}
 CLASSIC = "classic_attention"
 MULTI = "multi_head"
 CLASSIC_QS = ("masked_softmax", "additive_attention", "dot_attention", "general_attention", "concat_attention")
-MULTI_QS = ("split_heads", "merge_heads", "multi_head_attention")
+MULTI_QS = ("split_heads", "merge_heads", "multi_head_attention", "multi_head_general_attention")
+MULTI_TOTAL = 14  # grading.yml: 2 + 2 + 6 + 4
 
 
 def others_of(questions, *lost):
@@ -829,7 +830,7 @@ def _():
         "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n")))
 
 
-@case("multi_reference", "the correct multi-head notebook (control)", assignment=MULTI, max_score=10,
+@case("multi_reference", "the correct multi-head notebook (control)", assignment=MULTI, max_score=MULTI_TOTAL,
       questions_keep_full=list(MULTI_QS))
 def _():
     return ipynb(reference(MULTI))
@@ -837,13 +838,13 @@ def _():
 
 @case("synthesized_reference", "multi-head: the correct notebook built from solutions/ alone, as the "
       "battery builds its cases in an installed copy without examples/ (control)", assignment=MULTI,
-      max_score=10, questions_keep_full=list(MULTI_QS))
+      max_score=MULTI_TOTAL, questions_keep_full=list(MULTI_QS))
 def _():
     return ipynb(synthesized(MULTI))
 
 
 @case("multi_fork_bomb_in_init", "multi-head: a fork bomb in MultiHeadAttention.__init__", assignment=MULTI,
-      max_score=4, questions_zero=["multi_head_attention"],
+      max_score=MULTI_TOTAL - 6, questions_zero=["multi_head_attention"],
       questions_keep_full=others_of(MULTI_QS, "multi_head_attention"), reason_contains=["fork bomb"], root_only=ROOT_WHY)
 def _():
     nb = reference(MULTI, demo=False)
@@ -860,7 +861,7 @@ def _():
 
 
 @case("multi_loop_heads", "multi-head: an honest Python loop over the heads (control: loses the "
-      "vectorisation check)", assignment=MULTI, max_score=9.99, questions_lose=["multi_head_attention"],
+      "vectorisation check)", assignment=MULTI, max_score=MULTI_TOTAL - 0.01, questions_lose=["multi_head_attention"],
       questions_keep_full=others_of(MULTI_QS, "multi_head_attention"))
 def _():
     return ipynb(append(reference(MULTI), _catalog_source(MULTI, "mha_loop_over_heads")))
@@ -874,19 +875,40 @@ def _hidden_loop(switch_off):
 
 @case("multi_hide_loop_from_counter", "multi-head: the same loop over heads run inside "
       "torch._C.DisableTorchFunction(), hiding its operations from the vectorisation counter", assignment=MULTI,
-      not_above="multi_loop_heads", max_score=9.99, reason_contains=["tracing internals"])
+      not_above="multi_loop_heads", max_score=MULTI_TOTAL - 0.01, reason_contains=["tracing internals"])
 def _():
     return _hidden_loop("torch._C.DisableTorchFunction()")
 
 
 @case("multi_hide_loop_obfuscated", "multi-head: the same, with the names built from bytes at run time "
-      "so that no check of the source can see them", assignment=MULTI, not_above="multi_loop_heads", max_score=9.99,
+      "so that no check of the source can see them", assignment=MULTI, not_above="multi_loop_heads",
+      max_score=MULTI_TOTAL - 0.01,
       gap="the vectorisation and from-scratch checks count torch calls inside the student's process; "
           "deliberately obfuscated code that switches the counter off there passes them (values, shapes, "
           "gradients, masks and dtypes are judged in the judge and are not affected)")
 def _():
     return _hidden_loop("getattr(getattr(torch, bytes([95, 67]).decode()), bytes([68, 105, 115, 97, 98, 108, 101, 84, "
                         "111, 114, 99, 104, 70, 117, 110, 99, 116, 105, 111, 110]).decode())()")
+
+
+@case("multi_general_scaled", "multi-head general attention scaled by sqrt(d_head) (control: an honest bug, "
+      "it loses points on that question only)", assignment=MULTI, max_score=MULTI_TOTAL - 0.01,
+      questions_lose=["multi_head_general_attention"],
+      questions_keep_full=others_of(MULTI_QS, "multi_head_general_attention"))
+def _():
+    return ipynb(append(reference(MULTI, demo=False), _catalog_source(MULTI, "mhl_scaled_by_sqrt_d_head")))
+
+
+@case("multi_general_rebinds_yardstick", "the same bug, and the provided general_attention rebound to the "
+      "student's own function with one head (the public single-head check then compares it with itself)",
+      assignment=MULTI, not_above="multi_general_scaled", max_score=MULTI_TOTAL - 0.01,
+      questions_lose=["multi_head_general_attention"],
+      questions_keep_full=others_of(MULTI_QS, "multi_head_general_attention"), reason_contains=["sqrt(d_head)"])
+def _():
+    return ipynb(append(reference(MULTI, demo=False), _catalog_source(MULTI, "mhl_scaled_by_sqrt_d_head") + (
+        "\n\n\ndef general_attention(decoder_state, encoder_states, W, mask=None):\n"
+        "    context, weights = multi_head_general_attention(decoder_state, encoder_states, W, 1, mask)\n"
+        "    return context, weights[:, 0]\n")))
 
 
 def _catalog_source(assignment, entry):
