@@ -2,6 +2,7 @@
 and fork server from one clean process (`autograder.zygote`): one torch
 import, and nothing of the command reaches a worker's memory."""
 import json
+import os
 import secrets
 import subprocess
 import sys
@@ -77,3 +78,78 @@ def test_one_process_imports_torch_and_the_exit_status_comes_back(tmp_path):
                             capture_output=True, text=True, timeout=600)
     assert failed.returncode == 1, (failed.returncode, failed.stderr[-2000:])  # "no submission could be graded"
     assert "could be graded" in failed.stderr
+
+
+def _start_slow(tmp_path):
+    """`grade` of one notebook whose first cell sleeps, as a terminal's job; returns once
+    its worker runs (the command, its judge, the fork server and the worker: 4 processes)."""
+    import time
+
+    from test_batch import _tree
+
+    nb = reference("scaled_dot_product", demo=False)
+    nb["cells"].insert(1, {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": "import time\ntime.sleep(60)\n"})
+    path = tmp_path / "slow.ipynb"
+    path.write_bytes(ipynb(nb)[1])
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(path), "--out", str(out),
+                             "--no-progress"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    seen, deadline = {}, time.monotonic() + 120
+    while len(seen) < 3 or not any(b"time.sleep" in _cmd(p) or _is_worker(p) for p in seen):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"no worker in 120 s: {seen}"
+        seen.update(_tree(proc.pid))
+        time.sleep(0.1)
+    return proc, out, seen
+
+
+def _cmd(pid):
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        return b""
+
+
+def _is_worker(pid):
+    """A worker: forked by the fork server, so its command line is the fork server's, under a worker's uid."""
+    try:
+        return os.stat(f"/proc/{pid}").st_uid != os.getuid()
+    except OSError:
+        return False
+
+
+def test_ctrl_c_of_one_submission_stops_at_once_and_leaves_nothing(tmp_path):
+    import signal
+    import time
+
+    from test_batch import _alive
+
+    proc, out, seen = _start_slow(tmp_path)
+    start = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (proc.returncode, stderr[-2000:])
+    assert time.monotonic() - start < 5
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert "--resume" in stderr
+    deadline = time.monotonic() + 5
+    while _alive(seen) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(seen), {p: _cmd(p)[:120] for p in _alive(seen)}
+
+
+def test_kill_9_of_one_submission_takes_its_judge_fork_server_and_worker(tmp_path):
+    import signal
+    import time
+
+    from test_batch import _alive
+
+    proc, out, seen = _start_slow(tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 5
+    while _alive(seen) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(seen), {p: _cmd(p)[:120] for p in _alive(seen)}
