@@ -43,6 +43,10 @@ class Submission:
     findings: dict | None = None
     provided: list = field(default_factory=list)  # names the notebook's provided cells define
     defined: list | None = None  # names its graded cells define at top level (def, class, assignment)
+    # The by-hand answer cell's numbers, read without running it (`judge.by_hand`): None when the
+    # notebook has no such cell, else {"cells": [index], "labels": [label], "answers": {"scores",
+    # "weights", "output": floats, lists of them, or None} or None, "problem": {"key", "fields"} or None}.
+    by_hand: dict | None = None
 
     @property
     def source(self):
@@ -66,4 +70,4 @@ def load_submission(path, known_assignments, keep_provided=False, cfg=None):
     data = read_file(path, known, keep_provided, _limits(cfg))
     cells = [Cell(c["index"], c["source"], c["original"], c["unparsed"], c.get("label")) for c in data["cells"]]
     return Submission(Path(path), data["notebook"], cells, data["assignment"], data["findings"], data["provided"],
-                      data["defined"])
+                      data["defined"], data.get("by_hand"))
