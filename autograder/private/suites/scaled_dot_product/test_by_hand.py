@@ -22,24 +22,20 @@ from autograder import config as config_mod
 from autograder.judge.remote import cell_label
 from autograder.messages import t
 from autograder.private.suites import checks as c
-from autograder.private.solutions import scaled_dot_product as ref
+from autograder.private.suites.scaled_dot_product.common import by_hand_answers, by_hand_instance
 
 QUESTION = "by_hand"
-INSTANCE = ref.BY_HAND[QUESTION]
-NAMES = ("scores", "weights", "output")
 
 
 # -- the instance and its answers (float64) --------------------------------------
 def instance():
     """(query (1, d_k), key (T_k, d_k), value (T_k, d_v)) as float64 tensors."""
-    return tuple(torch.tensor(INSTANCE[n], dtype=torch.float64) for n in ("query", "key", "value"))
+    return by_hand_instance(QUESTION)
 
 
 def reference():
     """{"scores": (T_k,), "weights": (T_k,), "output": (d_v,)}: the answers, from the reference."""
-    q, k, v = instance()
-    output, weights = ref.scaled_dot_product_attention(q, k, v)
-    return {"scores": (q @ k.T / math.sqrt(q.shape[-1]))[0], "weights": weights[0], "output": output[0]}
+    return by_hand_answers(QUESTION)
 
 
 def decimals(cfg):
@@ -72,7 +68,8 @@ def answers(sub):
     where = ", ".join(cell_label(label, index) for index, label in zip(data["cells"], data["labels"]))
     problem = data["problem"]
     if problem is not None:
-        c.fail(t("by_hand_unreadable", cell=where, reason=t(problem["key"], **problem["fields"])))
+        c.fail(c.caused(t("by_hand_unreadable", cell=where),
+                        t("cause_by_hand_rule", reason=t(problem["key"], **problem["fields"]))))
     return data["answers"]
 
 
@@ -278,6 +275,8 @@ def step_hint(name, prev, cfg, extra=()):
             return t(RIGHT_ALONE[name])
         if name == "weights" and abs(float(got.sum()) - 1) > 1.5 * tolerance(cfg):
             return t("cause_by_hand_sum", sum=f"{float(got.sum()):.4g}")
+        if name == "weights" and _matches(got.sort().values, _step(name, prev).sort().values, near):
+            return t("cause_by_hand_order")
         return None
     return hint
 
