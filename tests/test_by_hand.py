@@ -207,3 +207,20 @@ def test_the_reference_earns_full_marks_and_an_unreadable_cell_nothing_in_both_l
     for lang, word in (("en", "calls a function"), ("pt-BR", "chama uma função")):
         q = _graded(tmp_path, "scores = [0, 4 / math.sqrt(2), 1.4142]\n" + RIGHT.split("\n", 1)[1], lang)
         assert q.questions["by_hand"].score == 0 and word in "\n".join(q.questions["by_hand"].lines)
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_no_student_notebook_shows_an_answer(lang):
+    """The answers to 3 and 4 decimals appear nowhere in a student notebook (cells or
+    otter's public tests in its metadata): only the instance is shown."""
+    import math
+    import torch
+
+    q, k, v = (torch.tensor(sdp.BY_HAND["by_hand"][n], dtype=torch.float64) for n in ("query", "key", "value"))
+    out, w = sdp.scaled_dot_product_attention(q, k, v)
+    numbers = torch.cat([(q @ k.T / math.sqrt(2))[0], w[0], out[0]]).tolist()
+    text = json.dumps(template(SDP, lang), ensure_ascii=False)
+    for x in numbers:
+        if abs(x) > 1e-9:  # "the" scores 0: a zero is everywhere
+            for places in (3, 4):
+                assert f"{x:.{places}f}" not in text, (x, places)

@@ -4,7 +4,7 @@ A question answered by hand (`by_hand` in scaled_dot_product) has one code cell
 holding only literal assignments:
 
     # kit-by-hand: numbers only (no code). ...
-    scores = [0.0, 2.828, 1.414]
+    scores = [0.5, -1.25, 2.0]
     weights = [..., ..., ...]
     output = [..., ...]
 

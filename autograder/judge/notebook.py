@@ -12,7 +12,8 @@ and shell lines blanked, otter's own statements (`import otter`,
 removed, and provided cells dropped; the reference copies of provided
 functions are run before and after the cells instead (see `worker.load`).
 What the suites get besides: the source checks' findings (`findings`), made
-by the reader on the same cells.
+by the reader on the same cells, and the by-hand answer cell's numbers
+(`by_hand`), read by the reader without running the cell.
 """
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -28,7 +28,9 @@ What the helper does (`read_bytes`, a pure function the tests call directly):
   `unparsed` and nothing else is lost;
 - runs the trusted source checks (`sourcecheck.findings`) on the parsed cells;
 - reads the by-hand answer cell's literal numbers (`by_hand.read`: parsed, never
-  run; `by_hand` in the answer, None when the notebook has no such cell);
+  run; `by_hand` in the answer, None when the notebook has no such cell); a
+  notebook with that cell counts as defining its question (`by_hand.QUESTION`,
+  in `defined`), as a graded function's name does for detection;
 - tells the assignment from otter's metadata or its init cell, and passes on
   otter's public tests (`metadata.otter.tests`), bounded.
 
