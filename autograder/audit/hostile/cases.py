@@ -978,7 +978,7 @@ def _search_cell(needles, modules=()):
 @case("search_disk_for_answers", "while loading, a cell walks every folder the worker can reach (and every zip) "
       "for files defining causal_mask, and tries the kit's private package by name; causal_mask then executes "
       "each one found and returns the first that gives a correct mask (none: a wrong mask on the right device)",
-      max_score=8.5, questions_lose=["causal_mask"],  # 0.5: its device check, as an honest wrong mask earns
+      max_score=FULL - 1.5, questions_lose=["causal_mask"],  # 0.5: its device check, as an honest wrong mask earns
       questions_keep_full=others("causal_mask"), root_only=ROOT_WHY)
 def _():
     nb = replace_function(reference(demo=False), "causal_mask", (
@@ -1000,7 +1000,7 @@ def _():
 
 @case("read_other_assignment", "a scaled_dot_product notebook searches the disk for the other assignments' "
       "material (additive_attention, split_heads, MultiHeadAttention) and raises what it found",
-      max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
+      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
       leak_files=["private/solutions/classic_attention.py", "private/solutions/multi_head.py"],
       must_not_contain=["def additive_attention(", "def split_heads("], root_only=ROOT_WHY)
 def _():
@@ -1018,7 +1018,7 @@ def _():
 
 @case("import_private_package", "padding_mask imports the kit's private package by every name "
       "(autograder.private, the old top-level solutions) and loads any copy on sys.path by file; it uses the "
-      "reference when it finds one", max_score=8, questions_zero=["padding_mask"],
+      "reference when it finds one", max_score=FULL - 2, questions_zero=["padding_mask"],
       questions_keep_full=others("padding_mask"), root_only=ROOT_WHY)
 def _():
     return ipynb(replace_function(reference(demo=False), "padding_mask", (
