@@ -1,7 +1,8 @@
 """Reference solutions for the `scaled_dot_product` assignment.
 
 `masked_softmax` is provided to students (generated from
-`solutions.classic_attention`); the three functions below are graded.
+`solutions.classic_attention`); the three functions below are graded, and
+so is `by_hand`, a question answered with numbers rather than code (`BY_HAND`).
 """
 import math
 
@@ -10,6 +11,20 @@ import torch
 from .classic_attention import masked_softmax
 
 PROVIDED = ("masked_softmax",)
+
+# Questions answered with numbers typed into a notebook cell, not with a function: the
+# build makes no stub for them (autograder.build.sync) and the judge reads the cell
+# without running it (autograder.judge.reader). `by_hand`: attention for one query of
+# "the cat sleeps" ("sleeps" asks who sleeps), computed by hand. The notebook shows these
+# numbers; the hidden suite computes the answers from them with
+# `scaled_dot_product_attention`, in float64.
+BY_HAND = {
+    "by_hand": {
+        "query": [[2.0, 1.0]],                          # (T_q = 1, d_k = 2): "sleeps"
+        "key": [[0.0, 0.0], [2.0, 0.0], [0.0, 2.0]],    # (T_k = 3, d_k = 2): "the", "cat", "sleeps"
+        "value": [[1.0, 1.0], [4.0, 0.0], [0.0, 2.0]],  # (T_k = 3, d_v = 2)
+    },
+}
 
 
 def causal_mask(seq_len, device=None):

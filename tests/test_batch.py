@@ -23,6 +23,8 @@ from conftest import ROOT, run_cli, scores
 
 SDP = examples_mod.EXAMPLES / "scaled_dot_product"
 CLASSIC = examples_mod.EXAMPLES / "classic_attention"
+# the scaled_dot_product total, from grading.yml
+SDP_FULL = sum(config.load(ROOT / "grading.yml").questions("scaled_dot_product").values())
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -124,7 +126,7 @@ def test_resume_keeps_each_result_with_its_own_file_and_regrades_a_changed_one(t
     run_cli("grade", subs, "--out", out, "--no-progress", "--jobs", "2")
     first = results(out)
     assert set(first) == {"A__hw", "A-hw"}
-    assert first["A__hw"]["score"] == 10 and first["A-hw"]["score"] == 0
+    assert first["A__hw"]["score"] == SDP_FULL and first["A-hw"]["score"] == 0
     # B/hw.ipynb arrives (an honest template), A-hw.ipynb is resubmitted as a full solution, and
     # a stale results.json claiming 10 points sits where B's goes (an old run, another file's).
     write_nb(subs / "B" / "hw.ipynb", nb(SDP / "template.ipynb"))
@@ -135,7 +137,7 @@ def test_resume_keeps_each_result_with_its_own_file_and_regrades_a_changed_one(t
     run_cli("grade", subs, "--out", out, "--no-progress", "--jobs", "2", "--resume")
     second = results(out)
     assert second["A__hw"] == first["A__hw"], "an unchanged file keeps its result"
-    assert second["A-hw"]["score"] == 10, "a changed file is graded again"
+    assert second["A-hw"]["score"] == SDP_FULL, "a changed file is graded again"
     assert second["B__hw"]["score"] == 0, "a result of another file is never taken over"
     assert second["B__hw"]["extra_data"]["submission"]["path"] == str((subs / "B" / "hw.ipynb").resolve())
     assert_each_result_is_its_own(out)
@@ -199,7 +201,7 @@ def test_missing_paths_python_files_and_truncated_notebooks(tmp_path):
     assert f"grade: {missing}: no such file or folder; skipped" in proc.stderr
     got = results(tmp_path / "o3")
     assert sorted(got) == ["reference", "truncated"]
-    assert got["reference"]["score"] == 10
+    assert got["reference"]["score"] == SDP_FULL
     # graded against the batch's assignment: the broken file gets that assignment's questions at 0
     assert {t["name"] for t in got["truncated"]["tests"]} == set(scores(tmp_path / "o3" / "reference" / "results.json"))
     assert "Traceback" not in proc.stderr
@@ -239,9 +241,9 @@ def test_the_batch_has_one_assignment_whatever_a_notebook_claims(tmp_path):
     qs = set(config.load(ROOT / "grading.yml").questions("scaled_dot_product"))
     for sid, data in got.items():
         assert data["assignment"] == "scaled_dot_product", sid
-        assert {t["name"] for t in data["tests"]} == qs and sum(t["max_score"] for t in data["tests"]) == 10, sid
+        assert {t["name"] for t in data["tests"]} == qs and sum(t["max_score"] for t in data["tests"]) == SDP_FULL, sid
     for sid in ("claims_classic", "defines_both"):
-        assert got[sid]["score"] == 10
+        assert got[sid]["score"] == SDP_FULL
         assert "classic_attention" in got[sid]["output"] and "graded as scaled_dot_product" in got[sid]["output"]
     # its code fits both: the batch's note says what it looks like (the judge's says what its metadata names)
     assert ("this notebook looks like it is for classic_attention; it was graded as scaled_dot_product, "
@@ -333,7 +335,7 @@ def test_ctrl_c_stops_within_seconds_writes_what_is_done_and_says_how_to_resume(
     done = results(out)
     rows = csv_rows(out)
     assert 1 <= len(rows) < 8 and {r["id"] for r in rows} == set(done)
-    assert all(d["score"] == 10 for d in done.values()), "an interrupted submission is not written as a result"
+    assert all(d["score"] == SDP_FULL for d in done.values()), "an interrupted submission is not written as a result"
     _nothing_left(proc, out, seen)
 
 

@@ -3,8 +3,13 @@ import json
 
 import yaml
 
+from autograder import config
 from autograder.audit import examples as examples_mod
-from conftest import run_cli
+from conftest import ROOT, run_cli
+
+# the scaled_dot_product total, from grading.yml
+SDP_FULL = sum(config.load(ROOT / "grading.yml").questions("scaled_dot_product").values())
+PASS_MARK = config.load(ROOT / "grading.yml").ci["pass_fraction"] * SDP_FULL
 
 
 def test_ci_passes_a_correct_notebook_and_writes_a_markdown_summary(tmp_path):
@@ -13,8 +18,8 @@ def test_ci_passes_a_correct_notebook_and_writes_a_markdown_summary(tmp_path):
                    "--out", tmp_path / "grading", "--summary", summary, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = summary.read_text()
-    assert "| `scaled_dot_product_attention` | 6 | 6 |" in text and "passes the pass mark of 6" in text
-    assert json.loads((tmp_path / "grading" / "results.json").read_text())["score"] == 10
+    assert "| `scaled_dot_product_attention` | 6 | 6 |" in text and f"passes the pass mark of {PASS_MARK:g}" in text
+    assert json.loads((tmp_path / "grading" / "results.json").read_text())["score"] == SDP_FULL
 
 
 def test_ci_fails_the_job_below_the_pass_mark_and_names_the_failed_check(tmp_path):

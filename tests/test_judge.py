@@ -9,10 +9,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autograder import config
 from autograder.audit import hostile
 from autograder.judge import text
 from autograder.protocol import wire
-from conftest import run_cli
+from conftest import ROOT, run_cli
+
+# the scaled_dot_product total, from grading.yml
+SDP_FULL = sum(config.load(ROOT / "grading.yml").questions("scaled_dot_product").values())
 
 
 def _body(header_bytes, payload=b""):
@@ -133,5 +137,5 @@ def test_a_notebook_cannot_choose_its_assignment_through_its_metadata(tmp_path):
     notebook.write_text(json.dumps(nb))
     proc = run_cli("ci", notebook, "--out", tmp_path / "grading", "--summary", tmp_path / "s.md", check=False)
     results = json.loads((tmp_path / "grading" / "results.json").read_text())
-    assert {t["name"] for t in results["tests"]} == {"causal_mask", "padding_mask", "scaled_dot_product_attention"}
-    assert results["score"] == 10 and "metadata names the classic_attention assignment" in results["output"], proc.stdout
+    assert {t["name"] for t in results["tests"]} == set(config.load(ROOT / "grading.yml").questions("scaled_dot_product"))
+    assert results["score"] == SDP_FULL and "metadata names the classic_attention assignment" in results["output"], proc.stdout

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from autograder import layout
+from autograder.judge.by_hand import TAG as BY_HAND_TAG
 
 CATALOG = layout.CATALOG
 SOLUTION_TAG = "kit-solution"
@@ -26,6 +27,12 @@ class Entry:
     example: bool
     sources: dict  # function name -> source text, with the entry's imports first
     source: str = ""  # where real code like it comes from (a tutorial, book or library), if it does
+    # What the entry types into the by-hand cell (its BY_HAND_CELL string: the lines under the
+    # cell's comments), or None (the reference's numbers). An entry with one lists `by_hand`
+    # among its functions: the question it targets there.
+    by_hand: str | None = None
+
+
 
 
 def _defs(source):
@@ -67,14 +74,26 @@ def load_entry(path):
     if missing:
         raise ValueError(f"{path}: defines no {missing[0]}")
     correct = "correct" in meta
+    by_hand = _by_hand_text(source, path)
     return Entry(
         assignment=path.parent.name, name=path.stem, path=path,
         description=str(meta.get("correct") if correct else meta.get("bug")),
-        correct=correct, functions=functions, questions=list(meta.get("questions") or []),
+        correct=correct, functions=functions + (["by_hand"] if by_hand is not None else []),
+        questions=list(meta.get("questions") or []),
         example=str(meta.get("example", "")).lower() in ("true", "yes"),
         sources={f: (imports + "\n\n" if imports else "") + defs[f] for f in functions},
-        source=str(meta.get("source", "")),
+        source=str(meta.get("source", "")), by_hand=by_hand,
     )
+
+
+def _by_hand_text(source, path):
+    """The entry's top-level `BY_HAND_CELL = "..."` string, or None."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "BY_HAND_CELL" for t in node.targets):
+            if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                raise ValueError(f"{path}: BY_HAND_CELL must be a string")
+            return node.value.value
+    return None
 
 
 def entries(assignment=None):
@@ -104,8 +123,9 @@ def _defined_name(cell):
     return names[0] if len(names) == 1 else None
 
 
-def fill(notebook, sources):
-    """A copy of a student notebook with the cells defining `sources`' names replaced.
+def fill(notebook, sources, by_hand=None):
+    """A copy of a student notebook with the cells defining `sources`' names replaced,
+    and the by-hand cell's lines (under its comments) replaced by `by_hand` when given.
 
     The cell of a graded function is the one tagged kit-solution that defines it.
     """
@@ -119,17 +139,38 @@ def fill(notebook, sources):
         if name in todo and SOLUTION_TAG in tags:
             cell["source"] = todo.pop(name)
             cell["outputs"], cell["execution_count"] = [], None
+        elif by_hand is not None and BY_HAND_TAG in tags:
+            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            comments = [line for line in src.split("\n") if line.startswith("#")]
+            cell["source"] = "\n".join(comments + [by_hand.strip("\n")])
+            cell["outputs"], cell["execution_count"] = [], None
+            by_hand = None
     if todo:
         raise ValueError(f"no cell in the notebook defines {', '.join(sorted(todo))}")
+    if by_hand is not None:
+        raise ValueError(f"no cell in the notebook is tagged {BY_HAND_TAG}")
     return nb
 
 
+def reference_by_hand(assignment):
+    """The by-hand cell's lines as the reference answers them (4 decimals), or None
+    when the assignment has no by-hand question."""
+    module = importlib.import_module(f"autograder.private.solutions.{assignment}")
+    if not getattr(module, "BY_HAND", None):
+        return None
+    common = importlib.import_module(f"autograder.private.suites.{assignment}.common")
+    answers = common.by_hand_answers()
+    return "\n".join(f"{name} = [{', '.join(f'{x:.4f}' for x in answers[name].tolist())}]"
+                     for name in ("scores", "weights", "output"))
+
+
 def fill_reference(notebook, assignment):
-    return fill(notebook, reference_sources(assignment))
+    return fill(notebook, reference_sources(assignment), reference_by_hand(assignment))
 
 
 def fill_entry(notebook, entry):
-    """The reference for every graded function, except the entry's own versions."""
+    """The reference for every graded function (and the by-hand cell), except the entry's own versions."""
     sources = reference_sources(entry.assignment)
     sources.update(entry.sources)
-    return fill(notebook, sources)
+    by_hand = entry.by_hand if entry.by_hand is not None else reference_by_hand(entry.assignment)
+    return fill(notebook, sources, by_hand)

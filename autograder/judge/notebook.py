@@ -12,7 +12,8 @@ and shell lines blanked, otter's own statements (`import otter`,
 removed, and provided cells dropped; the reference copies of provided
 functions are run before and after the cells instead (see `worker.load`).
 What the suites get besides: the source checks' findings (`findings`), made
-by the reader on the same cells.
+by the reader on the same cells, and the by-hand answer cell's numbers
+(`by_hand`), read by the reader without running the cell.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,10 @@ class Submission:
     findings: dict | None = None
     provided: list = field(default_factory=list)  # names the notebook's provided cells define
     defined: list | None = None  # names its graded cells define at top level (def, class, assignment)
+    # The by-hand answer cell's numbers, read without running it (`judge.by_hand`): None when the
+    # notebook has no such cell, else {"cells": [index], "labels": [label], "answers": {"scores",
+    # "weights", "output": floats, lists of them, or None} or None, "problem": {"key", "fields"} or None}.
+    by_hand: dict | None = None
 
     @property
     def source(self):
@@ -66,4 +71,4 @@ def load_submission(path, known_assignments, keep_provided=False, cfg=None):
     data = read_file(path, known, keep_provided, _limits(cfg))
     cells = [Cell(c["index"], c["source"], c["original"], c["unparsed"], c.get("label")) for c in data["cells"]]
     return Submission(Path(path), data["notebook"], cells, data["assignment"], data["findings"], data["provided"],
-                      data["defined"])
+                      data["defined"], data.get("by_hand"))

@@ -1,8 +1,8 @@
 """Read a submission file in a limited helper process; never run it.
 
 The judge never parses the student's file itself: `read_file(path, ...)`
-starts a fresh interpreter (`python -I -S`, the standard library and three
-modules of the kit: this one, `sourcecheck` and `text`, loaded without the
+starts a fresh interpreter (`python -I -S`, the standard library and four
+modules of the kit: this one, `sourcecheck`, `by_hand` and `text`, loaded without the
 judge package's `__init__`) that limits itself before it reads a byte
 (`RLIMIT_AS` and `RLIMIT_DATA` of `limits.reader_memory_mb`, `RLIMIT_CPU` of
 `limits.reader_seconds`), gets the file on its standard input, and answers
@@ -27,6 +27,10 @@ What the helper does (`read_bytes`, a pure function the tests call directly):
   error, nesting or size past the parser's or the memory limit) is marked
   `unparsed` and nothing else is lost;
 - runs the trusted source checks (`sourcecheck.findings`) on the parsed cells;
+- reads the by-hand answer cell's literal numbers (`by_hand.read`: parsed, never
+  run; `by_hand` in the answer, None when the notebook has no such cell); a
+  notebook with that cell counts as defining its question (`by_hand.QUESTION`,
+  in `defined`), as a graded function's name does for detection;
 - tells the assignment from otter's metadata or its init cell, and passes on
   otter's public tests (`metadata.otter.tests`), bounded.
 
@@ -46,7 +50,7 @@ import threading
 import zipfile
 from pathlib import Path
 
-from autograder.judge import sourcecheck
+from autograder.judge import by_hand, sourcecheck
 from autograder.judge.text import one_line
 
 PROVIDED_MARK = "# PROVIDED:"
@@ -104,10 +108,13 @@ def _meta(obj):
     return meta if isinstance(meta, dict) else {}
 
 
-def is_provided(cell):
+def _tags(cell):
     tags = _meta(cell).get("tags")
-    tags = tags if isinstance(tags, list) else []
-    return PROVIDED_TAG in [t for t in tags if isinstance(t, str)] or cell_text(cell).lstrip().startswith(PROVIDED_MARK)
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+
+
+def is_provided(cell):
+    return PROVIDED_TAG in _tags(cell) or cell_text(cell).lstrip().startswith(PROVIDED_MARK)
 
 
 _MAGIC = re.compile(r"^(\s*)[%!]")
@@ -350,6 +357,7 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
     # The code cells, outputs dropped; indices are positions among all cells, from 1.
     code, size = [], 0
     labels = {}  # how Jupyter shows each code cell: its execution count, else its place among code cells
+    marked, n_marked = [], 0  # the by-hand answer cells: (index, label, text), the first by_hand.MAX_LISTED
     for i, cell in enumerate(nb["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -360,6 +368,10 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
         if size > max_code:
             raise SubmissionError("too_much_code", name=where, kb=max_code >> 10)
         code.append((i, original, is_provided(cell)))
+        if not code[-1][2] and by_hand.is_marked(original, _tags(cell)):
+            n_marked += 1
+            if len(marked) < by_hand.MAX_LISTED:
+                marked.append((i, labels[i], original))
         if len(code) > MAX_CODE_CELLS:
             raise SubmissionError("too_many_cells", name=where, n=MAX_CODE_CELLS)
     meta = _meta(nb)
@@ -389,6 +401,10 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
             del tree
 
     findings = sourcecheck.findings(parsed())
+    answer = by_hand.read(marked, n_marked)
+    del marked
+    if answer is not None:  # the notebook answers the by-hand question: detection counts it as defined
+        defined.add(by_hand.QUESTION)
     return {
         "notebook": {"metadata": small_meta,
                      "cells": [{"cell_type": "code", "source": o, "metadata": {}} for _, o, _ in code]},
@@ -397,6 +413,7 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
         "provided": sorted(set(provided_names)),
         "defined": sorted(defined),
         "findings": findings,
+        "by_hand": answer,
     }
 
 
@@ -598,6 +615,10 @@ def _submission_dict(result, name, known=()):
             and all(isinstance(c, dict) and c.get("cell_type") == "code" and isinstance(c.get("source"), str)
                     for c in nb["cells"])):
         raise bad("a notebook")
+    try:
+        result["by_hand"] = by_hand.checked(result.get("by_hand"), MAX_CODE_CELLS)
+    except ValueError:
+        raise bad("a by-hand answer") from None
     return result
 
 

@@ -28,14 +28,18 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import layout  # noqa: E402
+from autograder import config, layout  # noqa: E402
 from autograder.audit.examples import EXAMPLES  # noqa: E402
 
 PACKAGE = layout.PACKAGE
 SECRET_ENV = ("KIT_HOSTILE_SECRET", "judge-only-7f3a9c1e")
 SDP = "scaled_dot_product"
 ROOT_WHY = "needs a root judge: otherwise the worker runs as the judge's own user"
-SDP_QS = ("causal_mask", "padding_mask", "scaled_dot_product_attention")
+# The scaled_dot_product questions and points, from grading.yml: a case's bound is the total
+# less what the case may lose (causal_mask and padding_mask 2 each, scaled_dot_product_attention 6).
+SDP_POINTS = config.load().questions(SDP)
+SDP_QS = tuple(SDP_POINTS)
+FULL = sum(SDP_POINTS.values())
 
 
 @dataclass
@@ -74,7 +78,8 @@ def reference(assignment=SDP, demo=True):
 def synthesized(assignment):
     """A correct notebook built from `solutions/<assignment>.py` alone: otter's
     init cell, the imports, one cell per graded function or class (as a
-    student's notebook has them), each followed by its `grader.check` cell."""
+    student's notebook has them), each followed by its `grader.check` cell, and
+    the by-hand cell with the reference's numbers where the assignment has one."""
     import ast
     import importlib
     import inspect
@@ -91,6 +96,13 @@ def synthesized(assignment):
             cells.append(code_cell("".join(lines[node.lineno - 1:node.end_lineno])))
             question = re.sub(r"(?<!^)(?=[A-Z])", "_", node.name).lower()
             cells.append(code_cell(f'grader.check("{question}")\n'))
+    from autograder.audit.catalog import reference_by_hand
+    from autograder.judge import by_hand
+
+    answers = reference_by_hand(assignment)
+    if answers:  # the by-hand question: its marked cell, with the reference's numbers
+        cells.append(code_cell(f"{by_hand.MARK}\n{answers}\n"))
+        cells.append(code_cell(f'grader.check("{by_hand.QUESTION}")\n'))
     return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                          "language": "python"}},
             "nbformat": 4, "nbformat_minor": 5}
@@ -153,31 +165,31 @@ def wrong(nb):
 
 
 # -- controls ----------------------------------------------------------------------
-@case("reference", "the correct notebook, unchanged (control)", max_score=10, questions_keep_full=list(SDP_QS))
+@case("reference", "the correct notebook, unchanged (control)", max_score=FULL, questions_keep_full=list(SDP_QS))
 def _():
     return ipynb(reference())
 
 
-@case("wrong_functions", "all three functions return zeros of the right shape (control)", max_score=9.99)
+@case("wrong_functions", "all three functions return zeros of the right shape (control)", max_score=FULL - 0.01)
 def _():
     return ipynb(wrong(reference()))
 
 
 # -- resources ---------------------------------------------------------------------
-@case("loop_in_function", "infinite loop inside causal_mask", max_score=8, questions_zero=["causal_mask"],
+@case("loop_in_function", "infinite loop inside causal_mask", max_score=FULL - 2, questions_zero=["causal_mask"],
       questions_keep_full=others("causal_mask"), reason_contains=["CPU time limit", "timed out"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask",
                                   "def causal_mask(seq_len, device=None):\n    while True:\n        pass\n"))
 
 
-@case("loop_top_level", "infinite loop at top level in an extra cell", max_score=10,
+@case("loop_top_level", "infinite loop at top level in an extra cell", max_score=FULL,
       questions_keep_full=list(SDP_QS), reason_contains=["was skipped"])
 def _():
     return ipynb(append(reference(), "while True:\n    pass\n"))
 
 
-@case("fork_bomb", "fork bomb inside padding_mask", max_score=8, questions_zero=["padding_mask"],
+@case("fork_bomb", "fork bomb inside padding_mask", max_score=FULL - 2, questions_zero=["padding_mask"],
       questions_keep_full=others("padding_mask"), reason_contains=["fork bomb"],
       root_only=ROOT_WHY)
 def _():
@@ -186,7 +198,7 @@ def _():
         "        try:\n            os.fork()\n        except OSError:\n            pass\n")))
 
 
-@case("alloc_20gb", "a 20 GB allocation inside scaled_dot_product_attention", max_score=4,
+@case("alloc_20gb", "a 20 GB allocation inside scaled_dot_product_attention", max_score=FULL - 6,
       questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"),
       reason_contains=["scaled_dot_product_attention"])
 def _():
@@ -195,7 +207,7 @@ def _():
         "    return torch.empty(20 * 2**30, dtype=torch.uint8).fill_(1)\n")))
 
 
-@case("print_100mb", "100 MB of printed output inside causal_mask", max_score=8, questions_zero=["causal_mask"],
+@case("print_100mb", "100 MB of printed output inside causal_mask", max_score=FULL - 2, questions_zero=["causal_mask"],
       questions_keep_full=others("causal_mask"), reason_contains=["output limit"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -203,7 +215,7 @@ def _():
         + CORRECT_CAUSAL)))
 
 
-@case("runaway_recursion", "unbounded recursion with the recursion limit raised, in padding_mask", max_score=8,
+@case("runaway_recursion", "unbounded recursion with the recursion limit raised, in padding_mask", max_score=FULL - 2,
       questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["padding_mask"])
 def _():
     return ipynb(replace_function(reference(demo=False), "padding_mask", (
@@ -211,14 +223,14 @@ def _():
         "def padding_mask(lengths, max_len=None):\n    return padding_mask(lengths, max_len) + 1\n")))
 
 
-@case("segfault", "a segfault via ctypes inside causal_mask", max_score=8, questions_zero=["causal_mask"],
+@case("segfault", "a segfault via ctypes inside causal_mask", max_score=FULL - 2, questions_zero=["causal_mask"],
       questions_keep_full=others("causal_mask"), reason_contains=["signal", "SIGSEGV"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
         "def causal_mask(seq_len, device=None):\n    import ctypes\n    ctypes.string_at(0)\n" + CORRECT_CAUSAL)))
 
 
-@case("os_exit", "os._exit(0) inside scaled_dot_product_attention", max_score=4,
+@case("os_exit", "os._exit(0) inside scaled_dot_product_attention", max_score=FULL - 6,
       questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"),
       reason_contains=["exited early"])
 def _():
@@ -227,7 +239,7 @@ def _():
 
 
 @case("kill_parent", "causal_mask tries to SIGKILL its parent (the judge or fork server), then answers",
-      max_score=10, questions_keep_full=list(SDP_QS),
+      max_score=FULL, questions_keep_full=list(SDP_QS),
       root_only=ROOT_WHY)
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -235,7 +247,7 @@ def _():
         "    except OSError:\n        pass\n" + CORRECT_CAUSAL)))
 
 
-@case("kill_everything", "padding_mask sends SIGKILL to every process it may signal (kill -1), then returns None", max_score=8,
+@case("kill_everything", "padding_mask sends SIGKILL to every process it may signal (kill -1), then returns None", max_score=FULL - 2,
       questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["None"],
       root_only=ROOT_WHY)
 def _():
@@ -245,7 +257,7 @@ def _():
 
 # -- tampering --------------------------------------------------------------------
 @case("patch_allclose", "wrong functions, then a last cell patching torch.allclose/equal/Tensor.__eq__ to say True",
-      not_above="wrong_functions", max_score=9.99)
+      not_above="wrong_functions", max_score=FULL - 0.01)
 def _():
     return ipynb(append(wrong(reference(demo=False)), (
         "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n"
@@ -253,7 +265,7 @@ def _():
         "torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)\n")))
 
 
-@case("no_check_cells", "every grader.check cell deleted", max_score=10, questions_keep_full=list(SDP_QS))
+@case("no_check_cells", "every grader.check cell deleted", max_score=FULL, questions_keep_full=list(SDP_QS))
 def _():
     nb = reference()
     nb["cells"] = [c for c in nb["cells"] if "grader.check" not in _src(c)]
@@ -261,7 +273,7 @@ def _():
 
 
 @case("lying_subclass", "wrong functions returning a Tensor subclass whose __eq__/allclose/equal say True",
-      not_above="wrong_functions", max_score=9.99)
+      not_above="wrong_functions", max_score=FULL - 0.01)
 def _():
     return ipynb(append(wrong(reference()), '''
 class Liar(torch.Tensor):
@@ -284,19 +296,19 @@ def scaled_dot_product_attention(query, key, value, mask=None):
 
 
 @case("global_torch_state", "correct functions, then a cell setting float64 default dtype, grad mode off, "
-      "no other change", max_score=10, questions_keep_full=list(SDP_QS))
+      "no other change", max_score=FULL, questions_keep_full=list(SDP_QS))
 def _():
     return ipynb(append(reference(), "torch.set_default_dtype(torch.float64)\ntorch.set_grad_enabled(False)\n"))
 
 
 @case("fake_banner", "wrong functions plus a cell printing a fake 'All tests passed' banner",
-      not_above="wrong_functions", max_score=9.99, must_not_contain=["FAKE-BANNER"])
+      not_above="wrong_functions", max_score=FULL - 0.01, must_not_contain=["FAKE-BANNER"])
 def _():
     return ipynb(append(wrong(reference()), "print('FAKE-BANNER All tests passed! Score: 10/10')\n"))
 
 
 # -- wrong return values ------------------------------------------------------------
-@case("numpy_return", "causal_mask returns a numpy array with the right values", max_score=8,
+@case("numpy_return", "causal_mask returns a numpy array with the right values", max_score=FULL - 2,
       questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"), reason_contains=["numpy"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -304,7 +316,7 @@ def _():
         "    return torch.ones(seq_len, seq_len, dtype=torch.bool).tril().numpy()\n")))
 
 
-@case("list_return", "padding_mask returns a Python list with the right values", max_score=8,
+@case("list_return", "padding_mask returns a Python list with the right values", max_score=FULL - 2,
       questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["list"])
 def _():
     return ipynb(replace_function(reference(demo=False), "padding_mask", (
@@ -312,7 +324,7 @@ def _():
         "    return (torch.arange(n)[None, :] < lengths[:, None].cpu()).tolist()\n")))
 
 
-@case("nan_return", "scaled_dot_product_attention returns NaN tensors of the right shape", max_score=4,
+@case("nan_return", "scaled_dot_product_attention returns NaN tensors of the right shape", max_score=FULL - 6,
       questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"))
 def _():
     return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
@@ -328,7 +340,7 @@ def _raise_file(path):
 
 
 @case("read_solutions", "causal_mask raises an error holding solutions/scaled_dot_product.py, read from disk",
-      max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
+      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
       leak_files=["private/solutions/scaled_dot_product.py"],
       root_only=ROOT_WHY)
 def _():
@@ -336,7 +348,7 @@ def _():
 
 
 @case("read_suites", "causal_mask raises an error holding the hidden suite file, read from disk",
-      max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
+      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
       leak_files=["private/suites/scaled_dot_product/test_causal_mask.py"],
       root_only=ROOT_WHY)
 def _():
@@ -344,7 +356,7 @@ def _():
                                   _raise_file("private/suites/scaled_dot_product/test_causal_mask.py")))
 
 
-@case("read_environ", "causal_mask raises an error holding os.environ", max_score=8, questions_zero=["causal_mask"],
+@case("read_environ", "causal_mask raises an error holding os.environ", max_score=FULL - 2, questions_zero=["causal_mask"],
       questions_keep_full=others("causal_mask"), must_not_contain=[SECRET_ENV[1]])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -375,14 +387,14 @@ def _():
     return ".ipynb", json.dumps(nb).encode()
 
 
-@case("syntax_error_cell", "a syntax error in the padding_mask cell", max_score=8, questions_zero=["padding_mask"],
+@case("syntax_error_cell", "a syntax error in the padding_mask cell", max_score=FULL - 2, questions_zero=["padding_mask"],
       questions_keep_full=others("padding_mask"), reason_contains=["SyntaxError"])
 def _():
     return ipynb(replace_function(reference(demo=False), "padding_mask",
                                   "def padding_mask(lengths, max_len=None)\n    return lengths\n"))
 
 
-@case("missing_function", "the padding_mask cell deleted", max_score=8, questions_zero=["padding_mask"],
+@case("missing_function", "the padding_mask cell deleted", max_score=FULL - 2, questions_zero=["padding_mask"],
       questions_keep_full=others("padding_mask"), reason_contains=["not defined"])
 def _():
     return ipynb(drop_function(reference(demo=False), "padding_mask"))
@@ -432,14 +444,14 @@ def others_of(questions, *lost):
 
 
 # -- resources, continued ------------------------------------------------------------
-@case("kill_self", "causal_mask sends SIGKILL to its own process", max_score=8, questions_zero=["causal_mask"],
+@case("kill_self", "causal_mask sends SIGKILL to its own process", max_score=FULL - 2, questions_zero=["causal_mask"],
       questions_keep_full=others("causal_mask"), reason_contains=["signal 9"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
         "def causal_mask(seq_len, device=None):\n    import os, signal\n    os.kill(os.getpid(), signal.SIGKILL)\n")))
 
 
-@case("kill_process_group", "padding_mask sends SIGKILL to its whole process group", max_score=8,
+@case("kill_process_group", "padding_mask sends SIGKILL to its whole process group", max_score=FULL - 2,
       questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["signal 9"])
 def _():
     return ipynb(replace_function(reference(demo=False), "padding_mask", (
@@ -447,7 +459,7 @@ def _():
 
 
 @case("fill_workdir", "causal_mask deletes every file it can reach from its working directory and HOME, "
-      "fills the disk with 1 MB files until writing fails, then answers", max_score=10,
+      "fills the disk with 1 MB files until writing fails, then answers", max_score=FULL,
       questions_keep_full=list(SDP_QS))
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -470,7 +482,7 @@ def _():
 
 
 @case("background_thread", "causal_mask answers correctly but leaves a thread burning CPU and printing "
-      "after it returns", max_score=10, questions_keep_full=list(SDP_QS), reason_contains=["left threads"])
+      "after it returns", max_score=FULL, questions_keep_full=list(SDP_QS), reason_contains=["left threads"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
         "def causal_mask(seq_len, device=None):\n"
@@ -484,7 +496,7 @@ def _():
 
 @case("background_process", "padding_mask answers correctly but leaves a double-forked, setsid daemon that "
       "waits 1 s, then SIGKILLs every process it may and burns CPU (a slow call may be killed by its own "
-      "daemon: only the other questions must keep their points)", max_score=10,
+      "daemon: only the other questions must keep their points)", max_score=FULL,
       questions_keep_full=others("padding_mask"),
       reason_contains=["left threads"], root_only=ROOT_WHY)
 def _():
@@ -508,7 +520,7 @@ def _():
 
 
 @case("memory_across_processes", "scaled_dot_product_attention forks 3 children that each fill 900 MB, "
-      "then fills 1.2 GB itself: each process stays under RLIMIT_DATA, the tree does not", max_score=4,
+      "then fills 1.2 GB itself: each process stays under RLIMIT_DATA, the tree does not", max_score=FULL - 6,
       questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"),
       reason_contains=["memory limit"], root_only=ROOT_WHY)
 def _():
@@ -526,7 +538,7 @@ def _():
 
 
 @case("network", "causal_mask connects to a port the judge's machine listens on and to a public address, "
-      "sending its name; then answers", max_score=10, questions_keep_full=list(SDP_QS), no_network=True,
+      "sending its name; then answers", max_score=FULL, questions_keep_full=list(SDP_QS), no_network=True,
       root_only=ROOT_WHY)
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -543,7 +555,7 @@ def _():
 
 # -- tampering, continued ----------------------------------------------------------------
 @case("edit_test_cells", "wrong functions; otter's tests in the notebook metadata rewritten to pass, "
-      "grader.check replaced by a function printing 'passed'", not_above="wrong_functions", max_score=9.99)
+      "grader.check replaced by a function printing 'passed'", not_above="wrong_functions", max_score=FULL - 0.01)
 def _():
     nb = wrong(reference())
     tests = (nb.get("metadata", {}).get("otter", {}) or {}).get("tests", {})
@@ -556,7 +568,7 @@ def _():
 
 
 @case("patch_builtins", "wrong functions, then a cell patching isinstance, len, abs, max, min, round, float "
-      "and print in builtins", not_above="wrong_functions", max_score=9.99)
+      "and print in builtins", not_above="wrong_functions", max_score=FULL - 0.01)
 def _():
     return ipynb(append(wrong(reference(demo=False)), (
         "import builtins\n"
@@ -566,7 +578,7 @@ def _():
 
 
 @case("torch_state", "correct functions, then a cell changing seeds, float32 matmul precision, "
-      "deterministic mode, denormal flushing and print options", max_score=10, questions_keep_full=list(SDP_QS))
+      "deterministic mode, denormal flushing and print options", max_score=FULL, questions_keep_full=list(SDP_QS))
 def _():
     return ipynb(append(reference(), (
         "torch.manual_seed(1234)\ntorch.set_float32_matmul_precision('medium')\n"
@@ -576,7 +588,7 @@ def _():
 
 @case("write_result_files", "wrong functions; causal_mask writes a full-marks results.json and grades.csv "
       "into every folder it can reach (working directory, HOME, /tmp, /autograder/results, the kit, "
-      "the batch's output folders)", not_above="wrong_functions", max_score=9.99, root_only=ROOT_WHY)
+      "the batch's output folders)", not_above="wrong_functions", max_score=FULL - 0.01, root_only=ROOT_WHY)
 def _():
     return ipynb(replace_function(wrong(reference(demo=False)), "causal_mask", (
         "def causal_mask(seq_len, device=None):\n"
@@ -597,7 +609,7 @@ def _():
 
 
 @case("lying_object", "wrong functions returning objects that claim a tensor's shape and dtype and "
-      "compare equal to anything", not_above="wrong_functions", max_score=9.99)
+      "compare equal to anything", not_above="wrong_functions", max_score=FULL - 0.01)
 def _():
     return ipynb(append(wrong(reference()), '''
 class Anything:
@@ -619,7 +631,7 @@ def scaled_dot_product_attention(query, key, value, mask=None):
 
 
 # -- wrong return values, continued -----------------------------------------------------
-@case("float_return", "scaled_dot_product_attention returns a Python float", max_score=4,
+@case("float_return", "scaled_dot_product_attention returns a Python float", max_score=FULL - 6,
       questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"),
       reason_contains=["float"])
 def _():
@@ -627,7 +639,7 @@ def _():
         "def scaled_dot_product_attention(query, key, value, mask=None):\n    return 0.5\n")))
 
 
-@case("wrong_dtype", "causal_mask returns the right values as float32 instead of bool", max_score=9.99,
+@case("wrong_dtype", "causal_mask returns the right values as float32 instead of bool", max_score=FULL - 0.01,
       questions_lose=["causal_mask"], questions_keep_full=others("causal_mask"), reason_contains=["bool"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -635,7 +647,7 @@ def _():
         "    return torch.ones(seq_len, seq_len, device=device).tril()\n")))
 
 
-@case("wrong_device", "padding_mask always returns its mask on the meta device", max_score=9.99,
+@case("wrong_device", "padding_mask always returns its mask on the meta device", max_score=FULL - 0.01,
       questions_lose=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["meta"])
 def _():
     return ipynb(replace_function(reference(demo=False), "padding_mask", (
@@ -643,7 +655,7 @@ def _():
         "    return (torch.arange(n)[None, :] < lengths[:, None].cpu()).to('meta')\n")))
 
 
-@case("inf_return", "scaled_dot_product_attention returns +inf weights", max_score=4,
+@case("inf_return", "scaled_dot_product_attention returns +inf weights", max_score=FULL - 6,
       questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"))
 def _():
     return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
@@ -652,7 +664,7 @@ def _():
         "    return w @ value, w\n")))
 
 
-@case("generator_return", "causal_mask returns a generator of rows", max_score=8, questions_zero=["causal_mask"],
+@case("generator_return", "causal_mask returns a generator of rows", max_score=FULL - 2, questions_zero=["causal_mask"],
       questions_keep_full=others("causal_mask"), reason_contains=["generator"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -664,7 +676,7 @@ def _():
 # -- information leaks, continued ---------------------------------------------------------
 @case("read_autograder_zip", "causal_mask looks for the autograder zip on disk (the battery left one with the "
       "solutions in its temporary folder) and lists the kit's solutions folder, raising what it found",
-      max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
+      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
       leak_files=["private/solutions/scaled_dot_product.py"], must_not_contain=["scaled_dot_product.py"],
       root_only=ROOT_WHY)
 def _():
@@ -686,7 +698,7 @@ def _():
 
 
 @case("inspect_callers", "causal_mask raises an error holding every caller frame's locals and every tensor "
-      "the garbage collector can see", max_score=8, questions_zero=["causal_mask"],
+      "the garbage collector can see", max_score=FULL - 2, questions_zero=["causal_mask"],
       questions_keep_full=others("causal_mask"),
       leak_files=["private/solutions/scaled_dot_product.py", "private/suites/scaled_dot_product/test_causal_mask.py"])
 def _():
@@ -707,14 +719,14 @@ def _():
     return ipynb(nb)
 
 
-@case("wrong_file_name", "the reference notebook saved as 'Tarefa 2 - cópia (1).ipynb'", max_score=10,
+@case("wrong_file_name", "the reference notebook saved as 'Tarefa 2 - cópia (1).ipynb'", max_score=FULL,
       questions_keep_full=list(SDP_QS), file_name="Tarefa 2 - cópia (1)")
 def _():
     return ipynb(reference())
 
 
 @case("shadow_modules_zip", "a zip holding the notebook and torch.py, json.py, sitecustomize.py and "
-      "autograder/__init__.py that would replace the real modules", max_score=10,
+      "autograder/__init__.py that would replace the real modules", max_score=FULL,
       questions_keep_full=list(SDP_QS))
 def _():
     evil = b"raise SystemExit('shadowed')\n"
@@ -723,7 +735,7 @@ def _():
 
 
 @case("shadow_modules_cell", "a first cell writes torch.py, json.py and sitecustomize.py into its working "
-      "directory, HOME and /tmp and puts them first on sys.path; the functions are correct", max_score=10,
+      "directory, HOME and /tmp and puts them first on sys.path; the functions are correct", max_score=FULL,
       questions_keep_full=list(SDP_QS))
 def _():
     nb = reference()
@@ -988,7 +1000,7 @@ def _search_cell(needles, modules=()):
 @case("search_disk_for_answers", "while loading, a cell walks every folder the worker can reach (and every zip) "
       "for files defining causal_mask, and tries the kit's private package by name; causal_mask then executes "
       "each one found and returns the first that gives a correct mask (none: a wrong mask on the right device)",
-      max_score=8.5, questions_lose=["causal_mask"],  # 0.5: its device check, as an honest wrong mask earns
+      max_score=FULL - 1.5, questions_lose=["causal_mask"],  # 0.5: its device check, as an honest wrong mask earns
       questions_keep_full=others("causal_mask"), root_only=ROOT_WHY)
 def _():
     nb = replace_function(reference(demo=False), "causal_mask", (
@@ -1010,7 +1022,7 @@ def _():
 
 @case("read_other_assignment", "a scaled_dot_product notebook searches the disk for the other assignments' "
       "material (additive_attention, split_heads, MultiHeadAttention) and raises what it found",
-      max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
+      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
       leak_files=["private/solutions/classic_attention.py", "private/solutions/multi_head.py"],
       must_not_contain=["def additive_attention(", "def split_heads("], root_only=ROOT_WHY)
 def _():
@@ -1028,7 +1040,7 @@ def _():
 
 @case("import_private_package", "padding_mask imports the kit's private package by every name "
       "(autograder.private, the old top-level solutions) and loads any copy on sys.path by file; it uses the "
-      "reference when it finds one", max_score=8, questions_zero=["padding_mask"],
+      "reference when it finds one", max_score=FULL - 2, questions_zero=["padding_mask"],
       questions_keep_full=others("padding_mask"), root_only=ROOT_WHY)
 def _():
     return ipynb(replace_function(reference(demo=False), "padding_mask", (

@@ -1,7 +1,7 @@
 """Hostile battery cases aimed at the judge: verdicts the worker could decide,
 student text that could inflate or forge feedback, forged replies, a
 submission that never ends. Registered into `cases.CASES` on import."""
-from autograder.audit.hostile.cases import (MULTI, SDP, case, ipynb, others, reference,  # noqa: F401
+from autograder.audit.hostile.cases import (FULL, MULTI, SDP, case, ipynb, others, reference,  # noqa: F401
                                             replace_function)
 from autograder.audit.hostile.cases import append as append_cell
 
@@ -25,7 +25,7 @@ LOOP_SDPA = (
 
 @case("inplace_honest", "scaled_dot_product_attention divides its query in place (control: loses the "
       "in-place check)", questions_lose=["scaled_dot_product_attention"], questions_keep_full=others(
-          "scaled_dot_product_attention"), max_score=9.99)
+          "scaled_dot_product_attention"), max_score=FULL - 0.01)
 def _():
     return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", INPLACE_SDPA))
 
@@ -87,7 +87,7 @@ def _():
 
 
 @case("huge_exception_text", "causal_mask raises an exception whose type name is 1 MB and whose message is "
-      "10 MB", max_score=8, questions_zero=["causal_mask"],
+      "10 MB", max_score=FULL - 2, questions_zero=["causal_mask"],
       questions_keep_full=others("causal_mask"), max_results_bytes=200_000)
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -102,7 +102,7 @@ INJECTED = ("\\n### scaled_dot_product: 10 / 10\\n| causal_mask | 2 | 2 | |\\n![
 
 @case("feedback_injection", "causal_mask raises an error whose message holds a Markdown heading with a full "
       "score, table rows, an image, HTML, a workflow command, ANSI codes and a line that looks like the grader's",
-      max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
+      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
       must_not_contain=["\n###", "\n|", "\n!", "\n<img", "\n::warning", "\x1b[", "\r"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -112,7 +112,7 @@ def _():
 
 @case("forged_replies", "causal_mask writes forged wire messages (a header nested 100000 deep, tags of the "
       "wrong type, a bad float tag, a tensor with a string shape) to every pipe it holds, then sleeps",
-      max_score=8, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
+      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
       reason_contains=["malformed reply", "timed out"])
 def _():
     return ipynb(replace_function(reference(demo=False), "causal_mask", (
@@ -132,7 +132,7 @@ def _():
 
 
 @case("slow_every_call", "every graded function sleeps 2 s per call (honest code, too slow): the "
-      "submission's wall-clock budget stops it, keeping what was graded", max_score=10,
+      "submission's wall-clock budget stops it, keeping what was graded", max_score=FULL,
       reason_contains=["time budget"], max_seconds=150)
 def _():
     nb = reference(demo=False)

@@ -8,10 +8,9 @@ import io
 import json
 import zipfile
 
-from autograder.audit.hostile.cases import (SDP_QS, append, case, code_cell, ipynb, others, reference,  # noqa: F401
+from autograder.audit.hostile.cases import (FULL, SDP_QS, append, case, code_cell, ipynb, others, reference,  # noqa: F401
                                             replace_function)
 
-FULL = 10  # the scaled_dot_product assignment's points
 
 
 def _zip(name, data, method=zipfile.ZIP_DEFLATED, patch=None):
@@ -95,7 +94,7 @@ def _():
 
 
 # -- one cell -------------------------------------------------------------------------------
-@case("lone_surrogate_cell", "a lone surrogate (JSON \\ud800) inside padding_mask's code", max_score=8,
+@case("lone_surrogate_cell", "a lone surrogate (JSON \\ud800) inside padding_mask's code", max_score=FULL - 2,
       questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["padding_mask"])
 def _():
     return ipynb(replace_function(reference(demo=False), "padding_mask",
@@ -151,7 +150,7 @@ def _():
 
 
 @case("reaches_for_runner", "an extra cell imports the kit's worker module (where the op counter lives): every "
-      "check that counts torch calls fails", max_score=9.99, questions_keep_full=["causal_mask"],
+      "check that counts torch calls fails", max_score=FULL - 0.01, questions_keep_full=["causal_mask"],
       questions_lose=["padding_mask", "scaled_dot_product_attention"], reason_contains=["grader's own modules"])
 def _():
     nb = reference(demo=False)

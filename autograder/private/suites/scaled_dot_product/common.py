@@ -1,4 +1,6 @@
-"""What the scaled_dot_product suites share: exact checks for boolean masks.
+"""What the scaled_dot_product suites share: exact checks for boolean masks, and the
+by-hand question's instance and answers (`by_hand_instance`, `by_hand_answers`: the
+suite grades with them; the audit fills the reference notebook's by-hand cell with them).
 
 Masks are compared exactly (no tolerance: grading.yml has none for bool). A
 failure names the call, the shape/dtype/device that came back against the
@@ -6,10 +8,26 @@ expected ones, how many entries differ and the first index, and a likely
 cause when the returned mask is a known variant of the expected one
 (transposed, inverted, shifted by one). It never prints the mask itself.
 """
+import math
+
 import torch
 
 from autograder.messages import t
+from autograder.private.solutions import scaled_dot_product as ref
 from autograder.private.suites import checks as c
+
+
+def by_hand_instance(question="by_hand"):
+    """(query (1, d_k), key (T_k, d_k), value (T_k, d_v)) of solutions' BY_HAND, float64."""
+    spec = ref.BY_HAND[question]
+    return tuple(torch.tensor(spec[n], dtype=torch.float64) for n in ("query", "key", "value"))
+
+
+def by_hand_answers(question="by_hand"):
+    """{"scores": (T_k,), "weights": (T_k,), "output": (d_v,)}: the answers, from the reference."""
+    q, k, v = by_hand_instance(question)
+    output, weights = ref.scaled_dot_product_attention(q, k, v)
+    return {"scores": (q @ k.T / math.sqrt(q.shape[-1]))[0], "weights": weights[0], "output": output[0]}
 
 
 def check_mask(got, expected, what, device="cpu", variants=(), shape_hint=None):

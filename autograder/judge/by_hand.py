@@ -1,0 +1,200 @@
+"""The by-hand answer cell: numbers a student typed, read as plain data, never run.
+
+A question answered by hand (`by_hand` in scaled_dot_product) has one code cell
+holding only literal assignments:
+
+    # kit-by-hand: numbers only (no code). ...
+    scores = [0.5, -1.25, 2.0]
+    weights = [..., ..., ...]
+    output = [..., ...]
+
+The cell is found by its tag `kit-by-hand` or, where a student's copy lost the
+tag, by a line starting with the marker comment `# kit-by-hand`; provided cells
+are never it. The rule: each statement is `NAME = VALUE` with NAME one of
+`TARGETS`, each at most once, and VALUE a number (int or float, an optional
+sign, finite), `...` (not answered yet), or a list or tuple of those, or of
+such lists (two levels at most, `MAX_NUMBERS` items per list). Anything else
+(a call, another name, an operator, a string, NaN or inf, an import, a cell
+over `MAX_CHARS`) makes the whole answer unreadable, with a one-line reason
+naming the rule (a key of messages/reader.yml and its fields). The cell still
+runs in the worker like any other cell: it only assigns three names.
+
+Runs in the reader's limited helper (`reader.read_bytes`): standard library
+only. `checked(data)` is the judge's side: it accepts what the helper sent
+only in the shape `read` gives.
+"""
+import ast
+import math
+
+TAG = "kit-by-hand"
+MARK = "# kit-by-hand"
+QUESTION = "by_hand"  # the question a by-hand cell answers (what detection counts it as)
+TARGETS = ("scores", "weights", "output")
+MAX_CHARS = 4000  # the cell's text: three short lists and comments fit many times over
+MAX_NUMBERS = 16  # items in one list
+MAX_DEPTH = 2  # a list of numbers, or a list of such lists (one row: [[w1, w2, w3]])
+NAME_CHARS = 40
+
+
+class Unreadable(Exception):
+    """The cell breaks the rule: `key` (messages/reader.yml) and its plain fields."""
+
+    def __init__(self, key, **fields):
+        super().__init__(key)
+        self.key, self.fields = key, fields
+
+
+def is_marked(cell_text, tags):
+    """Whether a code cell is the by-hand cell: its tag, or a line starting with the marker."""
+    return TAG in tags or any(line.lstrip().startswith(MARK) for line in cell_text.split("\n"))
+
+
+def _name(node):
+    return node.id[:NAME_CHARS] if isinstance(node, ast.Name) else node.attr[:NAME_CHARS]
+
+
+def _number(node, line):
+    """The float a literal number node holds (an optional sign), or Unreadable."""
+    sign = 1.0
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -1.0 if isinstance(node.op, ast.USub) else 1.0
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        try:
+            x = sign * float(node.value)
+        except OverflowError:
+            x = math.inf
+        if not math.isfinite(x):
+            raise Unreadable("by_hand_not_finite", line=line)
+        return x
+    raise _offence(node, line)
+
+
+def _offence(node, line):
+    """Why `node` is not a literal number: the rule it breaks."""
+    if any(isinstance(n, ast.Call) for n in ast.walk(node)):
+        return Unreadable("by_hand_call", line=line)
+    names = [n for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))]
+    if names:
+        return Unreadable("by_hand_name", line=line, name=_name(names[0]))
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) or isinstance(node, ast.JoinedStr):
+        return Unreadable("by_hand_string", line=line)
+    if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare)):
+        return Unreadable("by_hand_operator", line=line)
+    return Unreadable("by_hand_not_number", line=line)
+
+
+def _value(node, line, depth=0):
+    """A literal value as plain data: float, None (`...`), or lists of them."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        if depth >= MAX_DEPTH:
+            raise Unreadable("by_hand_too_deep", line=line, depth=MAX_DEPTH)
+        if len(node.elts) > MAX_NUMBERS:
+            raise Unreadable("by_hand_too_many", line=line, n=len(node.elts), limit=MAX_NUMBERS)
+        return [_value(e, line, depth + 1) for e in node.elts]
+    if isinstance(node, ast.Constant) and node.value is Ellipsis:
+        return None
+    return _number(node, line)
+
+
+def parse_cell(text):
+    """{target: value or None} from the cell's text, or Unreadable."""
+    if len(text) > MAX_CHARS:
+        raise Unreadable("by_hand_too_big", chars=len(text), limit=MAX_CHARS)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise Unreadable("by_hand_syntax", line=exc.lineno or 0, why=str(exc.msg)[:80]) from None
+    except (RecursionError, MemoryError, ValueError, OverflowError):
+        raise Unreadable("by_hand_syntax", line=0, why="nested too deeply") from None
+    answers = {name: None for name in TARGETS}
+    seen = set()
+    for stmt in tree.body:
+        line = stmt.lineno
+        if not isinstance(stmt, ast.Assign):
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                raise Unreadable("by_hand_call", line=line)
+            raise Unreadable("by_hand_statement", line=line)
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            raise Unreadable("by_hand_statement", line=line)
+        name = stmt.targets[0].id
+        if name not in TARGETS:
+            raise Unreadable("by_hand_target", line=line, name=name[:NAME_CHARS])
+        if name in seen:
+            raise Unreadable("by_hand_twice", line=line, name=name)
+        seen.add(name)
+        answers[name] = _value(stmt.value, line)
+    return answers
+
+
+MAX_LISTED = 20  # marked cells named in the answer (the rest are only counted)
+
+
+def read(cells, total=None):
+    """The by-hand answer from [(index, label, text)] of the marked cells (the first
+    MAX_LISTED of `total`), as plain data: None when there is none, else {"cells":
+    [index], "labels": [label], "answers": {target: value} or None, "problem": {"key",
+    "fields"} or None}."""
+    if not cells:
+        return None
+    total = max(total or 0, len(cells))
+    out = {"cells": [i for i, _, _ in cells], "labels": [label for _, label, _ in cells], "answers": None,
+           "problem": None}
+    if total > 1:
+        out["problem"] = {"key": "by_hand_two_cells", "fields": {"n": total}}
+        return out
+    try:
+        out["answers"] = parse_cell(cells[0][2])
+    except Unreadable as exc:
+        out["problem"] = {"key": exc.key, "fields": exc.fields}
+    return out
+
+
+# -- the judge's side: what the helper sent, checked for shape -----------------------
+def _is_value(v, depth=0):
+    if v is None:
+        return True
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, int) and not isinstance(v, bool):  # JSON writes 2.0 as 2.0; an int is still a number
+        return abs(v) < 2 ** 53
+    return isinstance(v, list) and depth < MAX_DEPTH and len(v) <= MAX_NUMBERS and all(
+        _is_value(x, depth + 1) for x in v)
+
+
+def _to_float(v):
+    return None if v is None else [_to_float(x) for x in v] if isinstance(v, list) else float(v)
+
+
+def checked(data, max_cells):
+    """`data` as the judge keeps it (values as floats) if it has the shape `read` gives;
+    ValueError otherwise. A problem's key must be one of messages/reader.yml's."""
+    from autograder.messages import catalog
+
+    if data is None:
+        return None
+    if not isinstance(data, dict) or set(data) != {"cells", "labels", "answers", "problem"}:
+        raise ValueError("keys")
+    cells, labels = data["cells"], data["labels"]
+    if not (isinstance(cells, list) and 1 <= len(cells) <= max_cells
+            and all(type(i) is int and 0 < i for i in cells)
+            and isinstance(labels, list) and len(labels) == len(cells)
+            and all(x is None or (isinstance(x, str) and len(x) <= 40) for x in labels)):
+        raise ValueError("cells")
+    answers, problem = data["answers"], data["problem"]
+    if (answers is None) == (problem is None):
+        raise ValueError("answers or problem")
+    if answers is not None:
+        if not (isinstance(answers, dict) and set(answers) == set(TARGETS)
+                and all(_is_value(v) for v in answers.values())):
+            raise ValueError("answers")
+        answers = {k: _to_float(v) for k, v in answers.items()}
+    if problem is not None:
+        fields = problem.get("fields") if isinstance(problem, dict) else None
+        if not (isinstance(problem.get("key") if isinstance(problem, dict) else None, str)
+                and problem["key"].startswith("by_hand_") and problem["key"] in catalog()
+                and isinstance(fields, dict)
+                and all(isinstance(k, str) and (isinstance(v, str) and len(v) <= 100 or type(v) is int)
+                        for k, v in fields.items())):
+            raise ValueError("problem")
+    return {"cells": cells, "labels": labels, "answers": answers, "problem": problem}

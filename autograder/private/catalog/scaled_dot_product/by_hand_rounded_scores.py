@@ -1,0 +1,10 @@
+"""
+bug: the scores rounded to 1 decimal before the softmax (the later steps follow from them)
+functions: []
+questions: [by_hand]
+"""
+BY_HAND_CELL = """\
+scores = [0, 2.8, 1.4]
+weights = [0.0465, 0.7649, 0.1886]
+output = [3.1060, 0.4237]
+"""
