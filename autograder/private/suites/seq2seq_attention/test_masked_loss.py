@@ -31,6 +31,7 @@ def _alternatives(args):
         (t("cause_lab_loss_sum"), (ce * m).sum()),
         (t("cause_lab_loss_per_batch"), (ce * m).sum() / targets.shape[0]),
         (t("cause_lab_loss_mean_of_means"), per_seq.mean()),
+        (t("cause_lab_loss_divided_by_all"), (ce * m).sum() / ce.numel()),
         (t("cause_lab_loss_no_log_softmax"), -(logits.gather(-1, targets[..., None])[..., 0] * m).sum() / m.sum()),
         (t("cause_lab_loss_sign"), -(ce * m).sum() / m.sum().clamp(min=1)),
     ]
