@@ -143,7 +143,8 @@ def test_resume_keeps_each_result_with_its_own_file_and_regrades_a_changed_one(t
     assert_each_result_is_its_own(out)
     rows = {r["id"]: r for r in csv_rows(out)}
     assert set(rows) == {"A__hw", "A-hw", "B__hw"}
-    assert [rows[i]["total"] for i in ("A__hw", "A-hw", "B__hw")] == ["10.0", "10.0", "0.0"]
+    full = str(float(SDP_FULL))
+    assert [rows[i]["total"] for i in ("A__hw", "A-hw", "B__hw")] == [full, full, "0.0"]
 
 
 def test_odd_and_colliding_names_stay_inside_out_and_each_file_is_one_row(tmp_path):
@@ -166,7 +167,7 @@ def test_odd_and_colliding_names_stay_inside_out_and_each_file_is_one_row(tmp_pa
     assert (out / "grades.csv").is_file()
     rows = csv_rows(out)
     assert len(rows) == 5 and len({r["id"] for r in rows}) == 5
-    assert sorted(r["total"] for r in rows) == ["0.0", "10.0", "10.0", "10.0", "10.0"]
+    assert sorted(r["total"] for r in rows) == ["0.0"] + [str(float(SDP_FULL))] * 4
     assert any("bad\ufffdname.ipynb" in r["path"] for r in rows), [r["path"] for r in rows]
     assert "A__hw" in got and "A-hw" in got and got["A__hw"]["score"] == 0
     for p in out.rglob("*"):

@@ -15,7 +15,9 @@ from autograder.grade.grades_csv import columns
 from conftest import ROOT, run_cli
 
 SDP = examples_mod.EXAMPLES / "scaled_dot_product"
-QUESTIONS = list(config.load(ROOT / "grading.yml").questions("scaled_dot_product"))
+SDP_FULL = sum(config.load(ROOT / "grading.yml").questions("scaled_dot_product").values())
+MAXES = config.load(ROOT / "grading.yml").questions("scaled_dot_product")
+QUESTIONS = list(MAXES)
 HOSTILE = "<img src=x onerror=alert(1)> **not bold** [link](http://x) `code` # heading & done"
 TAGS = {"html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "p", "strong"}
 
@@ -103,12 +105,12 @@ def test_grades_csv_has_the_lms_columns_in_order(graded):
                                           "loose"}
     for sid, r in by_id.items():
         data = results[sid]
-        assert r["assignment"] == "scaled_dot_product" and r["total_max"] == "10.0", r
-        assert [r[f"{q}_max"] for q in QUESTIONS] == ["2.0", "2.0", "6.0"]
+        assert r["assignment"] == "scaled_dot_product" and r["total_max"] == str(float(SDP_FULL)), r
+        assert [r[f"{q}_max"] for q in QUESTIONS] == [str(float(p)) for p in MAXES.values()]
         assert float(r["total"]) == data["score"]
         assert {q: float(r[q]) for q in QUESTIONS} == {t["name"]: t["score"] for t in data["tests"]}
         assert r["path"] == data["extra_data"]["submission"]["found_as"]
-    assert by_id["submission_1001__attention"]["total"] == "10.0"
+    assert by_id["submission_1001__attention"]["total"] == str(float(SDP_FULL))
     assert by_id["loose"]["total"] == "0.0"
 
 
@@ -120,7 +122,7 @@ def test_status_and_reason_say_what_could_not_run(graded):
         "submission_1003__work": "graded", "submission_1004__hw": "partial",
         "submission_1005__broken": "not_graded", "loose": "graded"}
     assert results["submission_1004__hw"]["extra_data"]["flags"]["skipped_cells"] == 1
-    assert results["submission_1004__hw"]["score"] == 10, "the skipped cell costs nothing else"
+    assert results["submission_1004__hw"]["score"] == SDP_FULL, "the skipped cell costs nothing else"
     assert by_id["submission_1004__hw"]["reason"] == "1 cell(s) skipped: running them stopped the worker"
     broken = by_id["submission_1005__broken"]["reason"]
     assert broken == results["submission_1005__broken"]["output"].splitlines()[0] and "not a notebook" in broken
@@ -194,9 +196,9 @@ def test_feedback_files_hold_the_gradescope_text_in_the_feedbacks_language(grade
     assert results["submission_1002__attention"]["extra_data"]["language"] == "pt-BR"
     assert 'lang="pt-BR"' in (out / "submission_1002__attention" / "feedback.html").read_text()
     pt = (out / "submission_1002__attention" / "feedback.md").read_text()
-    assert "Nota: 8.5 de 10" in pt and "Enviado por: João da Silva" in pt
+    assert f"Nota: {SDP_FULL - 1.5:g} de {SDP_FULL:g}" in pt and "Enviado por: João da Silva" in pt
     en = (out / "submission_1001__attention" / "feedback.html").read_text()
-    assert "Score: 10 of 10" in en and "Submitted by: Ada Lovelace" in en
+    assert f"Score: {SDP_FULL:g} of {SDP_FULL:g}" in en and "Submitted by: Ada Lovelace" in en
 
 
 def test_student_text_in_the_html_feedback_is_literal(graded):
@@ -274,5 +276,5 @@ def test_a_broken_metadata_file_does_not_stop_the_batch(tmp_path):
     lines = [x for x in proc.stderr.splitlines() if "submission_metadata.yml" in x]
     assert len(lines) == 1 and "graded without the submitters' names" in lines[0], proc.stderr
     data = json.loads((tmp_path / "out" / "submission_7__a" / "results.json").read_text())
-    assert data["score"] == 10 and "submitters" not in data["extra_data"]
+    assert data["score"] == SDP_FULL and "submitters" not in data["extra_data"]
     assert "Traceback" not in proc.stderr

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import messages
+from autograder import config, messages
 from autograder.judge.scoring import check_label
 from autograder.messages import t
 from autograder.report import load, pointer, stats, words
@@ -266,9 +266,10 @@ def test_the_page_renders_every_figure_and_shows_the_numbers_of_grades_csv(out, 
         assert forbidden not in text, forbidden
     seen = rendered(page, tmp_path)
     assert seen["lang"] == lang
-    # a score histogram per assignment with scores, and one per question (2 for toy, 3 for the real one)
+    # a score histogram per assignment with scores, and one per question (2 for toy, the real one's)
     kinds = [f["figure"] for f in seen["figures"]]
-    assert kinds.count("scores") == 2 and kinds.count("question") == 5, kinds
+    real_questions = len(config.load(ROOT / "grading.yml").questions("scaled_dot_product"))
+    assert kinds.count("scores") == 2 and kinds.count("question") == 2 + real_questions, kinds
     for f in seen["figures"]:
         assert f["w"] > 20 and f["h"] > 10 and f["bw"] > 10 and f["bh"] > 10 and f["marks"] >= 5, f
     for name, (count, mean, questions) in _from_csv(out / "grades.csv").items():
@@ -319,7 +320,8 @@ def test_the_canvas_and_moodle_exports(out, real):
     total = words.num(rdata["score"], 4)
     canvas = _read(out / "canvas.csv")
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "scaled_dot_product", "toy"]
-    assert canvas[1] == ["Points Possible", "", "", "", "", "10", "5"]
+    full = sum(config.load(ROOT / "grading.yml").questions("scaled_dot_product").values())
+    assert canvas[1] == ["Points Possible", "", "", "", "", words.num(full, 4), "5"]
     assert canvas[2:] == [
         ["Ana Souza", "", "1001", "ana@example.edu", "", "", "5"],  # from results.json's submitters
         ["Bruno Lima", "", "1002", "bruno@example.edu", "", "", "4"],  # from grades.csv
@@ -374,7 +376,7 @@ def test_the_older_grades_csv_is_read_by_name_and_max_scores_come_from_results_j
                  "total": rdata["score"]}])
     folder = load.load(out)
     (sdp,) = stats.by_assignment(folder.submissions)
-    assert sdp.summary.count == 1 and sdp.summary.maximum == 10
+    assert sdp.summary.count == 1 and sdp.summary.maximum == sum(t_["max_score"] for t_ in rdata["tests"])
     assert [q.maximum for q in sdp.questions] == [t_["max_score"] for t_ in rdata["tests"]]
     assert not folder.problems and not any(s.reasons for s in folder.submissions)
 
