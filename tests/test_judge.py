@@ -90,9 +90,11 @@ def test_ci_summary_and_results_of_an_injecting_notebook_stay_the_graders(tmp_pa
     proc = run_cli("ci", notebook, "--out", tmp_path / "grading", "--summary", summary, check=False)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     lines = summary.read_text().splitlines()
-    assert [line for line in lines if line.startswith("#")] == [lines[0]] and "8 / 10" in lines[0]
+    # the case loses 2 points (causal_mask) of the assignment's total
+    assert [line for line in lines if line.startswith("#")] == [lines[0]] and f"{SDP_FULL - 2:g} / {SDP_FULL:g}" in lines[0]
     rows = [line for line in lines if line.startswith("|")]
-    assert len(rows) == 2 + 3, rows  # header, rule, one row per question
+    n = len(config.load(ROOT / "grading.yml").questions("scaled_dot_product"))
+    assert len(rows) == 2 + n, rows  # header, rule, one row per question
     assert not any(line.startswith(("::", "<", "!", "\x1b")) for line in lines)
     assert not any(line.startswith(("::", "\x1b")) for line in proc.stdout.splitlines())
     results = json.loads((tmp_path / "grading" / "results.json").read_text())
