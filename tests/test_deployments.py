@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import __version__
+from autograder import __version__, config
 from autograder.audit import examples as examples_mod
 from autograder.audit import hostile
 from conftest import ASSIGNMENTS, ROOT
