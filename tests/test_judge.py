@@ -98,7 +98,7 @@ def test_ci_summary_and_results_of_an_injecting_notebook_stay_the_graders(tmp_pa
     assert not any(line.startswith(("::", "<", "!", "\x1b")) for line in lines)
     assert not any(line.startswith(("::", "\x1b")) for line in proc.stdout.splitlines())
     results = json.loads((tmp_path / "grading" / "results.json").read_text())
-    assert results["output_format"] == "md" and results["score"] == 8
+    assert results["output_format"] == "md" and results["score"] == SDP_FULL - 2
     for t in results["tests"]:  # Markdown that Gradescope renders: nothing of the student's acts as Markdown or HTML
         for line in t["output"].splitlines():
             assert not line.startswith(("#", "|", "!", "<", "::", "\x1b", ">")), line
