@@ -76,6 +76,20 @@ def reports_raise(message):
 
 
 # Causes several checks name: one wording each, so the feedback says each once.
+def padding_leak_cause(weights, allowed, unmasked):
+    """The likely cause when weights leak onto disallowed keys: `allowed` (bool, the
+    weights' shape) marks the allowed keys, `unmasked` is the reference's weights with
+    no mask at all."""
+    leak = weights[~allowed].abs().max()
+    if weights[allowed].abs().max() < 1e-6:
+        return t("cause_polarity_real_token")
+    if matches(weights, unmasked):
+        return mask_ignored()
+    if leak > 1e-6:
+        return t("cause_after_softmax_or_zero_fill")
+    return t("cause_finite_fill_use_inf")
+
+
 def mask_ignored():
     return t("cause_mask_ignored")
 

@@ -121,14 +121,7 @@ def padding(sub, cfg, spec):
     if leak.abs().max() != 0:
         with torch.no_grad():
             unmasked = spec["ref"](*args)[1]
-        if got["weights"][mask].abs().max() < 1e-6:
-            cause = t("cause_polarity_real_token")
-        elif c.matches(got["weights"], unmasked):
-            cause = c.mask_ignored()
-        elif leak.abs().max() > 1e-6:
-            cause = t("cause_after_softmax_or_zero_fill")
-        else:
-            cause = t("cause_finite_fill_use_inf")
+        cause = c.padding_leak_cause(got["weights"], mask, unmasked)
         c.fail(c.caused(t("padded_nonzero", name=spec["name"], max=f"{float(leak.abs().max()):.3g}"), cause))
     perturbed = [a.clone() for a in args]
     H = perturbed[1]
