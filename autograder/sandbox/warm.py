@@ -36,7 +36,7 @@ def without_dynamo():
                 fn = cell.cell_contents
             except ValueError:  # an empty cell
                 continue
-            if callable(fn) and not isinstance(fn, bool) and getattr(fn, "__dynamo_disable", None) is None:
+            if callable(fn) and getattr(fn, "__dynamo_disable", None) is None:
                 try:
                     fn.__dynamo_disable = fn
                     seeded += 1
