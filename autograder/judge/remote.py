@@ -174,10 +174,13 @@ class Remote:
 
     # -- calls ----------------------------------------------------------
     def call(self, target, args=(), kwargs=None, *, device="cpu", construct=None, state=None, to=None,
-             cotangents=None, trace=False, return_inputs=False, invoke=True):
+             cotangents=None, trace=False, return_inputs=False, invoke=True, isolate=None):
         """Call the student's `target(*args, **kwargs)` in the worker. The
         protocol's options are keyword-only and apart from the student's
-        arguments, so a student parameter may be called `device` or `to`."""
+        arguments, so a student parameter may be called `device` or `to`.
+        `isolate` (names) narrows the graded functions the judge stands in for
+        during this call (a provided driver that calls one graded function,
+        `train_step`, with another, `masked_loss`, stood in for)."""
         kwargs = dict(kwargs or {})
         if target in self.dead:
             return Reply(False, error=self.dead[target])
@@ -195,6 +198,8 @@ class Remote:
         on_callback = None
         if self.stand_in is not None:
             allowed = self.stand_in.allowed(target)
+            if isolate is not None:
+                allowed = [n for n in allowed if n in isolate]
             message["isolate"] = allowed
             count = [0]
 

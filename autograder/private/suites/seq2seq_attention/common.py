@@ -1,0 +1,79 @@
+"""What the seq2seq_attention suites share: the judge's parameters for a module
+(sent as a state dict and loaded by name into the student's module, whose
+parameter names and shapes the contract fixes), module calls, and the
+gradients of every parameter against the reference module's.
+"""
+import torch
+
+from autograder.messages import t
+from autograder.protocol import wire
+from autograder.private.suites import checks as c
+
+
+def lengths_of(B, T, seed, shortest=1):
+    """B lengths in shortest .. T, unsorted, the first one T (a full row)."""
+    g = c.gen(seed)
+    lengths = torch.randint(shortest, T + 1, (B,), generator=g)
+    lengths[0] = T
+    return lengths
+
+
+def tokens(B, T, V, lengths, seed):
+    """(B, T) int64 symbols 3 .. V - 1, PAD (0) after each length."""
+    src = torch.randint(3, V, (B, T), generator=c.gen(seed))
+    return torch.where(c.lengths_mask(lengths, T), src, 0)
+
+
+def random_state(module, seed, scale=0.6):
+    """{name: float64 tensor} for every parameter of a reference module (seeded, moderate values)."""
+    return {n: c.randn(tuple(p.shape), seed + i, scale=scale) for i, (n, p) in enumerate(module.named_parameters())}
+
+
+def describe(module, inputs, device="cpu"):
+    """`Encoder(11, 4, 6) on src (3, 5) int64, src_lengths (3,) int64`: shapes, never values."""
+    parts = [f"{n} {tuple(v.shape)} {wire.dtype_name(v.dtype)}" for n, v in inputs]
+    return t("lab_call", module=module, inputs=", ".join(parts))
+
+
+def check_parameters(sub, name, construct, want, what):
+    """The module built from `construct` has exactly the contract's parameter names
+    and shapes (`want`: {name: shape}), moved by .to(float64)."""
+    reply = sub.call(name, construct=construct, to={"dtype": "float64"}, invoke=False)
+    if not reply.ok:
+        c.fail(f"{what} {reply.error}")
+    params = reply.params or {}
+    for pname, shape in want.items():
+        if pname not in params:
+            c.fail(c.caused(t("lab_missing_parameter", module=what, name=pname, params=sorted(params)),
+                            t("cause_lab_parameter_names")))
+        if tuple(params[pname]["shape"]) != tuple(shape):
+            c.fail(c.caused(t("mha_parameter_shape", module=what, name=pname, got=tuple(params[pname]["shape"]),
+                              expected=tuple(shape)), t("cause_lab_parameter_shape", name=pname)))
+        if params[pname]["dtype"] != "float64":
+            c.fail(t("mha_parameter_not_moved", module=what, name=pname, dtype=params[pname]["dtype"]))
+    extra = sorted(set(params) - set(want))
+    if extra:
+        c.fail(c.caused(t("lab_extra_parameter", module=what, name=extra[0]), t("cause_lab_extra_parameter")))
+
+
+def check_param_grads(reply, reference, state, args, kwargs, cot, cfg, what):
+    """The gradients the worker computed for every parameter (with cotangents `cot`)
+    against the reference module's, loaded with the same `state`."""
+    m = reference
+    out = m(*args, **kwargs)
+    outs = [o for o in (out if isinstance(out, tuple) else (out,))]
+    pairs = [(o, g) for o, g in zip(outs, cot) if g is not None and o.requires_grad]
+    names = list(state)
+    params = dict(m.named_parameters())
+    r_grads = torch.autograd.grad([o for o, _ in pairs], [params[n] for n in names], [g for _, g in pairs],
+                                  allow_unused=True)
+    grads = reply.grads or {}
+    if "error" in grads:
+        c.fail(t("gradients_of", what=what, error=c.with_cause(c.grads_error(grads["error"]), c.detached())))
+    got = grads.get("params") or {}
+    for name, rg in zip(names, r_grads):
+        g = got.get(name)
+        label = t("gradient_wrt_parameter", what=what, name=name)
+        if g is None:
+            c.fail(c.caused(t("no_gradient_reached_parameter", what=label), t("cause_lab_parameter_unused", name=name)))
+        c.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)

@@ -1,0 +1,149 @@
+"""Hidden tests: train_step(encoder, decoder, optimizer, src, src_lengths, tgt,
+tgt_lengths) -> float, one teacher-forced optimisation step.
+
+Modules cannot cross the wire, so the judge calls the provided driver
+`run_train_steps("baseline", sizes, encoder_state, decoder_state, batches, lr)`
+in the worker: it builds the provided baseline (so that a mistake in the
+student's Encoder or AttentionDecoder costs nothing here), loads the judge's
+parameters, runs the student's train_step on each batch with SGD and returns
+the losses and the trained parameters. The judge stands in for masked_loss
+during that call (each bug charged once). The yardstick: the same run of the
+reference, here, in float64.
+"""
+import torch
+
+from autograder.messages import t
+from autograder.private.suites import checks as c
+from autograder.private.solutions import seq2seq_attention as ref
+from autograder.private.suites.seq2seq_attention import common
+
+QUESTION = "train_step"
+DRIVER = "run_train_steps"
+SIZES = {"vocab_size": 11, "emb_dim": 4, "hidden_dim": 6, "attn_dim": 5}
+N_SYMBOLS = SIZES["vocab_size"] - 3
+
+
+class Run:
+    def __init__(self, seed, n_batches, lr=0.5, batch_size=3, max_len=5):
+        V, E, H = SIZES["vocab_size"], SIZES["emb_dim"], SIZES["hidden_dim"]
+        self.enc_state = common.random_state(ref.BaselineEncoder(V, E, H), seed, scale=0.5)
+        self.dec_state = common.random_state(ref.BaselineDecoder(V, E, H), seed + 50, scale=0.5)
+        g = c.gen(seed + 99)
+        self.batches = [list(ref.make_copy_batch(batch_size, 1, max_len, N_SYMBOLS, g)) for _ in range(n_batches)]
+        self.lr = lr
+        self.args = ["baseline", SIZES, self.enc_state, self.dec_state, self.batches, lr]
+        self.what = t("lab_train_call", n=n_batches, B=batch_size, lr=lr)
+
+    def expected(self, step=None):
+        return _run(self, step or ref.train_step)
+
+
+def _run(run, step):
+    """run_train_steps of the reference with `step` as the training step (the judge's own copy)."""
+    V, E, H = SIZES["vocab_size"], SIZES["emb_dim"], SIZES["hidden_dim"]
+    enc, dec = ref.BaselineEncoder(V, E, H).double(), ref.BaselineDecoder(V, E, H).double()
+    enc.load_state_dict(run.enc_state)
+    dec.load_state_dict(run.dec_state)
+    opt = torch.optim.SGD(list(enc.parameters()) + list(dec.parameters()), lr=run.lr)
+    losses = [float(step(enc, dec, opt, *b)) for b in run.batches]
+    return losses, enc.state_dict(), dec.state_dict()
+
+
+def _variant(no_zero_grad=False, no_shift=False, zero_start=False, mask_all=False):
+    """train_step with one mistake."""
+    def step(encoder, decoder, optimizer, src, src_lengths, tgt, tgt_lengths):
+        if not no_zero_grad:
+            optimizer.zero_grad()
+        states, state = encoder(src, src_lengths)
+        if zero_start:
+            state = torch.zeros_like(state)
+        mask = ref.length_mask(src_lengths, src.shape[1])
+        inputs, targets = (tgt[:, :-1], tgt[:, :-1]) if no_shift else (tgt[:, :-1], tgt[:, 1:])
+        logits = []
+        for i in range(inputs.shape[1]):
+            out, state, _ = decoder(inputs[:, i], state, states, mask)
+            logits.append(out)
+        logits = torch.stack(logits, 1)
+        real = torch.ones_like(targets, dtype=torch.bool) if mask_all else ref.length_mask(tgt_lengths - 1,
+                                                                                            targets.shape[1])
+        loss = ref.masked_loss(logits, targets, real)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return step
+
+
+def _cause(run, losses):
+    """The likely mistake whose losses the student's run reproduces (or None)."""
+    for key, kw in (("cause_lab_no_zero_grad", {"no_zero_grad": True}), ("cause_lab_no_shift", {"no_shift": True}),
+                    ("cause_lab_zero_start", {"zero_start": True}), ("cause_lab_mask_all", {"mask_all": True})):
+        want, _, _ = run.expected(_variant(**kw))
+        if len(want) == len(losses) and all(abs(a - b) < 1e-6 * max(1.0, abs(b)) for a, b in zip(losses, want)):
+            return t(key)
+    return None
+
+
+def trained(sub, run):
+    """(losses, encoder_state, decoder_state) from the worker, checked to be plain data of the contract's kinds."""
+    reply = sub.call(DRIVER, run.args, {"optimizer": "sgd"}, isolate=["masked_loss"])
+    if not reply.ok:
+        c.fail(f"{run.what} {c.with_cause(reply.error)}")
+    value = reply.value
+    if not (isinstance(value, (list, tuple)) and len(value) == 3 and isinstance(value[0], list)
+            and isinstance(value[1], dict) and isinstance(value[2], dict)):
+        c.fail(t("lab_driver_reply", what=run.what))
+    losses = value[0]
+    if len(losses) != len(run.batches) or not all(isinstance(x, float) for x in losses):
+        c.fail(c.caused(t("lab_losses_not_floats", what=run.what), t("cause_lab_return_float")))
+    return losses, value[1], value[2]
+
+
+def check_losses(run, losses, cfg):
+    want, _, _ = run.expected()
+    for i, (got, exp) in enumerate(zip(losses, want)):
+        if abs(got - exp) > 1e-7 + 1e-6 * abs(exp):
+            c.fail(c.caused(t("lab_loss_differs", what=run.what, i=i + 1, got=f"{got:.6g}", expected=f"{exp:.6g}"),
+                            _cause(run, losses)))
+
+
+def check_params(run, states, cfg, losses):
+    _, enc_want, dec_want = run.expected()
+    for prefix, got, want in (("encoder", states[0], enc_want), ("decoder", states[1], dec_want)):
+        for name, w in want.items():
+            g = got.get(name)
+            if not isinstance(g, torch.Tensor):
+                c.fail(t("lab_state_missing", what=run.what, name=f"{prefix}.{name}"))
+            c.assert_close(g, w, t("lab_param_after_steps", what=run.what, name=f"{prefix}.{name}"), cfg,
+                           torch.float64, hint=lambda _g, _e: _cause(run, losses) or t("cause_lab_update"))
+
+
+def test_one_step(sub, cfg):
+    """One step from the judge's parameters: the loss before the update and every updated parameter."""
+    run = Run(100, 1)
+    losses, enc, dec = trained(sub, run)
+    check_losses(run, losses, cfg)
+    check_params(run, (enc, dec), cfg, losses)
+
+
+def test_three_steps(sub, cfg):
+    """Three steps in a row (gradients zeroed between them, one update each)."""
+    run = Run(200, 3, lr=0.3)
+    losses, enc, dec = trained(sub, run)
+    check_losses(run, losses, cfg)
+    check_params(run, (enc, dec), cfg, losses)
+
+
+def test_padding_changes_nothing(sub, cfg):
+    """Other tokens after each target's EOS (padded positions) change neither the loss nor the update."""
+    run = Run(300, 1)
+    losses, enc, dec = trained(sub, run)
+    noisy = Run(300, 1)
+    src, src_lengths, tgt, tgt_lengths = noisy.batches[0]
+    pad = ~c.lengths_mask(tgt_lengths, tgt.shape[1])
+    tgt[pad] = torch.randint(3, SIZES["vocab_size"], (int(pad.sum()),), generator=c.gen(301))
+    spad = ~c.lengths_mask(src_lengths, src.shape[1])
+    src[spad] = torch.randint(3, SIZES["vocab_size"], (int(spad.sum()),), generator=c.gen(302))
+    losses2, enc2, dec2 = trained(sub, noisy)
+    if abs(losses2[0] - losses[0]) > 1e-9 + 1e-7 * abs(losses[0]):
+        c.fail(c.caused(t("lab_train_padding_counts", what=run.what, a=f"{losses[0]:.6g}", b=f"{losses2[0]:.6g}"),
+                        t("cause_lab_mask_all")))
