@@ -74,6 +74,11 @@ class Config:
         return float(w)
 
     @property
+    def training_run(self):
+        """The training lab's run in the grader (grading.yml `training_run`)."""
+        return dict(self.data.get("training_run") or {})
+
+    @property
     def ci(self):
         return dict(self.data.get("ci") or {})
 

@@ -1,16 +1,17 @@
-"""The training lab's grader run, measured on the reference: per seed, the token accuracy
-by length of the attention model and of the baseline trained on the same batches, the
-accuracy of the attention model with its context zeroed (the encoder states replaced by
-zeros at decoding: what a model that shortcuts its attention would keep), and the CPU
-seconds and peak memory of the run.
+"""The training lab's run in the grader, measured on the reference over seeds: per
+seed, the token accuracy by length of the attention model and of the baseline
+trained on the same batches, the attention model's accuracy with its encoder
+states zeroed, its loss ratio, the CPU seconds of its training, and whether every
+threshold of grading.yml `training_run` holds; then the worst seed's margin to
+each threshold. The grader's run uses grading.yml's seed; its thresholds must
+hold with a margin on every one of these.
 
-It is the design of README "Training lab: what is next" run in one process (no
-worker): the judge's task variant (a symbol substitution without fixed points, so
-that an identity copy scores nothing), the judge's initial parameters, the batches,
-Adam, then greedy decoding driven step by step. Thresholds for the grader must hold
-on every seed with a margin.
+It runs the judge's own code (`autograder.private.suites.seq2seq_attention.training`:
+the task, the judge-driven decoding, the ablation, the baseline) with the
+reference trained in this process (in the grader the worker trains the student's
+model; `bench/grade_one.py --assignment seq2seq_attention` measures that).
 
-    python bench/lab_seeds.py [--seeds 10] [--steps 300] [--max-len 12]
+    python bench/lab_seeds.py [--seeds 10] [--first 0]
 """
 import argparse
 import resource
@@ -22,90 +23,56 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autograder.private.solutions import seq2seq_attention as ref  # noqa: E402
+from autograder import config  # noqa: E402
+from autograder.private.suites.seq2seq_attention import training  # noqa: E402
 
 
-def derangement(n, g):
-    """A permutation of n symbols with no fixed point (an identity copy then scores 0)."""
-    while True:
-        p = torch.randperm(n, generator=g)
-        if not bool((p == torch.arange(n)).any()):
-            return p
-
-
-def decode(encoder, decoder, src, lengths, n_steps, zero_context=False):
-    """Greedy decoding, one decoder call per step, as the judge would drive it."""
-    with torch.no_grad():
-        states, state = encoder(src, lengths)
-        if zero_context and states is not None:
-            states = torch.zeros_like(states)
-        mask = ref.length_mask(lengths, src.shape[1])
-        token = torch.full((src.shape[0],), 1, dtype=torch.long)
-        out = []
-        for _ in range(n_steps):
-            logits, state, _ = decoder(token, state, states, mask)
-            token = logits.argmax(-1)
-            out.append(token)
-    return torch.stack(out, 1)
-
-
-def accuracy(encoder, decoder, lengths, n_symbols, mapping, seed, zero_context=False, n=200):
-    g = torch.Generator().manual_seed(seed)
-    acc = {}
-    for L in lengths:
-        src, src_lengths, tgt, _ = ref.make_copy_batch(n, L, L, n_symbols, g, mapping)
-        tokens = decode(encoder, decoder, src, src_lengths, L, zero_context)
-        acc[L] = float((tokens == tgt[:, 1:L + 1]).double().mean())
-    return acc
-
-
-def run(seed, args):
-    torch.manual_seed(seed)
-    g = torch.Generator().manual_seed(seed)
-    V = args.symbols + 3
-    mapping = derangement(args.symbols, g)
-    batches = [ref.make_copy_batch(args.batch, 1, args.max_len, args.symbols, g, mapping) for _ in range(args.steps)]
-    out = {}
-    for kind in ("attention", "baseline"):
-        if kind == "attention":
-            enc, dec = ref.Encoder(V, args.emb, args.hidden), ref.AttentionDecoder(V, args.emb, args.hidden, args.attn)
-        else:
-            enc, dec = ref.BaselineEncoder(V, args.emb, args.hidden), ref.BaselineDecoder(V, args.emb, args.hidden)
-        opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=args.lr)
-        start = time.process_time()
-        for b in batches:
-            ref.train_step(enc, dec, opt, *b)
-        seconds = time.process_time() - start
-        acc = accuracy(enc, dec, args.lengths, args.symbols, mapping, seed + 1000)
-        out[kind] = (acc, seconds)
-        if kind == "attention":
-            out["zeroed"] = (accuracy(enc, dec, args.lengths, args.symbols, mapping, seed + 1000, zero_context=True), 0.0)
-    return out
+def one_seed(s):
+    t = training.task(s)
+    start = time.process_time()
+    losses, enc, dec = training.train_here(t, "attention")
+    seconds = time.process_time() - start
+    start = time.process_time()
+    base = training.baseline_accuracy(s)
+    base_seconds = time.process_time() - start
+    acc = training.accuracy(enc, dec, t)
+    zeroed = training.accuracy(enc, dec, t, zero_context=True)
+    margins = {f"accuracy@{L}": acc[L] - a for L, a in s.min_accuracy}
+    margins["gap"] = acc[s.longest] - base[s.longest] - s.min_gap
+    margins["zeroed"] = s.max_zeroed - zeroed[s.longest]
+    margins["loss_ratio"] = s.max_loss_ratio - training.loss_ratio(losses)
+    return acc, base, zeroed, training.loss_ratio(losses), seconds, base_seconds, margins
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seeds", type=int, default=10)
-    p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--max-len", type=int, default=12)
-    p.add_argument("--symbols", type=int, default=8)
-    p.add_argument("--emb", type=int, default=16)
-    p.add_argument("--hidden", type=int, default=32)
-    p.add_argument("--attn", type=int, default=16)
-    p.add_argument("--lr", type=float, default=1e-2)
-    p.add_argument("--lengths", type=int, nargs="+", default=[4, 8, 12])
+    p.add_argument("--first", type=int, default=0, help="the first seed (default 0)")
     args = p.parse_args()
     torch.set_num_threads(1)  # as in the worker
-    print(f"steps {args.steps} x batch {args.batch}, lengths 1..{args.max_len}, {args.symbols} symbols, "
-          f"E={args.emb} H={args.hidden} A={args.attn}; chance {1 / args.symbols:.3f}")
-    for s in range(args.seeds):
-        out = run(s, args)
-        row = "  ".join(f"{k} " + " ".join(f"{v:.2f}" for v in acc.values()) for k, (acc, _) in out.items())
-        print(f"seed {s}: {row}  (CPU s: attention {out['attention'][1]:.1f}, baseline {out['baseline'][1]:.1f})",
-              flush=True)
-    print(f"peak MB: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
+    cfg = config.load()
+    s0 = training.settings(cfg)
+    print(f"grading.yml training_run: {s0.steps} Adam steps x {s0.batch_size} sequences of 1..{s0.max_len}, "
+          f"{s0.n_symbols} symbols (chance {1 / s0.n_symbols:.3f}), E={s0.emb_dim} H={s0.hidden_dim} "
+          f"A={s0.attn_dim}, lr {s0.lr:g}; lengths {list(s0.eval_lengths)}; thresholds: accuracy "
+          f"{dict(s0.min_accuracy)}, gap {s0.min_gap}, zeroed <= {s0.max_zeroed}, loss ratio <= {s0.max_loss_ratio}")
+    worst, held = {}, 0
+    for seed in range(args.first, args.first + args.seeds):
+        s = training.settings(cfg, seed=seed)
+        acc, base, zeroed, ratio, sec, base_sec, margins = one_seed(s)
+        ok = all(m > 0 for m in margins.values())
+        held += ok
+        for k, m in margins.items():
+            worst[k] = min(worst.get(k, m), m)
+        fmt = lambda d: " ".join(f"{v:.2f}" for v in d.values())  # noqa: E731
+        print(f"seed {seed}: attention {fmt(acc)}  baseline {fmt(base)}  zeroed {fmt(zeroed)}  "
+              f"loss ratio {ratio:.2f}  (CPU s: attention {sec:.1f}, baseline {base_sec:.1f})  "
+              f"{'all thresholds hold' if ok else 'A THRESHOLD FAILS'}", flush=True)
+    print(f"thresholds held on {held} of {args.seeds} seeds; worst margins: "
+          + ", ".join(f"{k} {m:+.2f}" for k, m in worst.items()))
+    print(f"peak MB of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
+    return 0 if held == args.seeds else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -27,6 +27,9 @@ from .classic_attention import additive_attention, masked_softmax
 
 PROVIDED = ("masked_softmax", "additive_attention", "length_mask", "make_copy_batch", "BaselineEncoder",
             "BaselineDecoder", "run_train_steps", "fit", "greedy_decode", "accuracy_by_length", "plot_accuracy")
+# A question with no cell of its own: the grader trains the model these make, with
+# run_train_steps, and judges the trained parameters (grading.yml `training_run`).
+RUNS = {"training_run": ("Encoder", "AttentionDecoder", "masked_loss", "train_step")}
 
 
 # -- provided: data ------------------------------------------------------------------

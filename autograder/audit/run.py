@@ -22,7 +22,7 @@ from pathlib import Path
 from autograder import config as config_mod
 from autograder.audit.catalog import entries, fill_entry
 from autograder.judge import scoring
-from autograder.judge.detect import question_name
+from autograder.judge.detect import question_name, runs
 from autograder.audit.examples import template_path
 from autograder.audit.public import public_failures
 from autograder.grade import grade_batch
@@ -68,7 +68,9 @@ def audit(assignment=None, cfg=None, progress=True, log=print, public=True):
             missed = [q for q in e.questions if q not in lost]
             # each bug charged once: with the judge standing in for called graded functions,
             # an entry loses points only on the questions of the functions it defines
+            # (and on a question that runs them: the training lab's run trains the student's parts)
             own = {question_name(f) for f in e.functions}
+            own |= {q for q, parts in runs(e.assignment).items() if set(parts) & set(e.functions)}
             twice = sorted(lost - own) if cfg.scoring.get("isolate_dependencies", True) else []
             verdict = ("caught" if not missed else f"MISSED on {', '.join(missed)}") if not twice else \
                 f"CHARGED AGAIN on {', '.join(twice)}"

@@ -76,8 +76,9 @@ def question_name(obj_name):
 
 def graded_names(module, questions):
     """The module's graded functions and classes, in grading.yml's question order; a
-    question answered with typed numbers (the module's `BY_HAND`) is named by itself."""
-    by_question = {q: q for q in getattr(module, "BY_HAND", {})}
+    question answered with typed numbers (the module's `BY_HAND`) or one the grader runs
+    from other graded parts (its `RUNS`) is named by itself."""
+    by_question = {q: q for q in (*getattr(module, "BY_HAND", {}), *getattr(module, "RUNS", {}))}
     for name, obj in vars(module).items():
         if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == module.__name__:
             by_question[question_name(name)] = name
@@ -269,8 +270,8 @@ def _render_question_config(conf, header):
 def expected_cells(assignment, questions):
     """{"imports": src, "provided": src | None, "solutions": {name: src}} for an assignment."""
     module = importlib.import_module(f"autograder.private.solutions.{assignment}")
-    by_hand = getattr(module, "BY_HAND", {})  # answered in a hand-written cell: no generated one
-    names = [n for n in graded_names(module, list(questions)) if n not in by_hand]
+    own_cell = {*getattr(module, "BY_HAND", {}), *getattr(module, "RUNS", {})}  # no generated cell for these
+    names = [n for n in graded_names(module, list(questions)) if n not in own_cell]
     return {
         "imports": imports_cell_source(module, names),
         "provided": provided_cell_source(module),

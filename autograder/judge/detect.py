@@ -47,9 +47,24 @@ def _reference_defs(assignment):
     return tuple(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
 
 
+@lru_cache(maxsize=None)
+def runs(assignment):
+    """{question: names of the graded parts it runs}: the reference module's literal `RUNS`
+    (a question with no definition of its own, such as the training lab's run)."""
+    try:
+        tree = ast.parse((layout.SOLUTIONS / f"{assignment}.py").read_text())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "RUNS" for t in node.targets):
+            return {q: tuple(v) for q, v in ast.literal_eval(node.value).items()}
+    return {}
+
+
 def graded_names(assignment, cfg):
-    """{name a submission defines: question} for the assignment's graded functions and classes."""
-    questions = cfg.questions(assignment)
+    """{name a submission defines: question} for the assignment's graded functions and classes
+    (a question in `runs` is defined by no name of its own)."""
+    questions = {q: p for q, p in cfg.questions(assignment).items() if q not in runs(assignment)}
     names = {n: question_name(n) for n in _reference_defs(assignment) if question_name(n) in questions}
     for q in questions:  # a question the reference module does not show (no module here): its own name
         if q not in names.values():

@@ -174,19 +174,22 @@ class Remote:
 
     # -- calls ----------------------------------------------------------
     def call(self, target, args=(), kwargs=None, *, device="cpu", construct=None, state=None, to=None,
-             cotangents=None, trace=False, return_inputs=False, invoke=True, isolate=None):
+             cotangents=None, trace=False, return_inputs=False, invoke=True, isolate=None, cpu_seconds=None):
         """Call the student's `target(*args, **kwargs)` in the worker. The
         protocol's options are keyword-only and apart from the student's
         arguments, so a student parameter may be called `device` or `to`.
         `isolate` (names) narrows the graded functions the judge stands in for
         during this call (a provided driver that calls one graded function,
-        `train_step`, with another, `masked_loss`, stood in for)."""
+        `train_step`, with another, `masked_loss`, stood in for). `cpu_seconds`
+        replaces limits.cpu_seconds_per_call for this call (the training lab's
+        run: its value is grading.yml's, never the student's)."""
         kwargs = dict(kwargs or {})
         if target in self.dead:
             return Reply(False, error=self.dead[target])
         try:
             self._ensure()
-            wall = self._wall(self.limits.cpu_seconds_per_call * 2 + 10)
+            budget = float(cpu_seconds or self.limits.cpu_seconds_per_call)
+            wall = self._wall(budget * 2 + 10)
         except WorkerDied as exc:
             return Reply(False, error=exc.reason)
         message = {
@@ -207,7 +210,7 @@ class Remote:
                 count[0] += 1
                 return self.stand_in.answer(target, allowed, msg, count[0])
         try:
-            raw = self.client.request(message, cpu_seconds=self.limits.cpu_seconds_per_call, wall_seconds=wall,
+            raw = self.client.request(message, cpu_seconds=budget, wall_seconds=wall,
                                       on_callback=on_callback)
         except WorkerDied as exc:
             self.close()

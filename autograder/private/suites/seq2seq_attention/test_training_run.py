@@ -1,0 +1,116 @@
+"""Hidden tests: the training run in the grader (question `training_run`).
+
+One call trains the student's model in the worker: the notebook's
+`run_train_steps("attention", sizes, encoder_state, decoder_state, batches, lr,
+optimizer="adam")` with the student's Encoder, AttentionDecoder, train_step and
+masked_loss (no stand-in: these points are for a model that trains), under
+grading.yml `training_run.cpu_seconds`. Everything else happens here, from plain
+data (see `training`): the task, the parameters it starts from, the batches,
+the evaluation of the trained parameters with the reference's forward pass on
+sequences the worker never sees, the ablation with the encoder states zeroed
+and the baseline. A model that keeps its accuracy without its encoder states
+does not use its attention: every check of the run fails for it.
+"""
+import math
+
+import pytest
+
+from autograder.messages import t
+from autograder.private.suites import checks as c
+from autograder.private.suites.seq2seq_attention import training
+
+QUESTION = "training_run"
+_RUNS = {}  # id(sub) -> (sub, Outcome): one run per submission, shared by the checks below
+
+
+def run(sub, cfg):
+    """The submission's Outcome (trained once; a failure is re-raised for each check)."""
+    key = id(sub)
+    if key in _RUNS and _RUNS[key][0] is sub:
+        kept = _RUNS[key][1]
+        if isinstance(kept, str):
+            c.fail(kept)
+        return kept
+    _RUNS.clear()  # the previous submission's run: never needed again
+    s = training.settings(cfg)
+    try:
+        kept = _train(sub, training.task(s))
+    except pytest.fail.Exception as exc:
+        _RUNS[key] = (sub, exc.msg)
+        raise
+    _RUNS[key] = (sub, kept)
+    return kept
+
+
+def _train(sub, task):
+    s = task.settings
+    what = t("lab_run_call", steps=s.steps, B=s.batch_size, max_len=s.max_len)
+    reply = sub.call(training.DRIVER, task.args, {"optimizer": "adam"}, isolate=[], cpu_seconds=s.cpu_seconds)
+    if not reply.ok:
+        c.fail(f"{what} {c.with_cause(reply.error)}")
+    value = reply.value
+    if not (isinstance(value, (list, tuple)) and len(value) == 3 and isinstance(value[0], list)):
+        c.fail(t("lab_driver_reply", what=what))
+    losses = value[0]
+    if len(losses) != s.steps or not all(isinstance(x, float) and math.isfinite(x) for x in losses):
+        c.fail(c.caused(t("lab_run_losses", what=what, steps=s.steps), t("cause_lab_return_float")))
+    try:
+        return training.outcome(task, losses, value[1], value[2])
+    except training.BadState as exc:
+        c.fail(c.caused(f"{what} {t(exc.key, **exc.fields)}", t("cause_lab_parameter_names")))
+
+
+def _no_shortcut(o, s):
+    """Every check of the run fails for a model whose accuracy does not come from its attention."""
+    L = s.longest
+    if o.zeroed[L] > s.max_zeroed:
+        c.fail(c.caused(t("lab_run_zeroed", length=L, got=f"{o.zeroed[L]:.2f}", most=f"{s.max_zeroed:.2f}",
+                          acc=f"{o.accuracy[L]:.2f}"), t("cause_lab_run_shortcut")))
+
+
+def _fmt(acc):
+    return ", ".join(f"{L}: {a:.2f}" for L, a in acc.items())
+
+
+def test_loss_goes_down(sub, cfg):
+    """The training loss of the last tenth of the steps is at most loss_ratio_at_most of the first tenth's."""
+    s = training.settings(cfg)
+    o = run(sub, cfg)
+    ratio = training.loss_ratio(o.losses)
+    if not ratio <= s.max_loss_ratio:
+        c.fail(c.caused(t("lab_run_loss_ratio", first=f"{o.losses[0]:.3f}", last=f"{o.losses[-1]:.3f}",
+                          ratio=f"{ratio:.2f}", most=f"{s.max_loss_ratio:.2f}"), t("cause_lab_run_parts")))
+    _no_shortcut(o, s)
+
+
+def test_accuracy_by_length(sub, cfg):
+    """Greedy decoding with the trained parameters reaches the accuracy thresholds at each length."""
+    s = training.settings(cfg)
+    o = run(sub, cfg)
+    for L, least in s.min_accuracy:
+        if not o.accuracy[L] >= least:
+            c.fail(c.caused(t("lab_run_accuracy", length=L, got=f"{o.accuracy[L]:.2f}", least=f"{least:.2f}",
+                              all=_fmt(o.accuracy)), t("cause_lab_run_parts")))
+    _no_shortcut(o, s)
+
+
+def test_beats_the_baseline(sub, cfg):
+    """At the longest length the attention model beats the baseline (no attention) by min_gap."""
+    s = training.settings(cfg)
+    o = run(sub, cfg)
+    L = s.longest
+    if not o.gap(L) >= s.min_gap:
+        c.fail(c.caused(t("lab_run_gap", length=L, got=f"{o.accuracy[L]:.2f}", base=f"{o.baseline[L]:.2f}",
+                          least=f"{s.min_gap:.2f}"), t("cause_lab_run_parts")))
+    _no_shortcut(o, s)
+
+
+def test_uses_its_attention(sub, cfg):
+    """With the encoder states zeroed the trained model falls to near chance (and it had learned)."""
+    s = training.settings(cfg)
+    o = run(sub, cfg)
+    _no_shortcut(o, s)
+    short, least = s.min_accuracy[0]  # a model that learned nothing loses nothing when zeroed
+    if not o.accuracy[short] >= least:
+        c.fail(c.caused(t("lab_run_accuracy", length=short, got=f"{o.accuracy[short]:.2f}", least=f"{least:.2f}",
+                          all=_fmt(o.accuracy)), t("cause_lab_run_parts")))

@@ -1,0 +1,244 @@
+"""The training lab's run in the grader (question `training_run`): what the judge
+sends to the worker, and how it judges what comes back. Settings: grading.yml
+`training_run` (one place; `bench/lab_seeds.py` measures the thresholds there
+on 10 seeds of the reference).
+
+What the judge decides, each from plain data it made or checked itself:
+- the task: the copy task with a substitution of the symbols that has no fixed
+  point, drawn from the run's seed, so that copying the input to the output
+  scores 0;
+- the initial parameters (the reference modules' initialisation under the
+  seed, float32 state dicts) and the batches (tensors): one call of the
+  notebook's `run_train_steps("attention", ...)` trains the student's Encoder
+  and AttentionDecoder with the student's train_step (and masked_loss) in the
+  worker, under the run's own CPU budget, and sends back the trained
+  parameters;
+- the evaluation: the judge loads those parameters into the reference modules,
+  here, and decodes greedily from its own tokens on its own sequences, which the
+  worker never sees (so no model can read a target or copy an input at
+  evaluation time; accuracy is what those parameters do, computed here);
+- the ablation: the same decoding with the encoder states replaced by zeros.
+  A model that keeps its accuracy without them does not use its attention: it
+  earns none of the run's points;
+- the baseline: the reference baseline trained here on the same batches from
+  the same seed (cached per settings: one run per process).
+
+Left open (said in the README): a worker could send parameters it did not get
+by training (computed from the batches some other way); they would still have
+to solve the substituted task through the reference's attention.
+"""
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import torch
+
+from autograder.private.solutions import seq2seq_attention as ref
+
+DRIVER = "run_train_steps"
+
+
+@dataclass(frozen=True)
+class Settings:
+    seed: int
+    steps: int
+    batch_size: int
+    max_len: int
+    n_symbols: int
+    emb_dim: int
+    hidden_dim: int
+    attn_dim: int
+    lr: float
+    eval_lengths: tuple
+    eval_per_length: int
+    cpu_seconds: float
+    min_accuracy: tuple  # ((length, accuracy), ...)
+    min_gap: float
+    max_zeroed: float
+    max_loss_ratio: float
+
+    @property
+    def vocab_size(self):
+        return self.n_symbols + 3
+
+    @property
+    def sizes(self):
+        return {"vocab_size": self.vocab_size, "emb_dim": self.emb_dim, "hidden_dim": self.hidden_dim,
+                "attn_dim": self.attn_dim}
+
+    @property
+    def longest(self):
+        return max(self.eval_lengths)
+
+
+def settings(cfg, seed=None):
+    """The run's settings from grading.yml `training_run` (`seed` overrides its seed: the bench)."""
+    s = cfg.training_run
+    th = s["thresholds"]
+    return Settings(
+        seed=int(s["seed"] if seed is None else seed), steps=int(s["steps"]), batch_size=int(s["batch_size"]),
+        max_len=int(s["max_len"]), n_symbols=int(s["n_symbols"]), emb_dim=int(s["sizes"]["emb_dim"]),
+        hidden_dim=int(s["sizes"]["hidden_dim"]), attn_dim=int(s["sizes"]["attn_dim"]), lr=float(s["lr"]),
+        eval_lengths=tuple(int(n) for n in s["eval_lengths"]), eval_per_length=int(s["eval_per_length"]),
+        cpu_seconds=float(s["cpu_seconds"]),
+        min_accuracy=tuple(sorted((int(k), float(v)) for k, v in th["accuracy"].items())),
+        min_gap=float(th["gap_over_baseline"]), max_zeroed=float(th["zeroed_context_at_most"]),
+        max_loss_ratio=float(th["loss_ratio_at_most"]))
+
+
+def derangement(n, g):
+    """A permutation of n symbols with no fixed point (an identity copy then scores 0)."""
+    while True:
+        p = torch.randperm(n, generator=g)
+        if not bool((p == torch.arange(n)).any()):
+            return p
+
+
+@dataclass
+class Task:
+    settings: Settings
+    mapping: torch.Tensor  # (n_symbols,) int64: symbol s is written as mapping[s]
+    encoder_state: dict  # {name: float32 tensor}: the reference's initialisation under the seed
+    decoder_state: dict
+    batches: list  # [(src, src_lengths, tgt, tgt_lengths)] * steps
+
+    @property
+    def args(self):
+        """run_train_steps' arguments (its `optimizer` keyword is "adam")."""
+        return ["attention", self.settings.sizes, self.encoder_state, self.decoder_state, self.batches,
+                self.settings.lr]
+
+
+def modules(s, kind):
+    V, E, H = s.vocab_size, s.emb_dim, s.hidden_dim
+    if kind == "baseline":
+        return ref.BaselineEncoder(V, E, H), ref.BaselineDecoder(V, E, H)
+    return ref.Encoder(V, E, H), ref.AttentionDecoder(V, E, H, s.attn_dim)
+
+
+def task(s):
+    """The judge's task for settings `s`: the same for every submission graded with them."""
+    g = torch.Generator().manual_seed(s.seed)
+    mapping = derangement(s.n_symbols, g)
+    torch.manual_seed(s.seed)
+    enc, dec = modules(s, "attention")
+    batches = [tuple(ref.make_copy_batch(s.batch_size, 1, s.max_len, s.n_symbols, g, mapping))
+               for _ in range(s.steps)]
+    return Task(s, mapping, _detached(enc.state_dict()), _detached(dec.state_dict()), batches)
+
+
+def _detached(state):
+    return {n: v.detach().clone() for n, v in state.items()}
+
+
+def train_here(t, kind):
+    """Train the reference modules (`kind` "attention" or "baseline") on the task's batches,
+    as run_train_steps does in the worker. Returns (losses, encoder, decoder)."""
+    s = t.settings
+    torch.manual_seed(s.seed)
+    enc, dec = modules(s, kind)
+    if kind == "attention":
+        enc.load_state_dict(t.encoder_state)
+        dec.load_state_dict(t.decoder_state)
+    opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=s.lr)
+    losses = [float(ref.train_step(enc, dec, opt, *b)) for b in t.batches]
+    return losses, enc, dec
+
+
+@lru_cache(maxsize=4)
+def baseline_accuracy(s):
+    """{length: accuracy} of the reference baseline trained on the task's batches (cached)."""
+    t = task(s)
+    _, enc, dec = train_here(t, "baseline")
+    return accuracy(enc, dec, t)
+
+
+def eval_batch(t, length):
+    """The judge's evaluation sequences of one length (never sent to the worker)."""
+    s = t.settings
+    g = torch.Generator().manual_seed(s.seed * 7919 + 1000 + length)
+    src, lengths, tgt, _ = ref.make_copy_batch(s.eval_per_length, length, length, s.n_symbols, g, t.mapping)
+    return src, lengths, tgt[:, 1:length + 1]  # (N, L), (N,), (N, L): the symbols to write
+
+
+def decode(encoder, decoder, src, lengths, n_steps, zero_context=False):
+    """Greedy decoding from BOS, one decoder step per token, the judge's own argmax fed back."""
+    with torch.no_grad():
+        states, state = encoder(src, lengths)  # (N, L, H), (N, H)
+        if zero_context:
+            states = torch.zeros_like(states)
+        mask = ref.length_mask(lengths, src.shape[1])  # (N, L)
+        token = torch.full((src.shape[0],), 1, dtype=torch.long)  # BOS
+        out = []
+        for _ in range(n_steps):
+            logits, state, _ = decoder(token, state, states, mask)  # (N, V)
+            token = logits.argmax(-1)
+            out.append(token)
+    return torch.stack(out, 1)  # (N, n_steps)
+
+
+def accuracy(encoder, decoder, t, zero_context=False):
+    """{length: token accuracy} over the judge's evaluation sequences."""
+    out = {}
+    for L in t.settings.eval_lengths:
+        src, lengths, want = eval_batch(t, L)
+        got = decode(encoder, decoder, src, lengths, L, zero_context)
+        out[L] = float((got == want).double().mean())
+    return out
+
+
+class BadState(Exception):
+    """The trained parameters are not the contract's: `key` (messages) and its fields."""
+
+    def __init__(self, key, **fields):
+        super().__init__(key)
+        self.key, self.fields = key, fields
+
+
+def load_trained(t, encoder_state, decoder_state):
+    """The reference modules with the worker's trained parameters, each checked here:
+    exactly the contract's names and shapes, floating point and finite."""
+    enc, dec = modules(t.settings, "attention")
+    for prefix, module, got in (("encoder", enc, encoder_state), ("decoder", dec, decoder_state)):
+        want = module.state_dict()
+        if not isinstance(got, dict):
+            raise BadState("lab_run_state_kind", what=prefix)
+        for name, w in want.items():
+            g = got.get(name)
+            if not isinstance(g, torch.Tensor) or not g.is_floating_point():
+                raise BadState("lab_run_state_missing", name=f"{prefix}.{name}")
+            if tuple(g.shape) != tuple(w.shape):
+                raise BadState("lab_run_state_shape", name=f"{prefix}.{name}", got=tuple(g.shape),
+                               expected=tuple(w.shape))
+            if not bool(torch.isfinite(g).all()):
+                raise BadState("lab_run_state_not_finite", name=f"{prefix}.{name}")
+        extra = sorted(set(got) - set(want))
+        if extra:
+            raise BadState("lab_run_state_extra", name=f"{prefix}.{extra[0]}")
+        module.load_state_dict({n: got[n].detach().to(torch.float32) for n in want})
+    return enc, dec
+
+
+def loss_ratio(losses):
+    """Mean loss over the last tenth of the steps over the mean of the first tenth."""
+    k = max(1, len(losses) // 10)
+    first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k
+    return last / first if first > 0 else math.inf
+
+
+@dataclass
+class Outcome:
+    """What the judge measured of one submission's run (plain numbers)."""
+    losses: list
+    accuracy: dict  # {length: accuracy} of the trained parameters
+    zeroed: dict  # the same with the encoder states zeroed
+    baseline: dict
+
+    def gap(self, length):
+        return self.accuracy[length] - self.baseline[length]
+
+
+def outcome(t, losses, encoder_state, decoder_state):
+    enc, dec = load_trained(t, encoder_state, decoder_state)
+    return Outcome(list(losses), accuracy(enc, dec, t), accuracy(enc, dec, t, zero_context=True),
+                   baseline_accuracy(t.settings))
