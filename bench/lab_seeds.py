@@ -40,8 +40,9 @@ def one_seed(s):
     margins = {f"accuracy@{L}": acc[L] - a for L, a in s.min_accuracy}
     margins["gap"] = acc[s.longest] - base[s.longest] - s.min_gap
     margins["zeroed"] = s.max_zeroed - zeroed[s.longest]
-    margins["loss_ratio"] = s.max_loss_ratio - training.loss_ratio(losses)
-    return acc, base, zeroed, training.loss_ratio(losses), seconds, base_seconds, margins
+    ratio, _ = training.loss_ratio(t, enc, dec)
+    margins["loss_ratio"] = s.max_loss_ratio - ratio
+    return acc, base, zeroed, ratio, seconds, base_seconds, margins
 
 
 def main():

@@ -75,3 +75,70 @@ def test_train_step_keeps_its_points_when_encoder_and_loss_are_wrong(tmp_path):
     assert not getattr(result, "internal_errors", None)
     # the notebook's training cell trains only in Jupyter: in the worker it does nothing, so loading is quick
     assert result.seconds < 120
+
+
+# -- the training run in the grader (private/suites/seq2seq_attention/training.py) ------------
+def _settings(seed=None):
+    from autograder import config
+    from autograder.private.suites.seq2seq_attention import training
+    return training, training.settings(config.load(), seed=seed)
+
+
+def test_the_run_task_is_the_judges_and_a_copy_scores_nothing():
+    training, s = _settings()
+    a, b = training.task(s), training.task(s)
+    assert torch.equal(a.mapping, b.mapping) and not bool((a.mapping == torch.arange(s.n_symbols)).any())
+    assert all(torch.equal(x, y) for (x, *_), (y, *_) in zip(a.batches, b.batches)) and len(a.batches) == s.steps
+    assert all(torch.equal(a.encoder_state[k], b.encoder_state[k]) for k in a.encoder_state)
+    for L in s.eval_lengths:  # the judge's evaluation sequences: copying the source gets no token right
+        src, lengths, want = training.eval_batch(a, L)
+        assert src.shape == want.shape == (s.eval_per_length, L) and not bool((src == want).any())
+    other = training.task(_settings(seed=s.seed + 1)[1])
+    assert not torch.equal(other.mapping, a.mapping) or not torch.equal(other.batches[0][0], a.batches[0][0])
+
+
+def test_trained_parameters_are_checked_before_the_judge_uses_them():
+    training, s = _settings()
+    task = training.task(s)
+    enc, dec = dict(task.encoder_state), dict(task.decoder_state)
+    training.load_trained(task, enc, dec)  # the initial parameters are well-formed
+
+    def reason(e, d):
+        try:
+            training.load_trained(task, e, d)
+        except training.BadState as exc:
+            return exc.key
+        return None
+    assert reason({k: v for k, v in enc.items() if k != "gru.weight_ih_l0"}, dec) == "lab_run_state_missing"
+    assert reason(enc, dict(dec, W_a=torch.zeros(3, 3))) == "lab_run_state_shape"
+    assert reason(enc, dict(dec, v_a=torch.full_like(dec["v_a"], float("inf")))) == "lab_run_state_not_finite"
+    assert reason(enc, dict(dec, extra=torch.zeros(2))) == "lab_run_state_extra"
+    assert reason(enc, dict(dec, v_a=dec["v_a"].long())) == "lab_run_state_missing"
+    assert reason("not a dict", dec) == "lab_run_state_kind"
+
+
+def test_the_run_judges_untrained_parameters_and_a_model_that_does_not_use_its_attention():
+    """The initial parameters fail the loss, accuracy and gap checks; a model whose accuracy
+    survives the zeroed context fails every check (the shortcut rule), whatever its accuracy."""
+    import pytest
+
+    from autograder import config
+    from autograder.private.suites.seq2seq_attention import test_training_run as suite
+    training, s = _settings()
+    task = training.task(s)
+    o = training.outcome(task, [1.0] * s.steps, task.encoder_state, task.decoder_state)
+    assert o.loss_ratio == pytest.approx(1.0) and max(o.accuracy.values()) < 0.4
+    assert all(o.accuracy[L] - o.baseline[L] < s.min_gap for L in s.eval_lengths)
+    cheat = training.Outcome([1.0], 3.0, 0.05, {L: 1.0 for L in s.eval_lengths}, {L: 0.9 for L in s.eval_lengths},
+                             {L: 0.3 for L in s.eval_lengths})
+    cfg = config.load()
+
+    class Sub:
+        pass
+    sub = Sub()
+    suite._RUNS[id(sub)] = (sub, cheat)
+    for check in (suite.test_loss_goes_down, suite.test_accuracy_by_length, suite.test_beats_the_baseline,
+                  suite.test_uses_its_attention):
+        with pytest.raises(pytest.fail.Exception, match="do not come from its attention"):
+            check(sub, cfg)
+    suite._RUNS.clear()

@@ -1,7 +1,7 @@
 """
 bug: Luong's order: the GRU steps first (fed zeros where the context goes) and its new state is the attention's query
 functions: [AttentionDecoder]
-questions: [attention_decoder]
+questions: [attention_decoder, training_run]
 example: true
 """
 import math

@@ -1,7 +1,7 @@
 """
 bug: final is the padded output's last position (states[:, -1]), zeros for every row shorter than the batch
 functions: [Encoder]
-questions: [encoder]
+questions: [encoder, training_run]
 example: true
 """
 from torch import nn

@@ -1,7 +1,7 @@
 """
 bug: the gradients are never zeroed, so each step adds this batch's gradients to every earlier one's
 functions: [train_step]
-questions: [train_step]
+questions: [train_step, training_run]
 example: true
 """
 import torch

@@ -219,17 +219,41 @@ def load_trained(t, encoder_state, decoder_state):
     return enc, dec
 
 
-def loss_ratio(losses):
-    """Mean loss over the last tenth of the steps over the mean of the first tenth."""
-    k = max(1, len(losses) // 10)
-    first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k
-    return last / first if first > 0 else math.inf
+def held_out_loss(encoder, decoder, t):
+    """The teacher-forced masked loss, computed here with the reference's forward pass, on
+    the judge's own batch of sequences of 1 .. max_len symbols (never sent to the worker)."""
+    s = t.settings
+    g = torch.Generator().manual_seed(s.seed * 7919 + 999)
+    src, src_lengths, tgt, tgt_lengths = ref.make_copy_batch(s.eval_per_length, 1, s.max_len, s.n_symbols, g,
+                                                             t.mapping)
+    with torch.no_grad():
+        states, state = encoder(src, src_lengths)  # (N, T, H), (N, H)
+        mask = ref.length_mask(src_lengths, src.shape[1])  # (N, T)
+        logits = []
+        for i in range(tgt.shape[1] - 1):
+            step, state, _ = decoder(tgt[:, i], state, states, mask)  # (N, V)
+            logits.append(step)
+        logits = torch.stack(logits, 1)  # (N, T + 1, V)
+        real = ref.length_mask(tgt_lengths - 1, tgt.shape[1] - 1)  # (N, T + 1)
+        return float(ref.masked_loss(logits, tgt[:, 1:], real))
+
+
+def loss_ratio(t, encoder, decoder):
+    """The held-out loss of the trained parameters over that of the initial ones."""
+    enc0, dec0 = modules(t.settings, "attention")
+    enc0.load_state_dict(t.encoder_state)
+    dec0.load_state_dict(t.decoder_state)
+    before = held_out_loss(enc0, dec0, t)
+    return held_out_loss(encoder, decoder, t) / before if before > 0 else math.inf, before
 
 
 @dataclass
 class Outcome:
-    """What the judge measured of one submission's run (plain numbers)."""
+    """What the judge measured of one submission's run (plain numbers; the worker's
+    own losses are only shown)."""
     losses: list
+    loss_before: float  # the held-out loss of the initial parameters
+    loss_ratio: float  # ... of the trained ones over it
     accuracy: dict  # {length: accuracy} of the trained parameters
     zeroed: dict  # the same with the encoder states zeroed
     baseline: dict
@@ -240,5 +264,6 @@ class Outcome:
 
 def outcome(t, losses, encoder_state, decoder_state):
     enc, dec = load_trained(t, encoder_state, decoder_state)
-    return Outcome(list(losses), accuracy(enc, dec, t), accuracy(enc, dec, t, zero_context=True),
+    ratio, before = loss_ratio(t, enc, dec)
+    return Outcome(list(losses), before, ratio, accuracy(enc, dec, t), accuracy(enc, dec, t, zero_context=True),
                    baseline_accuracy(t.settings))
