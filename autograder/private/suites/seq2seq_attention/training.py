@@ -161,20 +161,22 @@ def eval_batch(t, length):
     return src, lengths, tgt[:, 1:length + 1]  # (N, L), (N,), (N, L): the symbols to write
 
 
+class ZeroedStates(torch.nn.Module):
+    """An encoder whose per-position states are replaced by zeros (its final state kept):
+    the ablation, what a decoder keeps without its attention's input."""
+
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, src, src_lengths):
+        states, final = self.encoder(src, src_lengths)  # (N, L, H), (N, H)
+        return torch.zeros_like(states), final
+
+
 def decode(encoder, decoder, src, lengths, n_steps, zero_context=False):
-    """Greedy decoding from BOS, one decoder step per token, the judge's own argmax fed back."""
-    with torch.no_grad():
-        states, state = encoder(src, lengths)  # (N, L, H), (N, H)
-        if zero_context:
-            states = torch.zeros_like(states)
-        mask = ref.length_mask(lengths, src.shape[1])  # (N, L)
-        token = torch.full((src.shape[0],), 1, dtype=torch.long)  # BOS
-        out = []
-        for _ in range(n_steps):
-            logits, state, _ = decoder(token, state, states, mask)  # (N, V)
-            token = logits.argmax(-1)
-            out.append(token)
-    return torch.stack(out, 1)  # (N, n_steps)
+    """The reference's greedy decoding from BOS, here: (N, n_steps) tokens."""
+    return ref.greedy_decode(ZeroedStates(encoder) if zero_context else encoder, decoder, src, lengths, n_steps)[0]
 
 
 def accuracy(encoder, decoder, t, zero_context=False):
