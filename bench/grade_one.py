@@ -1,5 +1,5 @@
-"""Seconds and peak memory to grade one submission with the kit, the whole
-examples folder, and `otter run` on the same submission, measured here.
+"""Seconds and peak memory to grade one submission with the kit, the
+assignment's examples folder, and `otter run` on the same submission, measured here.
 
     python bench/grade_one.py [--assignment classic_attention] [--repeat 3] [--box 0.5 768]
 
@@ -199,10 +199,12 @@ def main():
                                "--out", tmp / "one", "--no-progress"], args.repeat)
         rows.append((f"kit grade, 1 submission ({args.assignment}/reference)", t, m, cpu))
         figures["kit_cpu"] = cpu
-        n = len(list(examples_mod.EXAMPLES.rglob("*.ipynb")))
-        t, m, cpu = median_of([py, "-m", "autograder", "grade", examples_mod.EXAMPLES, "--out", tmp / "all",
-                               "--no-progress"], 1)
-        rows.append((f"kit grade, examples folder ({n} submissions)", t, m, cpu))
+        # one grade per assignment's folder (a folder is graded as one assignment: the batch's)
+        folder = examples_mod.EXAMPLES / args.assignment
+        n = len(list(folder.rglob("*.ipynb")))
+        t, m, cpu = median_of([py, "-m", "autograder", "grade", folder, "--assignment", args.assignment,
+                               "--out", tmp / "all", "--no-progress"], 1)
+        rows.append((f"kit grade, the {args.assignment} examples folder ({n} submissions)", t, m, cpu))
         otter = shutil.which("otter", path=str(Path(py).parent)) or shutil.which("otter")
         if otter:
             built = assign.run_otter_assign(sync.master_path(args.assignment), tmp / "assign")
