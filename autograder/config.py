@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci", "scoring")
+MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci", "scoring", "training_run")
 
 
 class ConfigError(Exception):
@@ -94,6 +94,32 @@ def _validate(data, path):
         if not isinstance(qs, dict) or not qs or not all(
                 isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0 for p in qs.values()):
             raise ConfigError(f"{path}: assignment {name} needs questions with positive points")
+    if "training_run" in data:
+        _validate_training_run(data["training_run"], path)
+
+
+TRAINING_RUN_KEYS = ("seed", "steps", "batch_size", "max_len", "n_symbols", "sizes", "lr", "eval_lengths",
+                     "eval_per_length", "cpu_seconds", "thresholds")
+
+
+def _validate_training_run(run, path):
+    """grading.yml `training_run` (the training lab's run in the grader): every key there,
+    and thresholds only at lengths the judge evaluates."""
+    if not isinstance(run, dict):
+        raise ConfigError(f"{path}: training_run must be a mapping")
+    missing = [k for k in TRAINING_RUN_KEYS if k not in run]
+    if missing:
+        raise ConfigError(f"{path}: training_run needs {', '.join(missing)}")
+    th = run["thresholds"] if isinstance(run["thresholds"], dict) else {}
+    lengths = set(run["eval_lengths"] or ()) if isinstance(run["eval_lengths"], list) else set()
+    for key in ("accuracy", "gap_over_baseline"):
+        at = th.get(key)
+        if not isinstance(at, dict) or not at or not set(at) <= lengths:
+            raise ConfigError(f"{path}: training_run.thresholds.{key} must map lengths of eval_lengths "
+                              f"{sorted(lengths)} to numbers")
+    for key in ("zeroed_context_at_most", "loss_ratio_at_most"):
+        if isinstance(th.get(key), bool) or not isinstance(th.get(key), (int, float)):
+            raise ConfigError(f"{path}: training_run.thresholds.{key} must be a number")
 
 
 def _read(path):

@@ -38,7 +38,7 @@ def one_seed(s):
     acc = training.accuracy(enc, dec, t)
     zeroed = training.accuracy(enc, dec, t, zero_context=True)
     margins = {f"accuracy@{L}": acc[L] - a for L, a in s.min_accuracy}
-    margins["gap"] = acc[s.longest] - base[s.longest] - s.min_gap
+    margins.update({f"gap@{L}": acc[L] - base[L] - g for L, g in s.min_gap})
     margins["zeroed"] = s.max_zeroed - zeroed[s.longest]
     ratio, _ = training.loss_ratio(t, enc, dec)
     margins["loss_ratio"] = s.max_loss_ratio - ratio
@@ -56,7 +56,8 @@ def main():
     print(f"grading.yml training_run: {s0.steps} Adam steps x {s0.batch_size} sequences of 1..{s0.max_len}, "
           f"{s0.n_symbols} symbols (chance {1 / s0.n_symbols:.3f}), E={s0.emb_dim} H={s0.hidden_dim} "
           f"A={s0.attn_dim}, lr {s0.lr:g}; lengths {list(s0.eval_lengths)}; thresholds: accuracy "
-          f"{dict(s0.min_accuracy)}, gap {s0.min_gap}, zeroed <= {s0.max_zeroed}, loss ratio <= {s0.max_loss_ratio}")
+          f"{dict(s0.min_accuracy)}, gap {dict(s0.min_gap)}, zeroed <= {s0.max_zeroed}, "
+          f"loss ratio <= {s0.max_loss_ratio}")
     worst, held = {}, 0
     for seed in range(args.first, args.first + args.seeds):
         s = training.settings(cfg, seed=seed)

@@ -128,7 +128,7 @@ def test_the_run_judges_untrained_parameters_and_a_model_that_does_not_use_its_a
     task = training.task(s)
     o = training.outcome(task, [1.0] * s.steps, task.encoder_state, task.decoder_state)
     assert o.loss_ratio == pytest.approx(1.0) and max(o.accuracy.values()) < 0.4
-    assert all(o.accuracy[L] - o.baseline[L] < s.min_gap for L in s.eval_lengths)
+    assert all(o.gap(L) < g for L, g in s.min_gap)
     cheat = training.Outcome([1.0], 3.0, 0.05, {L: 1.0 for L in s.eval_lengths}, {L: 0.9 for L in s.eval_lengths},
                              {L: 0.3 for L in s.eval_lengths})
     cfg = config.load()
@@ -142,3 +142,19 @@ def test_the_run_judges_untrained_parameters_and_a_model_that_does_not_use_its_a
         with pytest.raises(pytest.fail.Exception, match="do not come from its attention"):
             check(sub, cfg)
     suite._RUNS.clear()
+
+
+def test_a_course_overrides_the_run_key_by_key_and_a_bad_threshold_is_one_line(tmp_path):
+    import pytest
+
+    from autograder import config
+    good = tmp_path / "good.yml"
+    good.write_text("training_run:\n  steps: 400\n")
+    run = config.load(good).training_run
+    assert run["steps"] == 400 and run["thresholds"] == config.load().training_run["thresholds"]
+    bad = tmp_path / "bad.yml"
+    bad.write_text("training_run:\n  thresholds: {accuracy: {5: 0.9}, gap_over_baseline: {12: 0.2},"
+                   " zeroed_context_at_most: 0.3, loss_ratio_at_most: 0.5}\n")
+    with pytest.raises(config.ConfigError, match=r"training_run.thresholds.accuracy must map lengths") as exc:
+        config.load(bad)
+    assert "\n" not in str(exc.value)

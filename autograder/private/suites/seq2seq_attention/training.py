@@ -53,7 +53,7 @@ class Settings:
     eval_per_length: int
     cpu_seconds: float
     min_accuracy: tuple  # ((length, accuracy), ...)
-    min_gap: float
+    min_gap: tuple  # ((length, gap over the baseline), ...)
     max_zeroed: float
     max_loss_ratio: float
 
@@ -82,7 +82,8 @@ def settings(cfg, seed=None):
         eval_lengths=tuple(int(n) for n in s["eval_lengths"]), eval_per_length=int(s["eval_per_length"]),
         cpu_seconds=float(s["cpu_seconds"]),
         min_accuracy=tuple(sorted((int(k), float(v)) for k, v in th["accuracy"].items())),
-        min_gap=float(th["gap_over_baseline"]), max_zeroed=float(th["zeroed_context_at_most"]),
+        min_gap=tuple(sorted((int(k), float(v)) for k, v in th["gap_over_baseline"].items())),
+        max_zeroed=float(th["zeroed_context_at_most"]),
         max_loss_ratio=float(th["loss_ratio_at_most"]))
 
 
