@@ -224,3 +224,15 @@ def test_a_regression_test_that_spots_the_stand_in_earns_nothing(tmp_path):
     assert q.score == 0, q.lines
     assert "failed on a correct attention function" in "\n".join(q.lines)
     assert result.questions["shapes_drill"].score == CFG.questions(CA)["shapes_drill"]
+
+
+def test_a_recorder_answers_backward_passes_with_the_functions_own_gradients():
+    args, kwargs = _inputs(2, 3, 5, 4, 6)
+    rec = proxies.Recorder(ca.fixed_general_attention, CFG.limits["reply_bytes"])
+    cot = [torch.ones(2, 3, 6, dtype=torch.float64), None]
+    reply = rec({"name": proxies.NAME, "args": args, "kwargs": kwargs, "grad_outputs": cot}, 1)
+    leaves = [a.clone().requires_grad_(True) for a in args]
+    context, _ = ca.fixed_general_attention(*leaves, **kwargs)
+    context.sum().backward()
+    assert reply["ok"] and all(torch.allclose(g, l.grad) for g, l in zip(reply["grads"], leaves))
+    assert rec.calls == []  # a backward pass is not a new question the test asks

@@ -769,7 +769,8 @@ def _():
 
 
 @case("classic_loop_in_concat", "classic attention: an infinite loop inside concat_attention", assignment=CLASSIC,
-      max_score=CLASSIC_FULL - CLASSIC_POINTS["concat_attention"], questions_zero=["concat_attention"], questions_keep_full=others_of(CLASSIC_QS, "concat_attention"),
+      max_score=CLASSIC_FULL - CLASSIC_POINTS["concat_attention"], questions_zero=["concat_attention"],
+      questions_keep_full=others_of(CLASSIC_QS, "concat_attention"),
       reason_contains=["CPU time limit", "timed out"])
 def _():
     return ipynb(replace_function(reference(CLASSIC, demo=False), "concat_attention",
