@@ -9,8 +9,28 @@ Shapes (one decoder step, batched):
     encoder_states (B, T, d_h)   keys and values
     mask           (B, T) bool   True where a position may be attended to
 Every attention function returns (context (B, d_h), weights (B, T)).
+
+The shapes drill (the last part) works on every decoder step at once:
+decoder_states (B, T_dec, d_s), encoder_states (B, T_enc, d_h), mask (B, T_enc);
+it returns (context (B, T_dec, d_h), weights (B, T_dec, T_enc)). Students get
+`broken_general_attention` (PROVIDED) with one shape bug, type what is wrong
+with it into the drill's answer cell (`shapes_drill`, an answer in BY_HAND:
+read by the judge, never run), write `fixed_general_attention` and a
+regression test `test_attention_shapes(attention)` that fails on the broken
+function.
 """
 import torch
+
+PROVIDED = ("broken_general_attention",)
+
+# Questions answered in a typed cell, not with a function: the build makes no stub for
+# them and the judge reads the cell without running it (autograder.judge.by_hand, the
+# form SHAPES_DRILL). `shapes_drill`: the tensor of `broken_general_attention` whose
+# shape does not fit the operation it enters, the shape it needs there (in the
+# contract's size names), and the kind of fix.
+BY_HAND = {
+    "shapes_drill": {"wrong_tensor": "W", "right_shape": ["d_h", "d_s"], "fix": "transpose"},
+}
 
 
 def masked_softmax(scores, mask=None, dim=-1):
@@ -114,3 +134,69 @@ def concat_attention(decoder_state, encoder_states, W_a, v_a, mask=None):
     weights = masked_softmax(scores, mask, dim=-1)  # (B, T)
     context = (weights.unsqueeze(1) @ encoder_states).squeeze(1)  # (B, d_h)
     return context, weights
+
+
+def broken_general_attention(decoder_states, encoder_states, W, mask=None):
+    """Luong general attention for every decoder step at once, with one shape bug.
+
+    Args:
+        decoder_states: (B, T_dec, d_s). encoder_states: (B, T_enc, d_h).
+        W: (d_s, d_h). mask: (B, T_enc) bool or None.
+
+    Returns:
+        (context (B, T_dec, d_h), weights (B, T_dec, T_enc)), when it runs.
+    """
+    projected = encoder_states @ W  # meant to be (B, T_enc, d_s)
+    scores = decoder_states @ projected.transpose(1, 2)  # (B, T_dec, T_enc)
+    if mask is not None:
+        mask = mask.unsqueeze(1)  # (B, 1, T_enc): the same keys for every decoder step
+    weights = masked_softmax(scores, mask, dim=-1)  # (B, T_dec, T_enc)
+    context = weights @ encoder_states  # (B, T_dec, d_h)
+    return context, weights
+
+
+def fixed_general_attention(decoder_states, encoder_states, W, mask=None):
+    """Luong general attention for every decoder step at once: e[b, t, i] = s_{b,t} . (W h_{b,i}).
+
+    Args:
+        decoder_states: (B, T_dec, d_s). encoder_states: (B, T_enc, d_h).
+        W: (d_s, d_h). mask: (B, T_enc) bool or None, the same for every decoder step.
+
+    Returns:
+        (context (B, T_dec, d_h), weights (B, T_dec, T_enc)); each row of weights
+        with an allowed key sums to 1 over T_enc.
+    """
+    projected = encoder_states @ W.T  # (B, T_enc, d_s)
+    scores = decoder_states @ projected.transpose(1, 2)  # (B, T_dec, T_enc)
+    if mask is not None:
+        mask = mask.unsqueeze(1)  # (B, 1, T_enc)
+    weights = masked_softmax(scores, mask, dim=-1)  # (B, T_dec, T_enc)
+    context = weights @ encoder_states  # (B, T_dec, d_h)
+    return context, weights
+
+
+def test_attention_shapes(attention):
+    """A regression test for the shape bug: fails on `broken_general_attention`.
+
+    Args:
+        attention: a function with the signature of `fixed_general_attention`.
+
+    Raises:
+        AssertionError (or the error `attention` raises) when it breaks the
+        contract: context (B, T_dec, d_h), weights (B, T_dec, T_enc) summing to 1
+        over T_enc, padded keys at weight 0, on sizes that are all different so
+        that no axis can stand in for another.
+    """
+    gen = torch.Generator().manual_seed(0)
+    batch_size, T_dec, T_enc, d_s, d_h = 2, 3, 5, 4, 6  # all different: nothing broadcasts by luck
+    decoder_states = torch.randn(batch_size, T_dec, d_s, generator=gen, dtype=torch.float64)
+    encoder_states = torch.randn(batch_size, T_enc, d_h, generator=gen, dtype=torch.float64)
+    W = torch.randn(d_s, d_h, generator=gen, dtype=torch.float64)
+    mask = torch.ones(batch_size, T_enc, dtype=torch.bool)
+    mask[1, 3:] = False  # the second sentence has 3 real tokens
+    context, weights = attention(decoder_states, encoder_states, W, mask)
+    assert context.shape == (batch_size, T_dec, d_h), f"context {tuple(context.shape)}"
+    assert weights.shape == (batch_size, T_dec, T_enc), f"weights {tuple(weights.shape)}"
+    sums = weights.sum(dim=-1)  # (B, T_dec)
+    assert torch.allclose(sums, torch.ones_like(sums)), "weights do not sum to 1 over T_enc"
+    assert (weights[1, :, 3:] == 0).all(), "padded keys get weight"

@@ -229,12 +229,13 @@ def test_the_batch_has_one_assignment_whatever_a_notebook_claims(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     write_nb(subs / "honest.ipynb", nb(SDP / "reference.ipynb"))
     write_nb(subs / "template.ipynb", nb(SDP / "template.ipynb"))
-    # metadata naming classic_attention (17 points)
+    # metadata naming classic_attention
     write_nb(subs / "claims_classic.ipynb", names_assignment(nb(SDP / "reference.ipynb"), "classic_attention"))
-    # and one that also defines every classic function (its code fits both equally)
+    # and one that also answers every classic question, the drill's typed cell included (its code fits both equally)
     both = names_assignment(nb(SDP / "reference.ipynb"), "classic_attention")
     both["cells"] += [c for c in nb(CLASSIC / "reference.ipynb")["cells"]
-                      if c["cell_type"] == "code" and "def " in "".join(c["source"]) and "PROVIDED" not in "".join(c["source"])]
+                      if c["cell_type"] == "code" and "PROVIDED" not in "".join(c["source"])
+                      and ("def " in "".join(c["source"]) or "kit-shapes-drill" in c["metadata"].get("tags", []))]
     write_nb(subs / "defines_both.ipynb", both)
     proc = run_cli("grade", subs, "--out", out, "--no-progress", "--jobs", "2")
     got = results(out)

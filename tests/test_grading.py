@@ -57,13 +57,15 @@ def test_failure_messages_name_the_check_and_hide_hidden_data(graded):
 
 
 def test_template_gets_zero_with_not_implemented_messages(graded):
-    """Every stub raises NotImplementedError; the by-hand answer (numbers, not code) says it is not answered."""
-    unanswered = "not answered yet"  # by_hand_not_answered, in English
+    """Every stub raises NotImplementedError; the typed answers (the by-hand numbers, the shapes
+    drill's words: not code) say they are not answered."""
+    unanswered = {"by_hand": "not answered yet",  # by_hand_not_answered, in English
+                  "shapes_drill": "replace it with your answer"}  # drill_not_answered
     for a in ASSIGNMENTS:
         data = json.loads(result_for(graded, f"{a}/template.ipynb").read_text())
         assert data["score"] == 0
         for t in data["tests"]:
-            expected = unanswered if t["name"] == "by_hand" else "NotImplementedError"
+            expected = unanswered.get(t["name"], "NotImplementedError")
             assert expected in t["output"], (a, t["name"], t["output"][:300])
 
 

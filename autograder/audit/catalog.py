@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from autograder import layout
+from autograder.judge import by_hand as typed_cells
 from autograder.judge.by_hand import TAG as BY_HAND_TAG
 
 CATALOG = layout.CATALOG
@@ -31,6 +32,9 @@ class Entry:
     # cell's comments), or None (the reference's numbers). An entry with one lists `by_hand`
     # among its functions: the question it targets there.
     by_hand: str | None = None
+    # Every typed-answer cell the entry fills, {question: its lines}: `by_hand` above and the other
+    # forms (judge.by_hand.FORMS: SHAPES_DRILL_CELL for `shapes_drill`); each is listed among its functions.
+    typed: dict | None = None
 
 
 
@@ -74,26 +78,32 @@ def load_entry(path):
     if missing:
         raise ValueError(f"{path}: defines no {missing[0]}")
     correct = "correct" in meta
-    by_hand = _by_hand_text(source, path)
+    typed = _typed_texts(source, path)
+    by_hand = typed.get(typed_cells.QUESTION)
     return Entry(
         assignment=path.parent.name, name=path.stem, path=path,
         description=str(meta.get("correct") if correct else meta.get("bug")),
-        correct=correct, functions=functions + (["by_hand"] if by_hand is not None else []),
+        correct=correct, functions=functions + list(typed),
         questions=list(meta.get("questions") or []),
         example=str(meta.get("example", "")).lower() in ("true", "yes"),
         sources={f: (imports + "\n\n" if imports else "") + defs[f] for f in functions},
-        source=str(meta.get("source", "")), by_hand=by_hand,
+        source=str(meta.get("source", "")), by_hand=by_hand, typed=typed,
     )
 
 
-def _by_hand_text(source, path):
-    """The entry's top-level `BY_HAND_CELL = "..."` string, or None."""
+def _typed_texts(source, path):
+    """{question: the entry's top-level `<QUESTION>_CELL = "..."` string} for each typed form
+    (`BY_HAND_CELL`, `SHAPES_DRILL_CELL`)."""
+    names = {f"{f.question.upper()}_CELL": f.question for f in typed_cells.FORMS}
+    out = {}
     for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "BY_HAND_CELL" for t in node.targets):
+        hit = [names[t.id] for t in node.targets if getattr(t, "id", None) in names] \
+            if isinstance(node, ast.Assign) else []
+        if hit:
             if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-                raise ValueError(f"{path}: BY_HAND_CELL must be a string")
-            return node.value.value
-    return None
+                raise ValueError(f"{path}: {hit[0].upper()}_CELL must be a string")
+            out[hit[0]] = node.value.value
+    return out
 
 
 def entries(assignment=None):
@@ -125,12 +135,15 @@ def _defined_name(cell):
 
 def fill(notebook, sources, by_hand=None):
     """A copy of a student notebook with the cells defining `sources`' names replaced,
-    and the by-hand cell's lines (under its comments) replaced by `by_hand` when given.
+    and the by-hand cell's lines (under its comments) replaced by `by_hand` when given
+    (a string: the by-hand cell; a dict {question: lines}: each typed-answer cell).
 
     The cell of a graded function is the one tagged kit-solution that defines it.
     """
     nb = copy.deepcopy(notebook)
     todo = dict(sources)
+    typed = dict(by_hand) if isinstance(by_hand, dict) else {} if by_hand is None else {typed_cells.QUESTION: by_hand}
+    tags_of = {f.tag: f.question for f in typed_cells.FORMS}
     for cell in nb["cells"]:
         if cell.get("cell_type") != "code":
             continue
@@ -139,16 +152,17 @@ def fill(notebook, sources, by_hand=None):
         if name in todo and SOLUTION_TAG in tags:
             cell["source"] = todo.pop(name)
             cell["outputs"], cell["execution_count"] = [], None
-        elif by_hand is not None and BY_HAND_TAG in tags:
+        elif any(tags_of.get(tag) in typed for tag in tags):
+            question = next(tags_of[tag] for tag in tags if tags_of.get(tag) in typed)
             src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
             comments = [line for line in src.split("\n") if line.startswith("#")]
-            cell["source"] = "\n".join(comments + [by_hand.strip("\n")])
+            cell["source"] = "\n".join(comments + [typed.pop(question).strip("\n")])
             cell["outputs"], cell["execution_count"] = [], None
-            by_hand = None
     if todo:
         raise ValueError(f"no cell in the notebook defines {', '.join(sorted(todo))}")
-    if by_hand is not None:
-        raise ValueError(f"no cell in the notebook is tagged {BY_HAND_TAG}")
+    if typed:
+        tag = {f.question: f.tag for f in typed_cells.FORMS}.get(sorted(typed)[0], BY_HAND_TAG)
+        raise ValueError(f"no cell in the notebook is tagged {tag}")
     return nb
 
 
@@ -156,7 +170,7 @@ def reference_by_hand(assignment):
     """The by-hand cell's lines as the reference answers them (4 decimals), or None
     when the assignment has no by-hand question."""
     module = importlib.import_module(f"autograder.private.solutions.{assignment}")
-    if not getattr(module, "BY_HAND", None):
+    if typed_cells.QUESTION not in getattr(module, "BY_HAND", {}):
         return None
     common = importlib.import_module(f"autograder.private.suites.{assignment}.common")
     answers = common.by_hand_answers()
@@ -164,13 +178,29 @@ def reference_by_hand(assignment):
                      for name in ("scores", "weights", "output"))
 
 
+def reference_typed(assignment):
+    """{question: the typed-answer cell's lines as the reference answers them} for every
+    typed question of the assignment (the by-hand numbers; the drill's words, from BY_HAND)."""
+    module = importlib.import_module(f"autograder.private.solutions.{assignment}")
+    out = {}
+    for question, answers in getattr(module, "BY_HAND", {}).items():
+        if question == typed_cells.QUESTION:
+            out[question] = reference_by_hand(assignment)
+        elif question in typed_cells.OTHER_FORMS:
+            out[question] = "\n".join(
+                f"{name} = {tuple(v)!r}" if isinstance(v, (list, tuple)) else f"{name} = {v!r}"
+                for name, v in answers.items())
+    return out
+
+
 def fill_reference(notebook, assignment):
-    return fill(notebook, reference_sources(assignment), reference_by_hand(assignment))
+    return fill(notebook, reference_sources(assignment), reference_typed(assignment))
 
 
 def fill_entry(notebook, entry):
     """The reference for every graded function (and the by-hand cell), except the entry's own versions."""
     sources = reference_sources(entry.assignment)
     sources.update(entry.sources)
-    by_hand = entry.by_hand if entry.by_hand is not None else reference_by_hand(entry.assignment)
-    return fill(notebook, sources, by_hand)
+    typed = reference_typed(entry.assignment)
+    typed.update(entry.typed or {})
+    return fill(notebook, sources, typed)

@@ -19,12 +19,22 @@ over `MAX_CHARS`) makes the whole answer unreadable, with a one-line reason
 naming the rule (a key of messages/reader.yml and its fields). The cell still
 runs in the worker like any other cell: it only assigns three names.
 
+The same reader serves every question answered in a typed cell (a `Form`):
+`BY_HAND` above (numbers) and `SHAPES_DRILL` (classic_attention's shapes drill:
+words from a fixed vocabulary, `wrong_tensor = "..."`, `right_shape = ("...",
+...)`, `fix = "..."`). A word answer may hold only a string that is one of its
+target's words (or, for a shape, a tuple or list of 1 to `MAX_SHAPE` symbols)
+or `...`; anything else is unreadable with a one-line reason, as above. The
+vocabularies are public (the names of the provided function, the contract's
+size symbols, the three kinds of fix); the answers live in the solutions.
+
 Runs in the reader's limited helper (`reader.read_bytes`): standard library
 only. `checked(data)` is the judge's side: it accepts what the helper sent
 only in the shape `read` gives.
 """
 import ast
 import math
+from dataclasses import dataclass, field
 
 TAG = "kit-by-hand"
 MARK = "# kit-by-hand"
@@ -34,6 +44,42 @@ MAX_CHARS = 4000  # the cell's text: three short lists and comments fit many tim
 MAX_NUMBERS = 16  # items in one list
 MAX_DEPTH = 2  # a list of numbers, or a list of such lists (one row: [[w1, w2, w3]])
 NAME_CHARS = 40
+MAX_SHAPE = 4  # symbols in a typed shape: (batch_size, T_dec, T_enc) needs 3
+WORD_CHARS = 40  # of a word the student typed, in a reason
+
+
+@dataclass(frozen=True)
+class Form:
+    """One question answered in a typed cell: its tag (the marker is `# ` + tag), the
+    names the cell may assign and, for a word answer, {target: allowed words} (the
+    `shape` target holds a tuple of them). `words` None: numbers (the by-hand rule)."""
+    question: str
+    tag: str
+    targets: tuple
+    words: dict = field(default=None, hash=False, compare=False)
+    shape: str | None = None
+
+    @property
+    def mark(self):
+        return "# " + self.tag
+
+    def key(self, rule):
+        """The reason's key (messages/reader.yml): a word form's own wording where it differs."""
+        return f"by_hand_word_{rule}" if self.words is not None and rule in WORD_RULES else f"by_hand_{rule}"
+
+
+WORD_RULES = ("two_cells", "statement", "target", "name", "string", "operator", "not_number", "too_big")
+BY_HAND = Form(QUESTION, TAG, TARGETS)
+# classic_attention's shapes drill: the names of `broken_general_attention` (a kit test holds this
+# list to the provided function's names), the contract's size symbols, the three kinds of fix.
+DRILL_TENSORS = ("decoder_states", "encoder_states", "W", "mask", "projected", "scores", "weights", "context")
+DRILL_SYMBOLS = ("batch_size", "T_dec", "T_enc", "d_s", "d_h", "d_attn")
+DRILL_FIXES = ("transpose", "reshape", "project")
+SHAPES_DRILL = Form("shapes_drill", "kit-shapes-drill", ("wrong_tensor", "right_shape", "fix"),
+                    words={"wrong_tensor": DRILL_TENSORS, "right_shape": DRILL_SYMBOLS, "fix": DRILL_FIXES},
+                    shape="right_shape")
+FORMS = (BY_HAND, SHAPES_DRILL)
+OTHER_FORMS = {f.question: f for f in FORMS if f is not BY_HAND}  # the reader's `typed` answers
 
 
 class Unreadable(Exception):
@@ -44,9 +90,9 @@ class Unreadable(Exception):
         self.key, self.fields = key, fields
 
 
-def is_marked(cell_text, tags):
-    """Whether a code cell is the by-hand cell: its tag, or a line starting with the marker."""
-    return TAG in tags or any(line.lstrip().startswith(MARK) for line in cell_text.split("\n"))
+def is_marked(cell_text, tags, form=BY_HAND):
+    """Whether a code cell is `form`'s answer cell: its tag, or a line starting with its marker."""
+    return form.tag in tags or any(line.lstrip().startswith(form.mark) for line in cell_text.split("\n"))
 
 
 def _name(node):
@@ -70,18 +116,48 @@ def _number(node, line):
     raise _offence(node, line)
 
 
-def _offence(node, line):
-    """Why `node` is not a literal number: the rule it breaks."""
+def _offence(node, line, form=BY_HAND):
+    """Why `node` is not a literal number (a word, for a word form): the rule it breaks."""
     if any(isinstance(n, ast.Call) for n in ast.walk(node)):
         return Unreadable("by_hand_call", line=line)
     names = [n for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))]
     if names:
-        return Unreadable("by_hand_name", line=line, name=_name(names[0]))
+        return Unreadable(form.key("name"), line=line, name=_name(names[0]))
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) or isinstance(node, ast.JoinedStr):
-        return Unreadable("by_hand_string", line=line)
+        return Unreadable(form.key("string"), line=line)
     if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare)):
-        return Unreadable("by_hand_operator", line=line)
-    return Unreadable("by_hand_not_number", line=line)
+        return Unreadable(form.key("operator"), line=line)
+    return Unreadable(form.key("not_number"), line=line)
+
+
+def _shown(text):
+    """A word the student typed, as a reason may show it: short, printable."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text[:WORD_CHARS])
+
+
+def _word(node, line, form, name):
+    """The string `node` holds if it is one of `name`'s words, or Unreadable."""
+    allowed = form.words[name]
+    if isinstance(node, ast.Constant) and type(node.value) is str:
+        if node.value in allowed:
+            return node.value
+        raise Unreadable("by_hand_word_unknown", line=line, name=name, word=_shown(node.value),
+                         allowed=", ".join(allowed))
+    raise _offence(node, line, form)
+
+
+def _word_value(node, line, form, name):
+    """A word answer as plain data: a word, None (`...`), or (the shape) a list of words."""
+    if isinstance(node, ast.Constant) and node.value is Ellipsis:
+        return None
+    if name != form.shape:
+        if isinstance(node, (ast.List, ast.Tuple)):
+            raise Unreadable("by_hand_word_one", line=line, name=name)
+        return _word(node, line, form, name)
+    if not isinstance(node, (ast.List, ast.Tuple)) or not 1 <= len(node.elts) <= MAX_SHAPE:
+        n = len(node.elts) if isinstance(node, (ast.List, ast.Tuple)) else 1
+        raise Unreadable("by_hand_word_shape", line=line, name=name, n=n, limit=MAX_SHAPE)
+    return [_word(e, line, form, name) for e in node.elts]
 
 
 def _value(node, line, depth=0):
@@ -97,40 +173,41 @@ def _value(node, line, depth=0):
     return _number(node, line)
 
 
-def parse_cell(text):
+def parse_cell(text, form=BY_HAND):
     """{target: value or None} from the cell's text, or Unreadable."""
     if len(text) > MAX_CHARS:
-        raise Unreadable("by_hand_too_big", chars=len(text), limit=MAX_CHARS)
+        raise Unreadable(form.key("too_big"), chars=len(text), limit=MAX_CHARS)
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
         raise Unreadable("by_hand_syntax", line=exc.lineno or 0, why=str(exc.msg)[:80]) from None
     except (RecursionError, MemoryError, ValueError, OverflowError):
         raise Unreadable("by_hand_syntax", line=0, why="nested too deeply") from None
-    answers = {name: None for name in TARGETS}
+    answers = {name: None for name in form.targets}
     seen = set()
     for stmt in tree.body:
         line = stmt.lineno
         if not isinstance(stmt, ast.Assign):
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 raise Unreadable("by_hand_call", line=line)
-            raise Unreadable("by_hand_statement", line=line)
+            raise Unreadable(form.key("statement"), line=line)
         if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
-            raise Unreadable("by_hand_statement", line=line)
+            raise Unreadable(form.key("statement"), line=line)
         name = stmt.targets[0].id
-        if name not in TARGETS:
-            raise Unreadable("by_hand_target", line=line, name=name[:NAME_CHARS])
+        if name not in form.targets:
+            fields = {"allowed": ", ".join(form.targets)} if form.words is not None else {}
+            raise Unreadable(form.key("target"), line=line, name=name[:NAME_CHARS], **fields)
         if name in seen:
             raise Unreadable("by_hand_twice", line=line, name=name)
         seen.add(name)
-        answers[name] = _value(stmt.value, line)
+        answers[name] = _value(stmt.value, line) if form.words is None else _word_value(stmt.value, line, form, name)
     return answers
 
 
 MAX_LISTED = 20  # marked cells named in the answer (the rest are only counted)
 
 
-def read(cells, total=None):
+def read(cells, total=None, form=BY_HAND):
     """The by-hand answer from [(index, label, text)] of the marked cells (the first
     MAX_LISTED of `total`), as plain data: None when there is none, else {"cells":
     [index], "labels": [label], "answers": {target: value} or None, "problem": {"key",
@@ -141,10 +218,11 @@ def read(cells, total=None):
     out = {"cells": [i for i, _, _ in cells], "labels": [label for _, label, _ in cells], "answers": None,
            "problem": None}
     if total > 1:
-        out["problem"] = {"key": "by_hand_two_cells", "fields": {"n": total}}
+        fields = {"n": total, "tag": form.tag} if form.words is not None else {"n": total}
+        out["problem"] = {"key": form.key("two_cells"), "fields": fields}
         return out
     try:
-        out["answers"] = parse_cell(cells[0][2])
+        out["answers"] = parse_cell(cells[0][2], form)
     except Unreadable as exc:
         out["problem"] = {"key": exc.key, "fields": exc.fields}
     return out
@@ -166,7 +244,16 @@ def _to_float(v):
     return None if v is None else [_to_float(x) for x in v] if isinstance(v, list) else float(v)
 
 
-def checked(data, max_cells):
+def _is_word_value(v, form, name):
+    if v is None:
+        return True
+    allowed = form.words[name]
+    if name == form.shape:
+        return isinstance(v, list) and 1 <= len(v) <= MAX_SHAPE and all(isinstance(x, str) and x in allowed for x in v)
+    return isinstance(v, str) and v in allowed
+
+
+def checked(data, max_cells, form=BY_HAND):
     """`data` as the judge keeps it (values as floats) if it has the shape `read` gives;
     ValueError otherwise. A problem's key must be one of messages/reader.yml's."""
     from autograder.messages import catalog
@@ -185,10 +272,14 @@ def checked(data, max_cells):
     if (answers is None) == (problem is None):
         raise ValueError("answers or problem")
     if answers is not None:
-        if not (isinstance(answers, dict) and set(answers) == set(TARGETS)
-                and all(_is_value(v) for v in answers.values())):
+        if not (isinstance(answers, dict) and set(answers) == set(form.targets)):
             raise ValueError("answers")
-        answers = {k: _to_float(v) for k, v in answers.items()}
+        if form.words is None:
+            if not all(_is_value(v) for v in answers.values()):
+                raise ValueError("answers")
+            answers = {k: _to_float(v) for k, v in answers.items()}
+        elif not all(_is_word_value(v, form, k) for k, v in answers.items()):
+            raise ValueError("answers")
     if problem is not None:
         fields = problem.get("fields") if isinstance(problem, dict) else None
         if not (isinstance(problem.get("key") if isinstance(problem, dict) else None, str)
@@ -198,3 +289,13 @@ def checked(data, max_cells):
                         for k, v in fields.items())):
             raise ValueError("problem")
     return {"cells": cells, "labels": labels, "answers": answers, "problem": problem}
+
+
+def checked_typed(data, max_cells):
+    """The reader's `typed` answers ({question: what `read` gives} for OTHER_FORMS) checked
+    for shape; ValueError otherwise."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not set(data) <= set(OTHER_FORMS):
+        raise ValueError("typed")
+    return {q: checked(v, max_cells, OTHER_FORMS[q]) for q, v in data.items()}

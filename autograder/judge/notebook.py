@@ -13,7 +13,8 @@ removed, and provided cells dropped; the reference copies of provided
 functions are run before and after the cells instead (see `worker.load`).
 What the suites get besides: the source checks' findings (`findings`), made
 by the reader on the same cells, and the by-hand answer cell's numbers
-(`by_hand`), read by the reader without running the cell.
+(`by_hand`) and the other typed answers (`typed`: the shapes drill), read by
+the reader without running the cells.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,9 @@ class Submission:
     # notebook has no such cell, else {"cells": [index], "labels": [label], "answers": {"scores",
     # "weights", "output": floats, lists of them, or None} or None, "problem": {"key", "fields"} or None}.
     by_hand: dict | None = None
+    # The other typed-answer cells (`judge.by_hand.OTHER_FORMS`: the shapes drill's words), read the
+    # same way: {question: the same shape as `by_hand`, answers words}, only the questions answered.
+    typed: dict = field(default_factory=dict)
 
     @property
     def source(self):
@@ -71,4 +75,4 @@ def load_submission(path, known_assignments, keep_provided=False, cfg=None):
     data = read_file(path, known, keep_provided, _limits(cfg))
     cells = [Cell(c["index"], c["source"], c["original"], c["unparsed"], c.get("label")) for c in data["cells"]]
     return Submission(Path(path), data["notebook"], cells, data["assignment"], data["findings"], data["provided"],
-                      data["defined"], data.get("by_hand"))
+                      data["defined"], data.get("by_hand"), data.get("typed") or {})

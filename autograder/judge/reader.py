@@ -28,9 +28,11 @@ What the helper does (`read_bytes`, a pure function the tests call directly):
   `unparsed` and nothing else is lost;
 - runs the trusted source checks (`sourcecheck.findings`) on the parsed cells;
 - reads the by-hand answer cell's literal numbers (`by_hand.read`: parsed, never
-  run; `by_hand` in the answer, None when the notebook has no such cell); a
-  notebook with that cell counts as defining its question (`by_hand.QUESTION`,
-  in `defined`), as a graded function's name does for detection;
+  run; `by_hand` in the answer, None when the notebook has no such cell), and
+  the other typed-answer cells (`by_hand.OTHER_FORMS`: the shapes drill's
+  words) into `typed` ({question: answer}, only those present); a notebook
+  with such a cell counts as defining its question (in `defined`), as a
+  graded function's name does for detection;
 - tells the assignment from otter's metadata or its init cell, and passes on
   otter's public tests (`metadata.otter.tests`), bounded.
 
@@ -357,7 +359,9 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
     # The code cells, outputs dropped; indices are positions among all cells, from 1.
     code, size = [], 0
     labels = {}  # how Jupyter shows each code cell: its execution count, else its place among code cells
-    marked, n_marked = [], 0  # the by-hand answer cells: (index, label, text), the first by_hand.MAX_LISTED
+    # the typed-answer cells of each form: (index, label, text), the first by_hand.MAX_LISTED, and their count
+    marked = {f.question: [] for f in by_hand.FORMS}
+    n_marked = {f.question: 0 for f in by_hand.FORMS}
     for i, cell in enumerate(nb["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -368,10 +372,11 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
         if size > max_code:
             raise SubmissionError("too_much_code", name=where, kb=max_code >> 10)
         code.append((i, original, is_provided(cell)))
-        if not code[-1][2] and by_hand.is_marked(original, _tags(cell)):
-            n_marked += 1
-            if len(marked) < by_hand.MAX_LISTED:
-                marked.append((i, labels[i], original))
+        for form in by_hand.FORMS if not code[-1][2] else ():
+            if by_hand.is_marked(original, _tags(cell), form):
+                n_marked[form.question] += 1
+                if len(marked[form.question]) < by_hand.MAX_LISTED:
+                    marked[form.question].append((i, labels[i], original))
         if len(code) > MAX_CODE_CELLS:
             raise SubmissionError("too_many_cells", name=where, n=MAX_CODE_CELLS)
     meta = _meta(nb)
@@ -401,10 +406,13 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
             del tree
 
     findings = sourcecheck.findings(parsed())
-    answer = by_hand.read(marked, n_marked)
+    answer = by_hand.read(marked[by_hand.QUESTION], n_marked[by_hand.QUESTION])
+    typed = {q: by_hand.read(marked[q], n_marked[q], form) for q, form in by_hand.OTHER_FORMS.items()
+             if marked[q]}
     del marked
     if answer is not None:  # the notebook answers the by-hand question: detection counts it as defined
         defined.add(by_hand.QUESTION)
+    defined.update(typed)
     return {
         "notebook": {"metadata": small_meta,
                      "cells": [{"cell_type": "code", "source": o, "metadata": {}} for _, o, _ in code]},
@@ -414,6 +422,7 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
         "defined": sorted(defined),
         "findings": findings,
         "by_hand": answer,
+        "typed": typed,
     }
 
 
@@ -617,6 +626,7 @@ def _submission_dict(result, name, known=()):
         raise bad("a notebook")
     try:
         result["by_hand"] = by_hand.checked(result.get("by_hand"), MAX_CODE_CELLS)
+        result["typed"] = by_hand.checked_typed(result.get("typed"), MAX_CODE_CELLS)
     except ValueError:
         raise bad("a by-hand answer") from None
     return result

@@ -174,15 +174,19 @@ class Remote:
 
     # -- calls ----------------------------------------------------------
     def call(self, target, args=(), kwargs=None, *, device="cpu", construct=None, state=None, to=None,
-             cotangents=None, trace=False, return_inputs=False, invoke=True, isolate=None, cpu_seconds=None):
+             cotangents=None, trace=False, return_inputs=False, invoke=True, isolate=None, call_with=None,
+             answer=None, cpu_seconds=None):
         """Call the student's `target(*args, **kwargs)` in the worker. The
         protocol's options are keyword-only and apart from the student's
         arguments, so a student parameter may be called `device` or `to`.
         `isolate` (names) narrows the graded functions the judge stands in for
         during this call (a provided driver that calls one graded function,
-        `train_step`, with another, `masked_loss`, stood in for). `cpu_seconds`
-        replaces limits.cpu_seconds_per_call for this call (the training lab's
-        run: its value is grading.yml's, never the student's)."""
+        `train_step`, with another, `masked_loss`, stood in for). `call_with`
+        passes functions first (`[{"proxy": name} | {"own": name}]`, see
+        `worker.runner`); `answer(message, count)` answers the proxies' callbacks
+        (`judge.proxies.Recorder`). `cpu_seconds` replaces
+        limits.cpu_seconds_per_call for this call (the training lab's run: its
+        value is grading.yml's, never the student's)."""
         kwargs = dict(kwargs or {})
         if target in self.dead:
             return Reply(False, error=self.dead[target])
@@ -198,16 +202,25 @@ class Remote:
             "cotangents": cotangents, "trace": trace, "return_inputs": return_inputs,
             "invoke": invoke,
         }
+        if call_with:
+            message["call_with"] = list(call_with)
+        proxied = {c["proxy"] for c in call_with or () if isinstance(c, dict) and "proxy" in c}
         on_callback = None
+        allowed = []
         if self.stand_in is not None:
             allowed = self.stand_in.allowed(target)
             if isolate is not None:
                 allowed = [n for n in allowed if n in isolate]
             message["isolate"] = allowed
+        if self.stand_in is not None or (answer is not None and proxied):
             count = [0]
 
             def on_callback(msg):
                 count[0] += 1
+                if answer is not None and msg.get("name") in proxied:
+                    return answer(msg, count[0])
+                if self.stand_in is None:
+                    return {"ok": False, "error": t("stand_in_refused")}
                 return self.stand_in.answer(target, allowed, msg, count[0])
         try:
             raw = self.client.request(message, cpu_seconds=budget, wall_seconds=wall,

@@ -18,6 +18,11 @@ A call may list graded functions the judge stands in for (`"isolate": [name]`):
 for that call only, those names in the notebook's namespace answer through
 the judge (`{"op": "callback", ...}` messages, forward and backward), so the
 function being graded is graded as if the ones it calls were right.
+
+A call may also pass functions as its first arguments (`"call_with": [{"proxy":
+name} | {"own": name}]`, a student's test called with the function it tests):
+a proxy answered by the judge under `name`, or the notebook's own `name` (as it
+stands during the call, after `isolate`).
 """
 import os
 import sys
@@ -216,7 +221,17 @@ class Worker:
         for n in isolate:
             self.ns[n] = self._proxy(n)
         try:
-            return self._call(req, fn, args, kwargs, reply, counter)
+            given = []
+            for item in req.get("call_with") or []:
+                if isinstance(item, dict) and isinstance(item.get("proxy"), str):
+                    given.append(self._proxy(item["proxy"]))
+                elif isinstance(item, dict) and callable(self.ns.get(item.get("own"))):
+                    given.append(self.ns[item["own"]])
+                else:
+                    name = item.get("own") if isinstance(item, dict) else item
+                    return {"ok": False, "error": {"type": "NameError", "message": f"name {name!r} is not defined",
+                                                   "where": None}}
+            return self._call(req, fn, given + list(args), kwargs, reply, counter)
         finally:
             for n in isolate:
                 if n in saved:

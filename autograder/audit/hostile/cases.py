@@ -96,13 +96,13 @@ def synthesized(assignment):
             cells.append(code_cell("".join(lines[node.lineno - 1:node.end_lineno])))
             question = re.sub(r"(?<!^)(?=[A-Z])", "_", node.name).lower()
             cells.append(code_cell(f'grader.check("{question}")\n'))
-    from autograder.audit.catalog import reference_by_hand
+    from autograder.audit.catalog import reference_typed
     from autograder.judge import by_hand
 
-    answers = reference_by_hand(assignment)
-    if answers:  # the by-hand question: its marked cell, with the reference's numbers
-        cells.append(code_cell(f"{by_hand.MARK}\n{answers}\n"))
-        cells.append(code_cell(f'grader.check("{by_hand.QUESTION}")\n'))
+    forms = {f.question: f for f in by_hand.FORMS}
+    for question, answers in reference_typed(assignment).items():  # each typed question: its marked cell
+        cells.append(code_cell(f"{forms[question].mark}\n{answers}\n"))
+        cells.append(code_cell(f'grader.check("{question}")\n'))
     return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                          "language": "python"}},
             "nbformat": 4, "nbformat_minor": 5}
@@ -434,7 +434,10 @@ def _():
 BATTERY = {"port": 9, "zip": "/nonexistent/autograder.zip"}
 CLASSIC = "classic_attention"
 MULTI = "multi_head"
-CLASSIC_QS = ("masked_softmax", "additive_attention", "dot_attention", "general_attention", "concat_attention")
+# classic_attention's questions and total from grading.yml (the shapes drill's three included)
+CLASSIC_POINTS = config.load().questions(CLASSIC)
+CLASSIC_QS = tuple(CLASSIC_POINTS)
+CLASSIC_FULL = sum(CLASSIC_POINTS.values())
 MULTI_QS = ("split_heads", "merge_heads", "multi_head_attention", "multi_head_general_attention")
 MULTI_TOTAL = 14  # grading.yml: 2 + 2 + 6 + 4
 
@@ -760,13 +763,14 @@ def _():
 
 # -- the other two assignments ------------------------------------------------------------
 @case("classic_reference", "the correct classic-attention notebook (control)", assignment=CLASSIC,
-      max_score=17, questions_keep_full=list(CLASSIC_QS))
+      max_score=CLASSIC_FULL, questions_keep_full=list(CLASSIC_QS))
 def _():
     return ipynb(reference(CLASSIC))
 
 
 @case("classic_loop_in_concat", "classic attention: an infinite loop inside concat_attention", assignment=CLASSIC,
-      max_score=14, questions_zero=["concat_attention"], questions_keep_full=others_of(CLASSIC_QS, "concat_attention"),
+      max_score=CLASSIC_FULL - CLASSIC_POINTS["concat_attention"], questions_zero=["concat_attention"],
+      questions_keep_full=others_of(CLASSIC_QS, "concat_attention"),
       reason_contains=["CPU time limit", "timed out"])
 def _():
     return ipynb(replace_function(reference(CLASSIC, demo=False), "concat_attention",
@@ -774,7 +778,7 @@ def _():
 
 
 @case("classic_alloc_in_general", "classic attention: general_attention allocates 20 GB", assignment=CLASSIC,
-      max_score=14, questions_zero=["general_attention"],
+      max_score=CLASSIC_FULL - CLASSIC_POINTS["general_attention"], questions_zero=["general_attention"],
       questions_keep_full=others_of(CLASSIC_QS, "general_attention"), reason_contains=["general_attention"])
 def _():
     return ipynb(replace_function(reference(CLASSIC, demo=False), "general_attention", (
@@ -783,7 +787,7 @@ def _():
 
 
 @case("classic_patch_softmax", "classic attention: a last cell replaces torch.softmax, F.softmax and "
-      "Tensor.softmax with a uniform average", assignment=CLASSIC, max_score=17,
+      "Tensor.softmax with a uniform average", assignment=CLASSIC, max_score=CLASSIC_FULL,
       not_above="classic_reference")
 def _():
     return ipynb(append(reference(CLASSIC), (
@@ -794,7 +798,7 @@ def _():
 
 @case("stand_in_stashed", "classic attention: dot_attention keeps the judge's stand-in for masked_softmax in a "
       "global, and masked_softmax answers through it (to get the reference's values)", assignment=CLASSIC,
-      max_score=16.99, questions_lose=["masked_softmax"], questions_keep_full=others_of(CLASSIC_QS, "masked_softmax"),
+      max_score=CLASSIC_FULL - 0.01, questions_lose=["masked_softmax"], questions_keep_full=others_of(CLASSIC_QS, "masked_softmax"),
       reason_contains=["answers no such call"])
 def _():
     nb = replace_function(reference(CLASSIC, demo=False), "dot_attention", (
@@ -814,7 +818,7 @@ def _():
 
 
 @case("stand_in_flood", "classic attention: dot_attention calls masked_softmax 100000 times per call (each "
-      "one answered by the judge's stand-in)", assignment=CLASSIC, max_score=16.99, questions_lose=["dot_attention"],
+      "one answered by the judge's stand-in)", assignment=CLASSIC, max_score=CLASSIC_FULL - 0.01, questions_lose=["dot_attention"],
       questions_keep_full=others_of(CLASSIC_QS, "dot_attention"), reason_contains=["calls to graded functions"])
 def _():
     return ipynb(replace_function(reference(CLASSIC, demo=False), "dot_attention", (
@@ -829,7 +833,7 @@ def _():
 
 @case("stand_in_broadcast", "classic attention: dot_attention asks the judge's stand-in for masked_softmax of a "
       "(20000, 1) score against a (1, 20000) mask (3.2 GB once broadcast), then answers correctly",
-      assignment=CLASSIC, max_score=16.99, questions_lose=["dot_attention"],
+      assignment=CLASSIC, max_score=CLASSIC_FULL - 0.01, questions_lose=["dot_attention"],
       questions_keep_full=others_of(CLASSIC_QS, "dot_attention"), reason_contains=["over the"])
 def _():
     return ipynb(replace_function(reference(CLASSIC, demo=False), "dot_attention", (

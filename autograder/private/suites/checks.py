@@ -180,7 +180,7 @@ ERROR_CAUSES = [
       "found Double", "found Float", "found Half", "found BFloat16"), "cause_dtype_mix"),
     (("mat1 and mat2 shapes cannot be multiplied", "same reduction dim", "Expected size for first two dimensions",
       "size mismatch", "shapes cannot be multiplied"), "cause_matmul_operand"),
-    (("must match the size of tensor",), "cause_broadcast"),
+    (("must match the size of tensor", "Attempting to broadcast a dimension"), "cause_broadcast"),
     (("Dimension out of range",), "cause_axis_from_front"),
     (("cannot be called on meta tensors", "Cannot copy out of meta tensor", "meta tensors"), "cause_values_in_python"),
     (("Can't call numpy() on Tensor that requires grad", "to numpy", "numpy()", "unsupported ScalarType"),

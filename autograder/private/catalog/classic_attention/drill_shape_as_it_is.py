@@ -1,0 +1,10 @@
+"""
+bug: the drill's right_shape is the shape W already has, (d_s, d_h), not the one the product needs
+functions: []
+questions: [shapes_drill]
+"""
+SHAPES_DRILL_CELL = """\
+wrong_tensor = "W"
+right_shape = ("d_s", "d_h")
+fix = "transpose"
+"""

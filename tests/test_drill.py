@@ -1,0 +1,238 @@
+"""The shapes drill of classic_attention: the drill's answer cell (words the judge
+reads without running them), the fixed function and the student's regression
+test run against broken functions through the judge's stand-ins.
+
+Real reader (in process and through its limited helper), real judge and worker,
+real torch: the vocabulary against the provided function, the reader's reasons,
+the judge's shape check of what the helper sends, what `proxies.exposes`
+counts as discriminating inputs, the answers kept out of both student editions,
+and grades of regression tests that pass, miss a variant, or spot the stand-in.
+"""
+import ast
+import inspect
+import json
+
+import pytest
+import torch
+
+from autograder import config
+from autograder.audit.catalog import entries, fill, fill_reference, reference_sources, reference_typed
+from autograder.judge import by_hand, grade, proxies
+from autograder.judge.reader import SubmissionError, _submission_dict, read_bytes, read_file
+from autograder.private.solutions import classic_attention as ca
+from autograder.private.suites.classic_attention import drill
+from conftest import EDITIONS, ROOT, template
+
+CFG = config.load(ROOT / "grading.yml")
+CA = "classic_attention"
+FORM = by_hand.SHAPES_DRILL
+LIMITS = CFG.limits
+RIGHT = 'wrong_tensor = "W"\nright_shape = ("d_h", "d_s")\nfix = "transpose"'
+
+
+def _nb(*cells):
+    return {"cells": list(cells), "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
+            "nbformat": 4, "nbformat_minor": 5}
+
+
+def _code(source, tags=None):
+    return {"cell_type": "code", "source": source, "metadata": {"tags": tags} if tags else {}, "outputs": [],
+            "execution_count": None}
+
+
+def _src(cell):
+    s = cell.get("source", "")
+    return "".join(s) if isinstance(s, list) else s
+
+
+# -- the vocabulary and the reader --------------------------------------------------------
+def test_the_drill_vocabulary_is_the_provided_functions_names_and_the_contracts_sizes():
+    tree = ast.parse(inspect.getsource(ca.broken_general_attention)).body[0]
+    names = [a.arg for a in tree.args.args]
+    names += [t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+    assert set(by_hand.DRILL_TENSORS) == set(names)
+    answer = ca.BY_HAND["shapes_drill"]
+    assert answer["wrong_tensor"] in FORM.words["wrong_tensor"] and answer["fix"] in FORM.words["fix"]
+    assert all(s in FORM.words["right_shape"] for s in answer["right_shape"])
+    assert CFG.questions(CA)["shapes_drill"] > 0 and "shapes_drill" in by_hand.OTHER_FORMS
+
+
+@pytest.mark.parametrize("text, key", [
+    ("wrong_tensor = W", "by_hand_word_name"),
+    ('wrong_tensor = "Q"', "by_hand_word_unknown"),
+    ('wrong_tensor = "w"', "by_hand_word_unknown"),  # case matters: the name as written
+    ('right_shape = "d_h"', "by_hand_word_shape"),
+    ('right_shape = ("d_h", "d_s", "d_h", "d_s", "d_h")', "by_hand_word_shape"),
+    ('right_shape = ("d_h", 3)', "by_hand_word_not_number"),
+    ('fix = ["transpose"]', "by_hand_word_one"),
+    ("fix = 1", "by_hand_word_not_number"),
+    ('fix = "trans" + "pose"', "by_hand_word_operator"),
+    ('fix = f"transpose"', "by_hand_word_string"),
+    ('fix = str("transpose")', "by_hand_call"),
+    ('answer = "W"', "by_hand_word_target"),
+    ('import os', "by_hand_word_statement"),
+    ('fix = "transpose"\nfix = "reshape"', "by_hand_twice"),
+    ('fix = "' + "x" * 5000 + '"', "by_hand_word_too_big"),
+])
+def test_a_drill_cell_that_breaks_the_rule_is_unreadable_with_its_reason(text, key):
+    with pytest.raises(by_hand.Unreadable) as info:
+        by_hand.parse_cell(text, FORM)
+    assert info.value.key == key
+    from autograder.messages import t
+    line = t(key, **info.value.fields)
+    assert "\n" not in line and len(line) < 300
+
+
+def test_the_drill_cell_reads_as_words_through_the_limited_helper(tmp_path):
+    nb = _nb(_code("import torch"), _code(f"{FORM.mark}: words\n{RIGHT}\n"), _code("x = 1", ["kit-shapes-drill"]))
+    path = tmp_path / "hw.ipynb"
+    path.write_text(json.dumps(nb))
+    data = read_file(path, [CA], limits=LIMITS)
+    typed = data["typed"]["shapes_drill"]
+    assert typed["problem"] == {"key": "by_hand_word_two_cells", "fields": {"n": 2, "tag": FORM.tag}}
+    nb["cells"].pop()
+    path.write_text(json.dumps(nb))
+    data = read_file(path, [CA], limits=LIMITS)
+    assert data["typed"]["shapes_drill"]["answers"] == {"wrong_tensor": "W", "right_shape": ["d_h", "d_s"],
+                                                        "fix": "transpose"}
+    assert "shapes_drill" in data["defined"] and data["by_hand"] is None
+    plain = read_bytes(json.dumps(_nb(_code("x = 1"))).encode(), "hw.ipynb", LIMITS)
+    assert plain["typed"] == {}
+
+
+def test_the_judge_refuses_typed_answers_of_another_shape_than_the_reader_gives():
+    good = read_bytes(json.dumps(_nb(_code(f"{FORM.mark}\n{RIGHT}"))).encode(), "hw.ipynb", LIMITS)
+    assert _submission_dict(json.loads(json.dumps(good)), "hw.ipynb")["typed"]["shapes_drill"]["answers"]["fix"] == "transpose"
+    for forged in ({"shapes_drill": dict(good["typed"]["shapes_drill"], answers={"wrong_tensor": "rm -rf",
+                                                                                 "right_shape": None, "fix": None})},
+                   {"shapes_drill": dict(good["typed"]["shapes_drill"], answers={"wrong_tensor": None,
+                                                                                 "right_shape": ["d_h"] * 9, "fix": None})},
+                   {"by_hand": good["typed"]["shapes_drill"]}, ["shapes_drill"]):
+        bad = json.loads(json.dumps(good))
+        bad["typed"] = forged
+        with pytest.raises(SubmissionError):
+            _submission_dict(bad, "hw.ipynb")
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_each_edition_has_one_drill_cell_with_no_answer_in_it(lang):
+    nb = template(CA, lang)
+    marked = [(_src(c), c) for c in nb["cells"] if c["cell_type"] == "code"
+              and by_hand.is_marked(_src(c), c["metadata"].get("tags", []), FORM)]
+    assert len(marked) == 1 and marked[0][0].startswith(FORM.mark) and FORM.tag in marked[0][1]["metadata"]["tags"]
+    assert by_hand.parse_cell(marked[0][0], FORM) == {"wrong_tensor": None, "right_shape": None, "fix": None}
+    provided = [_src(c) for c in nb["cells"] if "kit-provided" in c["metadata"].get("tags", [])]
+    assert len(provided) == 1 and "def broken_general_attention(" in provided[0]
+    assert not any("def fixed_general_attention" in _src(c) and "W.T" in _src(c) for c in nb["cells"])
+
+
+def test_the_reference_fills_the_drill_cell_and_entries_spread_over_the_drills_questions():
+    nb = fill_reference(template(CA), CA)
+    src = next(_src(c) for c in nb["cells"] if FORM.tag in c["metadata"].get("tags", []))
+    assert by_hand.parse_cell(src, FORM) == {"wrong_tensor": "W", "right_shape": ["d_h", "d_s"], "fix": "transpose"}
+    assert set(reference_typed(CA)) == {"shapes_drill"} and "by_hand" not in reference_typed(CA)
+    drill_qs = ("shapes_drill", "fixed_general_attention", "test_attention_shapes")
+    mine = [e for e in entries(CA) if set(e.functions) & set(drill_qs)]
+    buggy = [e for e in mine if not e.correct]
+    assert len(buggy) >= 8 and sum(e.correct for e in mine) >= 2
+    for q in drill_qs:
+        assert sum(e.questions == [q] for e in buggy) >= 2, q
+    with pytest.raises(ValueError, match="kit-shapes-drill"):
+        fill({"cells": []}, {}, {"shapes_drill": RIGHT})
+    assert {"fixed_general_attention", "test_attention_shapes"} <= set(reference_sources(CA))
+    assert "broken_general_attention" not in reference_sources(CA)
+
+
+# -- the stand-ins: what counts as discriminating inputs -----------------------------------
+def _inputs(B, T_dec, T_enc, d_s, d_h, mask=True):
+    args, kwargs = drill.inputs(B, T_dec, T_enc, d_s, d_h, seed=5, mask=mask)
+    return args, kwargs
+
+
+def test_exposes_counts_only_inputs_on_which_the_variant_answers_otherwise():
+    tol = CFG.data["tolerances"]
+    generic, square = _inputs(2, 3, 5, 4, 6), _inputs(4, 4, 4, 5, 5)
+    ref = ca.fixed_general_attention
+    for name, fn in drill.VARIANTS.items():
+        assert proxies.exposes([generic], fn, ref, tol), name  # sizes all different expose every variant
+        assert not proxies.exposes([generic], ref, ref, tol)
+    # the provided bug fits when d_s == d_h and only its values tell it (W here is not symmetric)
+    assert proxies.exposes([square], ca.broken_general_attention, ref, tol)
+    symmetric = ([square[0][0], square[0][1], torch.eye(5, dtype=torch.float64)], square[1])
+    assert not proxies.exposes([symmetric], ca.broken_general_attention, ref, tol)
+    # inputs outside the contract (the reference itself raises) tell nothing
+    assert not proxies.exposes([([torch.ones(3)], {})], drill.VARIANTS["softmax_over_steps"], ref, tol)
+    assert not proxies.exposes([], drill.VARIANTS["softmax_over_steps"], ref, tol)
+
+
+def test_a_recorder_answers_with_its_function_keeps_the_inputs_and_stops_a_flood():
+    args, kwargs = _inputs(2, 3, 5, 4, 6)
+    rec = proxies.Recorder(ca.broken_general_attention, CFG.limits["reply_bytes"])
+    reply = rec({"name": proxies.NAME, "args": args, "kwargs": kwargs}, 1)
+    assert reply["ok"] is False and "RuntimeError" in reply["error"] and len(rec.calls) == 1
+    rec = proxies.Recorder(ca.fixed_general_attention, CFG.limits["reply_bytes"])
+    reply = rec({"name": proxies.NAME, "args": args, "kwargs": kwargs}, 2)
+    assert reply["ok"] and [tuple(v.shape) for v in reply["value"]] == [(2, 3, 6), (2, 3, 5)]
+    assert not rec({"name": proxies.NAME, "args": args, "kwargs": kwargs}, 10_000)["ok"]
+    assert not rec({"name": proxies.NAME, "args": "x", "kwargs": {}}, 3)["ok"]
+    huge = [torch.zeros(1, 1, 4), torch.zeros(1, 4000, 4), torch.zeros(4, 4)]
+    assert not proxies.Recorder(ca.fixed_general_attention, 1000)({"args": huge, "kwargs": {}}, 1)["ok"]
+
+
+# -- the hidden suites, through the real judge ----------------------------------------------
+def _graded(tmp_path, test_source=None, fixed_source=None, lines=RIGHT):
+    sources = reference_sources(CA)
+    if test_source is not None:
+        sources["test_attention_shapes"] = test_source
+    if fixed_source is not None:
+        sources["fixed_general_attention"] = fixed_source
+    nb = fill(template(CA), sources, {"shapes_drill": lines})
+    path = tmp_path / "hw.ipynb"
+    path.write_text(json.dumps(nb))
+    return grade(path, cfg=CFG, lang="en", pytest_args=("-k", "test_test_attention_shapes or test_shapes_drill"))
+
+
+TEST_SQUARE = '''def test_attention_shapes(attention):
+    context, weights = attention(torch.randn(3, 3, 4), torch.randn(3, 5, 4), torch.randn(4, 4))
+    assert context.shape == (3, 3, 4) and weights.shape == (3, 3, 5)
+    assert torch.allclose(weights.sum(-1), torch.ones(3, 3))
+'''
+TEST_SPOTS = '''def test_attention_shapes(attention):
+    assert attention.__name__ != "attention", "a stand-in"
+'''
+
+
+@pytest.mark.slow
+def test_a_regression_test_on_square_sizes_misses_the_bugs_that_fit_them(tmp_path):
+    result = _graded(tmp_path, TEST_SQUARE, lines='wrong_tensor = "projected"\nright_shape = ("d_s", "d_h")\nfix = "transpose"')
+    q = result.questions["test_attention_shapes"]
+    text = "\n".join(q.lines)
+    # passes a correct function and the fix; misses the provided bug and the batch/steps swap (B == T_dec);
+    # catches the softmax over steps, the projected context (T_dec != T_enc... d_s == d_h: missed) and the transposed scores
+    assert 0 < q.score < CFG.questions(CA)["test_attention_shapes"], text
+    assert "passed on the provided broken_general_attention" in text and "d_s == d_h" in text
+    d = result.questions["shapes_drill"]
+    assert d.score == pytest.approx(CFG.questions(CA)["shapes_drill"] / 3, abs=0.01), d.lines
+    assert "`projected` is what the faulty line makes" in "\n".join(d.lines)
+    assert '"W"' not in "\n".join(d.lines) and "d_h, d_s" not in "\n".join(d.lines)
+
+
+@pytest.mark.slow
+def test_a_regression_test_that_spots_the_stand_in_earns_nothing(tmp_path):
+    result = _graded(tmp_path, TEST_SPOTS)
+    q = result.questions["test_attention_shapes"]
+    assert q.score == 0, q.lines
+    assert "failed on a correct attention function" in "\n".join(q.lines)
+    assert result.questions["shapes_drill"].score == CFG.questions(CA)["shapes_drill"]
+
+
+def test_a_recorder_answers_backward_passes_with_the_functions_own_gradients():
+    args, kwargs = _inputs(2, 3, 5, 4, 6)
+    rec = proxies.Recorder(ca.fixed_general_attention, CFG.limits["reply_bytes"])
+    cot = [torch.ones(2, 3, 6, dtype=torch.float64), None]
+    reply = rec({"name": proxies.NAME, "args": args, "kwargs": kwargs, "grad_outputs": cot}, 1)
+    leaves = [a.clone().requires_grad_(True) for a in args]
+    context, _ = ca.fixed_general_attention(*leaves, **kwargs)
+    context.sum().backward()
+    assert reply["ok"] and all(torch.allclose(g, l.grad) for g, l in zip(reply["grads"], leaves))
+    assert rec.calls == []  # a backward pass is not a new question the test asks
