@@ -54,3 +54,15 @@ def template(assignment, lang="en"):
 @pytest.fixture(scope="session")
 def root():
     return ROOT
+
+
+def notebook(*cells):
+    """A minimal nbformat-4 notebook (a dict) holding `cells`."""
+    return {"cells": list(cells), "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
+            "nbformat": 4, "nbformat_minor": 5}
+
+
+def code_cell(source, tags=None):
+    """A code cell (a dict) with `source` and, optionally, these tags."""
+    return {"cell_type": "code", "source": source, "metadata": {"tags": tags} if tags else {}, "outputs": [],
+            "execution_count": None}

@@ -19,21 +19,12 @@ from autograder.judge import by_hand, grade
 from autograder.judge.reader import SubmissionError, _submission_dict, read_bytes, read_file
 from autograder.private.solutions import scaled_dot_product as sdp
 from conftest import EDITIONS, ROOT, template
+from conftest import code_cell as _code, notebook as _nb
 
 CFG = config.load(ROOT / "grading.yml")
 SDP = "scaled_dot_product"
 LIMITS = CFG.limits
 RIGHT = "scores = [0.0, 2.8284, 1.4142]\nweights = [0.0454, 0.7679, 0.1867]\noutput = [3.1171, 0.4188]"
-
-
-def _nb(*cells):
-    return {"cells": list(cells), "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
-            "nbformat": 4, "nbformat_minor": 5}
-
-
-def _code(source, tags=None):
-    return {"cell_type": "code", "source": source, "metadata": {"tags": tags} if tags else {}, "outputs": [],
-            "execution_count": None}
 
 
 def _read(nb):

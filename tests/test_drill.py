@@ -22,22 +22,13 @@ from autograder.judge.reader import SubmissionError, _submission_dict, read_byte
 from autograder.private.solutions import classic_attention as ca
 from autograder.private.suites.classic_attention import drill
 from conftest import EDITIONS, ROOT, template
+from conftest import code_cell as _code, notebook as _nb
 
 CFG = config.load(ROOT / "grading.yml")
 CA = "classic_attention"
 FORM = by_hand.SHAPES_DRILL
 LIMITS = CFG.limits
 RIGHT = 'wrong_tensor = "W"\nright_shape = ("d_h", "d_s")\nfix = "transpose"'
-
-
-def _nb(*cells):
-    return {"cells": list(cells), "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
-            "nbformat": 4, "nbformat_minor": 5}
-
-
-def _code(source, tags=None):
-    return {"cell_type": "code", "source": source, "metadata": {"tags": tags} if tags else {}, "outputs": [],
-            "execution_count": None}
 
 
 def _src(cell):
