@@ -1,0 +1,10 @@
+"""
+bug: the regression test calls the function and prints the shapes but asserts nothing: it passes on every broken variant
+functions: [test_attention_shapes]
+questions: [test_attention_shapes]
+"""
+
+
+def test_attention_shapes(attention):
+    context, weights = attention(torch.randn(2, 3, 4), torch.randn(2, 5, 6), torch.randn(4, 6))
+    print(context.shape, weights.shape)
