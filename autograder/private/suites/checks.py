@@ -24,12 +24,28 @@ import torch
 
 from autograder import config as config_mod
 from autograder.judge.grads import vjp
+from autograder.judge.remote import cell_label
 from autograder.messages import LANGUAGES, MessageError, t
 from autograder.protocol import wire
 
 
 def fail(message):
     pytest.fail(message, pytrace=False)
+
+
+def typed_answers(data, prefix):
+    """The answers of a typed-answer cell as the reader read it (`by_hand`, the shapes
+    drill): `data` is its record ({"cells", "labels", "problem", "answers"}) or None.
+    Fails, with the messages `{prefix}_missing` / `{prefix}_unreadable` and their
+    causes, when there is no such cell or it breaks the cell's rule."""
+    if data is None:
+        fail(caused(t(f"{prefix}_missing"), t(f"cause_{prefix}_missing")))
+    where = ", ".join(cell_label(label, index) for index, label in zip(data["cells"], data["labels"]))
+    problem = data["problem"]
+    if problem is not None:
+        fail(caused(t(f"{prefix}_unreadable", cell=where),
+                    t(f"cause_{prefix}_rule", reason=t(problem["key"], **problem["fields"]))))
+    return data["answers"]
 
 
 # -- messages -------------------------------------------------------------------

@@ -9,7 +9,6 @@ failure names the likely cause from the answer given (the tensor the line
 makes instead of the one that enters it, the shape the tensor already has, a
 reshape that only makes sizes fit), never the expected words.
 """
-from autograder.judge.remote import cell_label
 from autograder.messages import t
 from autograder.private.solutions import classic_attention as ref
 from autograder.private.suites import checks as c
@@ -21,15 +20,7 @@ ANSWER = ref.BY_HAND[QUESTION]
 def answers(sub):
     """{target: word, list of words or None} as the reader read the drill's cell; fails when
     there is no such cell or it breaks the cell's rule."""
-    data = (getattr(sub.submission, "typed", None) or {}).get(QUESTION)
-    if data is None:
-        c.fail(c.caused(t("drill_missing"), t("cause_drill_missing")))
-    where = ", ".join(cell_label(label, index) for index, label in zip(data["cells"], data["labels"]))
-    problem = data["problem"]
-    if problem is not None:
-        c.fail(c.caused(t("drill_unreadable", cell=where),
-                        t("cause_drill_rule", reason=t(problem["key"], **problem["fields"]))))
-    return data["answers"]
+    return c.typed_answers((getattr(sub.submission, "typed", None) or {}).get(QUESTION), "drill")
 
 
 def given(sub, name):

@@ -19,7 +19,6 @@ import math
 import torch
 
 from autograder import config as config_mod
-from autograder.judge.remote import cell_label
 from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.suites.scaled_dot_product.common import by_hand_answers, by_hand_instance
@@ -62,15 +61,7 @@ def _near(cfg):
 def answers(sub):
     """{name: value} as the reader read the by-hand cell; fails when there is no
     such cell or it breaks the cell's rule."""
-    data = getattr(sub.submission, "by_hand", None)
-    if data is None:
-        c.fail(c.caused(t("by_hand_missing"), t("cause_by_hand_missing")))
-    where = ", ".join(cell_label(label, index) for index, label in zip(data["cells"], data["labels"]))
-    problem = data["problem"]
-    if problem is not None:
-        c.fail(c.caused(t("by_hand_unreadable", cell=where),
-                        t("cause_by_hand_rule", reason=t(problem["key"], **problem["fields"]))))
-    return data["answers"]
+    return c.typed_answers(getattr(sub.submission, "by_hand", None), "by_hand")
 
 
 # why each quantity has its size, and what each step's likely causes are called (keys, for the catalog)
