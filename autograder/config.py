@@ -110,6 +110,24 @@ def _validate_training_run(run, path):
     missing = [k for k in TRAINING_RUN_KEYS if k not in run]
     if missing:
         raise ConfigError(f"{path}: training_run needs {', '.join(missing)}")
+    def positive(value, integer=True):
+        kinds = int if integer else (int, float)
+        return isinstance(value, kinds) and not isinstance(value, bool) and value > 0
+
+    sizes = run["sizes"] if isinstance(run["sizes"], dict) else {}
+    numbers = {k: run[k] for k in ("steps", "batch_size", "max_len", "eval_per_length")}
+    numbers.update({f"sizes.{k}": sizes.get(k) for k in ("emb_dim", "hidden_dim", "attn_dim")})
+    bad = [k for k, v in numbers.items() if not positive(v)]
+    bad += [k for k in ("lr", "cpu_seconds") if not positive(run[k], integer=False)]
+    if not (isinstance(run["n_symbols"], int) and not isinstance(run["n_symbols"], bool) and run["n_symbols"] >= 2):
+        bad.append("n_symbols (at least 2)")
+    if not (isinstance(run["seed"], int) and not isinstance(run["seed"], bool) and run["seed"] >= 0):
+        bad.append("seed (an integer >= 0)")
+    lengths = run["eval_lengths"]
+    if not (isinstance(lengths, list) and lengths and all(positive(n) for n in lengths)):
+        bad.append("eval_lengths (a list of positive integers)")
+    if bad:
+        raise ConfigError(f"{path}: training_run needs positive numbers: {', '.join(bad)}")
     th = run["thresholds"] if isinstance(run["thresholds"], dict) else {}
     lengths = set(run["eval_lengths"] or ()) if isinstance(run["eval_lengths"], list) else set()
     for key in ("accuracy", "gap_over_baseline"):

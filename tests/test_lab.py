@@ -158,3 +158,18 @@ def test_a_course_overrides_the_run_key_by_key_and_a_bad_threshold_is_one_line(t
     with pytest.raises(config.ConfigError, match=r"training_run.thresholds.accuracy must map lengths") as exc:
         config.load(bad)
     assert "\n" not in str(exc.value)
+
+
+def test_a_careless_run_setting_is_one_line_not_an_error_per_submission(tmp_path):
+    import pytest
+
+    from autograder import config
+    for text, named in (("steps: 0", "steps"), ("cpu_seconds: -1", "cpu_seconds"), ("batch_size: many", "batch_size"),
+                        ("sizes: {emb_dim: 16, hidden_dim: 0, attn_dim: 16}", "sizes.hidden_dim"),
+                        ("n_symbols: 1", "n_symbols"), ("eval_lengths: []", "eval_lengths")):
+        path = tmp_path / "grading.yml"
+        path.write_text(f"training_run:\n  {text}\n")
+        config._load.cache_clear()
+        with pytest.raises(config.ConfigError, match=named) as exc:
+            config.load(path)
+        assert "\n" not in str(exc.value)
