@@ -33,18 +33,17 @@ def fail(message):
     pytest.fail(message, pytrace=False)
 
 
-def typed_answers(data, prefix):
+def typed_answers(data, missing, missing_cause, unreadable, rule_cause):
     """The answers of a typed-answer cell as the reader read it (`by_hand`, the shapes
     drill): `data` is its record ({"cells", "labels", "problem", "answers"}) or None.
-    Fails, with the messages `{prefix}_missing` / `{prefix}_unreadable` and their
-    causes, when there is no such cell or it breaks the cell's rule."""
+    Fails with the message keys given (literal at each caller, as the catalog's test
+    reads them) when there is no such cell or it breaks the cell's rule."""
     if data is None:
-        fail(caused(t(f"{prefix}_missing"), t(f"cause_{prefix}_missing")))
+        fail(caused(t(missing), t(missing_cause)))
     where = ", ".join(cell_label(label, index) for index, label in zip(data["cells"], data["labels"]))
     problem = data["problem"]
     if problem is not None:
-        fail(caused(t(f"{prefix}_unreadable", cell=where),
-                    t(f"cause_{prefix}_rule", reason=t(problem["key"], **problem["fields"]))))
+        fail(caused(t(unreadable, cell=where), t(rule_cause, reason=t(problem["key"], **problem["fields"]))))
     return data["answers"]
 
 

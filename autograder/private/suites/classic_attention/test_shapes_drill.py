@@ -20,7 +20,8 @@ ANSWER = ref.BY_HAND[QUESTION]
 def answers(sub):
     """{target: word, list of words or None} as the reader read the drill's cell; fails when
     there is no such cell or it breaks the cell's rule."""
-    return c.typed_answers((getattr(sub.submission, "typed", None) or {}).get(QUESTION), "drill")
+    return c.typed_answers((getattr(sub.submission, "typed", None) or {}).get(QUESTION), "drill_missing",
+                           "cause_drill_missing", "drill_unreadable", "cause_drill_rule")
 
 
 def given(sub, name):

@@ -61,7 +61,8 @@ def _near(cfg):
 def answers(sub):
     """{name: value} as the reader read the by-hand cell; fails when there is no
     such cell or it breaks the cell's rule."""
-    return c.typed_answers(getattr(sub.submission, "by_hand", None), "by_hand")
+    return c.typed_answers(getattr(sub.submission, "by_hand", None), "by_hand_missing", "cause_by_hand_missing",
+                           "by_hand_unreadable", "cause_by_hand_rule")
 
 
 # why each quantity has its size, and what each step's likely causes are called (keys, for the catalog)
