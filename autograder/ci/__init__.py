@@ -84,6 +84,10 @@ def main(args):
         }, indent=2))
         return 2
     (out / "results.json").write_text(json.dumps(result.to_gradescope(), indent=2))
+    if result.status == "internal_error":  # the kit's fault: loud, whatever the score
+        for line in result.internal_errors:
+            print(f"ci: internal grader error: {text.one_line(line, 2000)}", file=sys.stderr)
+        return 2
     if not result.questions:
         print("\n".join(text.one_line(n) for n in result.notes), file=sys.stderr)
         return 2

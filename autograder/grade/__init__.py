@@ -62,6 +62,7 @@ from pathlib import Path
 from autograder import config as config_mod
 from autograder.grade import export, feedback
 from autograder.grade import shard as shard_mod
+from autograder.grade import grades_csv
 from autograder.grade.grades_csv import CSV_NAME, first_line, was_graded, write_csv
 from autograder.grade.text import clean as _clean
 from autograder.grade.text import display
@@ -71,6 +72,7 @@ SKIP_DIRS = (".ipynb_checkpoints", "__MACOSX", "__pycache__", ".git")
 BATCH = "(one per batch)"  # grade_batch(assignment=BATCH): detect one assignment for the whole batch
 MAX_ID = 96
 EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT_GRADER_FAULT = 3  # the kit failed on at least one submission (status internal_error)
 
 _SAFE_PART = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
 
@@ -279,7 +281,7 @@ def grade_one(path, assignment, cfg, forkserver=None, lang=None):
         return {
             "score": 0.0, "tests": [], "assignment": assignment, "output": output,
             "internal_errors": [traceback.format_exc()],
-            "extra_data": {"status": "not_graded", "internal_errors": 1},
+            "extra_data": {"status": "internal_error", "internal_errors": 1},
         }
 
 
@@ -576,10 +578,12 @@ def _index(out):
 
 def _reusable(data, assignment):
     """A result kept by --resume: graded against the same assignment, no grader error."""
-    errors = (data.get("extra_data") or {}).get("internal_errors")
+    extra = data.get("extra_data") or {}
+    errors = extra.get("internal_errors")
     if errors is None:  # a results.json from before the kit recorded it
         errors = "internal grader error" in str(data.get("output", ""))
-    return data.get("assignment") == assignment and not errors and not data.get("internal_errors")
+    return (data.get("assignment") == assignment and not errors and not data.get("internal_errors")
+            and extra.get("status") != grades_csv.INTERNAL_ERROR)
 
 
 def _note(own, meta, graded_as, why):
@@ -807,9 +811,12 @@ def main(args):
         _say("grade: no submissions found")
         return 2
     print(score_table(rows, cfg))
-    failed = [(sid, data) for sid, _, data in rows if not was_graded(data)]
+    faults = [(sid, data) for sid, _, data in rows if grades_csv.status(data) == grades_csv.INTERNAL_ERROR]
+    failed = [(sid, data) for sid, _, data in rows if not was_graded(data) and (sid, data) not in faults]
     for sid, data in failed:
         _say(f"grade: {sid}: {display(_reason(data), 300)}")
+    for sid, data in faults:
+        _say(f"grade: {sid}: GRADER FAULT (internal_error, not the student's): {grades_csv.reason(data)}")
     of = f" (shard {shard[0]}/{shard[1]} of {rows.found} submissions found)" if shard else ""
     print(f"\nwrote {len(rows)} results{of} to {display(out)}/<id>/results.json (with feedback.md and "
           f"feedback.html) and {display(out / CSV_NAME)}")
@@ -818,6 +825,11 @@ def main(args):
 
         with messages.language(lang):
             print(report.pointer(out))
+    if faults:
+        _say(f"grade: the grader itself failed on {len(faults)} of {len(rows)} submissions (status internal_error "
+             f"in grades.csv, listed first in the report); fix the kit, then run the same command with --resume "
+             f"to regrade them")
+        return EXIT_GRADER_FAULT
     if len(failed) == len(rows):
         _say("grade: no submission could be graded")
         return 1

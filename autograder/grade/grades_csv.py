@@ -5,10 +5,13 @@
 
 Read by name (the class report does), so the order above is part of the
 format. `status` is `graded`, `partial` (graded, but part of the notebook could
-not run: results.json's `flags` has not_run, over_budget or skipped_cells) or
-`not_graded`; `reason` is one line, empty when graded: for not_graded the
-first line of the submission's output, for partial the flags' reasons, in the
-feedback's language. name, email and sid come from a Gradescope export's
+not run: results.json's `flags` has not_run, over_budget or skipped_cells),
+`not_graded` (the file could not be graded: its fault) or `internal_error` (the
+kit failed on it: a hidden suite that does not collect, a check that raises;
+never the student's fault, to be regraded once the kit is fixed); `reason` is
+one line, empty when graded: for not_graded the first line of the
+submission's output, for partial the flags' reasons, in the feedback's
+language, for internal_error the first grader error (for the staff). name, email and sid come from a Gradescope export's
 submitters (several: joined with "; "), empty when unknown.
 
 Every row is made from the submission's results.json alone (its id, the path
@@ -24,6 +27,7 @@ from autograder.grade.text import clean, display
 from autograder.messages import t
 
 CSV_NAME = "grades.csv"
+INTERNAL_ERROR = "internal_error"
 # Flags that mean part of the notebook could not run (the score is for what did run).
 PARTIAL_FLAGS = ("not_run", "over_budget", "skipped_cells")
 SUBMITTER_FIELDS = ("name", "email", "sid")
@@ -44,7 +48,9 @@ def first_line(data):
 
 
 def status(data):
-    """graded, partial or not_graded (see the module's docstring)."""
+    """graded, partial, not_graded or internal_error (see the module's docstring)."""
+    if (data.get("extra_data") or {}).get("status") == INTERNAL_ERROR:
+        return INTERNAL_ERROR
     if not was_graded(data):
         return "not_graded"
     flags = (data.get("extra_data") or {}).get("flags") or {}
@@ -54,6 +60,10 @@ def status(data):
 def reason(data):
     """One line saying why a row is not simply graded; empty when it is."""
     state = status(data)
+    if state == INTERNAL_ERROR:
+        errors = data.get("internal_errors")
+        first = str(errors[0]) if isinstance(errors, list) and errors else first_line(data)
+        return display(" ".join(first.split()), 300)
     if state == "not_graded":
         return display(first_line(data), 300)
     if state == "graded":

@@ -61,7 +61,14 @@ class GradeResult:
     seconds: float = 0.0
     peak_mb: float | None = None  # the largest worker peak memory, where measured
     language: str | None = None  # of the feedback (messages.LANGUAGES)
-    status: str = "graded"  # or "not_graded": the judge could not run the suites on it
+    # "not_graded": the judge could not run the suites on it (the file's fault);
+    # "internal_error": the kit failed (a suite that does not collect, a check that
+    # raises, a fixture error): never the student's fault, never kept by --resume
+    status: str = "graded"
+    internal_errors: list = field(default_factory=list)  # for the staff: what failed and where
+    outcomes: list = field(default_factory=list)  # the suites' TestOutcomes, as run
+    flags: dict = field(default_factory=dict)  # what a person should look at (`records`)
+    judge_peak_mb: float | None = None
 
     @property
     def score(self):
@@ -91,13 +98,13 @@ class GradeResult:
                "output_format": "md", "test_output_format": "md",
                "extra_data": {"kit_version": __version__, "language": self.language or messages.current(),
                               "status": self.status,
-                              "internal_errors": len(getattr(self, "internal_errors", None) or [])}}
+                              "internal_errors": len(self.internal_errors)}}
         out["extra_data"].update(self.records())
         if self.notes:
             out["output"] = markdown_lines(self.notes)
         if self.peak_mb is not None:
             out["extra_data"]["worker_peak_mb"] = self.peak_mb
-        if getattr(self, "judge_peak_mb", None) is not None:
+        if self.judge_peak_mb is not None:
             out["extra_data"]["judge_peak_mb"] = self.judge_peak_mb
         return out
 
@@ -125,7 +132,7 @@ class GradeResult:
                     c["checks"].append(f"{q.name}::{record['check']}")
                     indices.append(found)
                 checks.append({"question": q.name, **record, "causes": indices})
-        return {"checks": checks, "causes": causes, "flags": dict(getattr(self, "flags", None) or {})}
+        return {"checks": checks, "causes": causes, "flags": dict(self.flags)}
 
 
 def markdown_lines(lines):
@@ -178,10 +185,23 @@ class KitPlugin:
     def provided(self):
         return provided_names(self._assignment)
 
+    def pytest_collectreport(self, report):
+        """A suite file that cannot be collected (a syntax error, a failed import) is the kit's
+        fault: the staff is told which file and why, never a quiet zero."""
+        if report.failed:
+            self.internal_errors.append(f"{report.nodeid or 'suites'}: cannot be collected: "
+                                        f"{report.longreprtext[-2000:]}")
+
+    def pytest_internalerror(self, excrepr, excinfo):
+        self.internal_errors.append(f"pytest internal error: {str(excrepr)[-2000:]}")
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
+        if report.when == "teardown" and report.failed:  # a fixture's clean-up: the kit's own code
+            self.internal_errors.append(f"{item.nodeid} (teardown): {report.longreprtext[-2000:]}")
+            return
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             question = item.module.QUESTION  # every collected module has one (pytest_collection_modifyitems)
             case = item.callspec.id if hasattr(item, "callspec") else ""
@@ -199,7 +219,7 @@ class KitPlugin:
                     message = t("internal_error")
             self.outcomes.append(TestOutcome(question, item.originalname, case, passed, message,
                                              evidence=item.get_closest_marker("evidence") is not None,
-                                             weight=weight))
+                                             weight=weight, prop=item.get_closest_marker("property") is not None))
 
     def pytest_collection_modifyitems(self, items):
         """Every test module names its question (`QUESTION`), one of its
@@ -245,6 +265,19 @@ def _run_suites(plugin, assignment, extra_args=()):
         else:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = autoload
     return code, sink.getvalue()
+
+
+def _forget_suites():
+    """Drop the suites' modules from sys.modules after a run with a grader fault: a
+    module that failed to import stays there half made (pytest's importlib mode), and the
+    next submission graded in this process would collect it empty, without an error."""
+    import sys
+
+    root = str(SUITES.resolve())
+    for mod_name, mod in list(sys.modules.items()):
+        path = getattr(mod, "__file__", None)
+        if isinstance(path, str) and path.startswith(root):
+            del sys.modules[mod_name]
 
 
 def notebook_language(submission):
@@ -307,14 +340,26 @@ def _grade(path, submission, assignment, cfg, pytest_args, forkserver, start):
                     stand_in=stand_in)
     plugin = KitPlugin(remote, submission, cfg, name)
     try:
-        _run_suites(plugin, name, pytest_args)
+        code, _ = _run_suites(plugin, name, pytest_args)
     finally:
         remote.close()
         if own:
             forkserver.close()
+        if plugin.internal_errors:
+            _forget_suites()
+    # pytest's own verdict on the run: 0 (all passed) and 1 (some failed) are the student's;
+    # anything else (interrupted by a collection error, an internal or usage error, no test
+    # collected) is the kit's, even where no hook above saw why.
+    if int(code) not in (0, 1) and not plugin.internal_errors:
+        plugin.internal_errors.append(f"pytest exited with status {int(code)} ({getattr(code, 'name', code)}) "
+                                      f"on the {name} suites")
     questions = scoring.score(cfg, name, plugin.outcomes)
+    if plugin.internal_errors:
+        for q in questions.values():
+            if q.lines == [t("no_test_ran")]:
+                q.lines = [t("internal_error_question")]
     scoring.note_stand_ins(questions, stand_in.used)
-    notes = []
+    notes = [t("internal_error_note", n=len(plugin.internal_errors))] if plugin.internal_errors else []
     meta = detect.metadata(submission, cfg)
     if meta and meta != name:
         notes.append(t("metadata_note", meta=meta, name=name))
@@ -324,7 +369,8 @@ def _grade(path, submission, assignment, cfg, pytest_args, forkserver, start):
         notes.append(t("stopped_early", reason=remote.over_budget))
     notes += [t("note", text=one_line(e, MAX_LINE_CHARS)) for e in remote.cell_errors[:10]]
     notes += [t("note", text=one_line(n, MAX_LINE_CHARS)) for n in list(remote.notes.values())[:10]]
-    result = GradeResult(Path(path), name, questions, notes, time.monotonic() - start, remote.peak_mb)
+    result = GradeResult(Path(path), name, questions, notes, time.monotonic() - start, remote.peak_mb,
+                         status="internal_error" if plugin.internal_errors else "graded")
     result.flags = {k: v for k, v in {
         "metadata_assignment": meta if meta and meta != name else None,
         "not_run": remote.load_failure, "over_budget": remote.over_budget,

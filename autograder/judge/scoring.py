@@ -7,6 +7,13 @@ CUDA) are reported and never scored, so a score is the same on every machine.
 The question earns its points times the weighted mean of its checks (weights
 from grading.yml `scoring.weights`, else a check's `weight` mark, else 1).
 
+No credit without a right answer: a check marked `property` (inputs unchanged,
+vectorised, from scratch, a device, a regression test that passes on a correct
+function) says nothing about the values, so it earns at most the share the
+question's other checks (its value checks) earn: a function that returns the
+wrong values everywhere scores 0, whatever else holds. The feedback says so
+where the rule took points.
+
 Feedback per question: a summary first (which checks failed, then each likely
 cause once), then one line per failure with the causes already said left out.
 """
@@ -44,6 +51,7 @@ class TestOutcome:
     message: str = ""
     evidence: bool = False  # reported, never scored
     weight: float | None = None  # from the test's `weight` mark
+    prop: bool = False  # a `property` check: earns at most the value checks' share
 
 
 @dataclass
@@ -149,9 +157,10 @@ def cause_id(text):
     return None, None
 
 
-def check_records(checks):
+def check_records(checks, gated=()):
     """Plain data per check of one question, from {test: [outcomes]}: cases scored,
-    failed, failed on an evidence device, and the likely causes its failures gave."""
+    failed, failed on an evidence device, the likely causes its failures gave, and
+    (`gated`) whether it is a property check held back by wrong values."""
     records = []
     for test, items in checks.items():
         scored = [i for i in items if not i.evidence]
@@ -161,8 +170,11 @@ def check_records(checks):
                 cause = split_cause(i.message)[1]
                 if cause and cause not in causes:
                     causes.append(cause)
-        records.append({"check": test, "cases": len(scored), "failed": sum(not i.passed for i in scored),
-                        "evidence_failed": sum(not i.passed for i in items if i.evidence), "causes": causes})
+        record = {"check": test, "cases": len(scored), "failed": sum(not i.passed for i in scored),
+                  "evidence_failed": sum(not i.passed for i in items if i.evidence), "causes": causes}
+        if test in gated:
+            record["gated"] = True
+        records.append(record)
     return records
 
 
@@ -176,7 +188,7 @@ def score(cfg, assignment, outcomes):
         q = questions.get(name)
         if q is None:
             continue
-        total = earned = 0.0
+        shares = {}  # test -> (weight, share of its scored cases passed, is a property)
         for test, items in checks.items():
             scored = [i for i in items if not i.evidence]
             if not scored:
@@ -184,11 +196,19 @@ def score(cfg, assignment, outcomes):
             marked = next((i.weight for i in items if i.weight is not None), None)
             w = cfg.weight(name, test) if test in ((cfg.scoring.get("weights") or {}).get(name) or {}) else \
                 (marked if marked is not None else 1.0)
-            total += w
-            earned += w * sum(i.passed for i in scored) / len(scored)
+            shares[test] = (w, sum(i.passed for i in scored) / len(scored), any(i.prop for i in items))
+        values = [(w, s) for w, s, prop in shares.values() if not prop]
+        value_share = sum(w * s for w, s in values) / sum(w for w, _ in values) if values else 1.0
+        gated = [test for test, (w, s, prop) in shares.items() if prop and s > value_share]
+        total = sum(w for w, _, _ in shares.values())
+        earned = sum(w * (min(s, value_share) if prop else s) for w, s, prop in shares.values())
         q.score = round(q.max_score * earned / total, 2) if total else 0.0
         q.lines, q.failed_checks = _feedback(checks)
-        q.checks = check_records(checks)
+        if gated:
+            line = t("property_gated", checks=", ".join(check_label(n) for n in gated),
+                     share=f"{100 * value_share:.0f}")
+            q.lines.insert(min(1, len(q.lines)), one_line(line, MAX_LINE_CHARS))
+        q.checks = check_records(checks, gated)
     for name, q in questions.items():
         if name not in by_question:
             q.lines.append(t("no_test_ran"))

@@ -27,7 +27,7 @@ MAX_RESULTS_BYTES = 20 * 1024 * 1024  # the judge writes under 200 kB; anything 
 MAX_CSV_BYTES = 64 * 1024 * 1024
 MAX_REASON = 300
 MAX_NAME = 120  # a question, check or assignment name (the suites' are under 40)
-STATUSES = ("graded", "partial", "not_graded")
+STATUSES = ("graded", "partial", "not_graded", "internal_error")
 CSV_META = ("id", "path", "assignment", "name", "email", "sid", "status", "reason", "total", "total_max")
 PARTIAL_FLAGS = ("not_run", "over_budget", "skipped_cells")  # part of the notebook could not run
 
@@ -39,7 +39,7 @@ class Submission:
     absent); `reasons`: [(catalog key, fields)] for "needs a look"."""
     id: str
     assignment: str | None = None
-    status: str = "unreadable"  # graded | partial | not_graded | unreadable
+    status: str = "unreadable"  # graded | partial | not_graded | internal_error | unreadable
     score: float | None = None
     questions: dict = field(default_factory=dict)
     checks: list = field(default_factory=list)
@@ -201,7 +201,7 @@ def from_results(sub, data):
     if isinstance(data.get("assignment"), str) and data["assignment"].strip():
         sub.assignment = _clip(data["assignment"], MAX_NAME)
     status = extra.get("status")
-    sub.status = status if status in ("graded", "not_graded") else "graded"
+    sub.status = status if status in ("graded", "not_graded", "internal_error") else "graded"
     sub.language = extra.get("language") if isinstance(extra.get("language"), str) else None
     for part, reader in (("checks", _checks), ("causes", _causes)):
         try:
@@ -222,6 +222,9 @@ def from_results(sub, data):
     if not internal and isinstance(data.get("internal_errors"), list):
         internal = len(data["internal_errors"])
     sub.reasons += _flag_reasons(flags, internal)
+    if sub.status == "internal_error":  # first: the kit failed, the scores are not final
+        sub.reasons = [r for r in sub.reasons if r[0] != "report_look_internal_errors"]
+        sub.reasons.insert(0, ("report_look_internal_error", {"n": int(internal) or 1}))
     if sub.status == "not_graded" and not flags.get("not_graded"):
         first = str(data.get("output") or "").strip().splitlines()
         sub.reasons.insert(0, ("report_look_not_graded",
@@ -316,7 +319,9 @@ def apply_csv(sub, row, questions, read_json):
     total = _number(row.get("total"))
     sub.score = total if total is not None else sum(s for s, _ in scores.values())
     sub.status = status if status in STATUSES else "graded"
-    if status == "not_graded":
+    if status == "internal_error":
+        sub.reasons.insert(0, ("report_look_internal_error", {"n": 1}))
+    elif status == "not_graded":
         sub.reasons.insert(0, ("report_look_not_graded", {"reason": reason or ("report_reason_unknown", {})}))
     elif status == "partial":
         sub.reasons.insert(0, ("report_look_partial", {"reason": reason or ("report_reason_unknown", {})}))

@@ -116,8 +116,10 @@ def _causes(a, lang):
 def _look(folder, lang):
     title = f'<h2 id="look">{escape(t("report_look", lang))}</h2>'
     rows = [(escape(t("report_folder", lang)), "", words.reason(p, lang)) for p in folder.problems]
+    # the kit's own faults first: their scores are not final, whatever the rest says
+    looked = sorted((s for s in folder.submissions if s.reasons), key=lambda s: s.status != "internal_error")
     rows += [(f"<code>{escape(s.id)}</code>", escape(s.assignment or ""), words.reasons(s.reasons, lang))
-             for s in folder.submissions if s.reasons]
+             for s in looked]
     if not rows:
         return title + f'<p class="muted" data-stat="look-count" data-n="0">{escape(t("report_look_none", lang))}</p>'
     heads = [t(k, lang) for k in ("report_submission", "report_assignment_column", "report_reason")]

@@ -47,6 +47,8 @@ def _where(device, fixture):
 def pytest_configure(config):
     config.addinivalue_line("markers", "evidence: a case reported but never scored (see scoring.evidence_devices)")
     config.addinivalue_line("markers", "weight(w): this check's weight within its question (default 1)")
+    config.addinivalue_line("markers", "property: a check of a property, not of the values: it earns at most "
+                                       "the share its question's value checks earn (judge.scoring)")
 
 
 def pytest_generate_tests(metafunc):

@@ -1,4 +1,5 @@
 """Hidden tests: concat_attention (Luong concat)."""
+import pytest
 import torch
 
 from autograder.messages import t
@@ -53,14 +54,17 @@ def test_dtype_and_device(sub, cfg, dd):
     family.dtype_and_device(sub, cfg, SPEC, dd)
 
 
+@pytest.mark.property
 def test_meta_device(sub, cfg):
     family.meta_device(sub, cfg, SPEC)
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     family.inputs_unchanged(sub, cfg, SPEC)
 
 
+@pytest.mark.property
 def test_vectorised(sub, cfg):
     family.vectorised(sub, cfg, SPEC)
 

@@ -6,6 +6,7 @@ provided bug crashes, and the values checks also on sizes where d_s == d_h and
 B == T_dec, where it (or a 'fix' that only makes sizes fit, such as a reshape
 of W) runs silently wrong: the feedback names which.
 """
+import pytest
 import torch
 
 from autograder.messages import t
@@ -73,17 +74,20 @@ def test_dtype_and_device(sub, cfg, dd):
                      shape_hints=drill.shape_hints(args))
 
 
+@pytest.mark.property
 def test_meta_device(sub, cfg):
     args, kwargs = drill.inputs(*SIZES[0], seed=1700)
     c.check_runs(sub, cfg, NAME, args, kwargs, REF, OUT, dtype=torch.float32, device="meta")
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     args, kwargs = drill.inputs(*SIZES[0], seed=1800)
     c.check_runs(sub, cfg, NAME, args, kwargs, REF, OUT, shape_hints=drill.shape_hints(args))
     c.check_inputs_unchanged(sub, NAME, args, kwargs)
 
 
+@pytest.mark.property
 def test_vectorised(sub, cfg):
     B, T_dec, T_enc, d_s, d_h = SIZES[0]
     args, kwargs = drill.inputs(B, T_dec, T_enc, d_s, d_h, seed=1900)

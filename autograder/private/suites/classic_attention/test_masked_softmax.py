@@ -1,4 +1,5 @@
 """Hidden tests: masked_softmax(scores, mask=None, dim=-1)."""
+import pytest
 import torch
 
 from autograder.messages import t
@@ -109,6 +110,7 @@ def test_dtype_and_device(sub, cfg, dd):
                      hints=_hints(mask))
 
 
+@pytest.mark.property
 def test_meta_device(sub, cfg):
     scores = c.randn((2, 3, 5), 180)
     mask = c.rand_mask((2, 1, 5), 181)
@@ -116,6 +118,7 @@ def test_meta_device(sub, cfg):
                  dtype=torch.float32, device="meta")
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     scores = c.randn((3, 5), 190)
     mask = c.rand_mask((3, 5), 191)
@@ -123,6 +126,7 @@ def test_inputs_unchanged(sub, cfg):
     c.check_inputs_unchanged(sub, NAME, [scores], {"mask": mask})
 
 
+@pytest.mark.property
 def test_vectorised(sub, cfg):
     """The number of torch operations must not grow with the number of rows."""
     scores = c.randn((3, 5), 195)

@@ -1,4 +1,5 @@
 """Hidden tests: merge_heads(x): (B, n_heads, T, d_head) -> (B, T, n_heads * d_head), the inverse of split_heads."""
+import pytest
 import torch
 
 from autograder.messages import t
@@ -53,17 +54,20 @@ def test_dtype_and_device(sub, cfg, dd):
     c.check_in_dtype(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, dtype, device, hints={"merged": hint(x)})
 
 
+@pytest.mark.property
 def test_meta_device(sub, cfg):
     x = c.randn((3, 4, 5, 2), 400)
     c.check_runs(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, dtype=torch.float32, device="meta")
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     x = c.randn((2, 3, 4, 5), 500)
     c.check_runs(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT)
     c.check_inputs_unchanged(sub, NAME, [x])
 
 
+@pytest.mark.property
 def test_vectorised(sub, cfg):
     c.check_runs(sub, cfg, NAME, [c.randn((2, 4, 3, 5), 600)], {}, ref.merge_heads, OUT)
     c.check_vectorised(sub, NAME, ([c.randn((2, 2, 3, 3), 601)], {}), ([c.randn((2, 6, 3, 3), 602)], {}), "heads")

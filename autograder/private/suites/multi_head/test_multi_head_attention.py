@@ -6,6 +6,7 @@ copies the parameters below into q_proj, k_proj, v_proj, out_proj before each
 call. The yardsticks: the reference module with the same parameters, and
 torch.nn.MultiheadAttention with them copied in.
 """
+import pytest
 import math
 
 import torch
@@ -476,12 +477,14 @@ def test_dtype_and_device(sub, cfg, dd):
                      what, cfg, dtype, device, hints(case), "cause_constant_overflow")
 
 
+@pytest.mark.property
 def test_meta_device(sub, cfg):
     """On the meta device (shapes only): shows tensors built on the CPU."""
     runs(sub, Case(*SIZES[0], seed=750, mask="both"), dtype=torch.float32, device="meta")
     runs(sub, Case(*SIZES[0], seed=760), dtype=torch.float32, device="meta")
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     case = Case(*SIZES[0], seed=800, mask="padding")
     opts = case.opts()
@@ -505,6 +508,7 @@ def test_value_error_when_not_divisible(sub, cfg):
                             t("cause_init_checked_late")))
 
 
+@pytest.mark.property
 def test_from_scratch(sub, cfg, cells, provided):
     case = Case(*SIZES[0], seed=900, mask="padding")
     runs(sub, case)
@@ -513,6 +517,7 @@ def test_from_scratch(sub, cfg, cells, provided):
     c.check_from_scratch(sub, cells, provided, NAME, case.args, case.kwargs, **opts)
 
 
+@pytest.mark.property
 def test_vectorised(sub, cfg):
     """The number of torch operations must not grow with the batch or the heads
     (a loop over the three projections is fine: it does not grow)."""

@@ -7,6 +7,7 @@ its own masked softmax and its own context; the contexts are concatenated in
 head order. With one head it is general_attention. The yardsticks: the
 reference (solutions/), and general_attention itself for the one-head case.
 """
+import pytest
 import math
 
 import torch
@@ -275,6 +276,7 @@ def test_dtype_and_device(sub, cfg, dd):
                          hints=hints(args, kwargs), shape_hints=shape_hints(args))
 
 
+@pytest.mark.property
 def test_meta_device(sub, cfg):
     """On the meta device (shapes only): shows tensors built on the CPU, with a mask and without one."""
     for size, masked in ((SIZES[0], True), (SIZES[1], False)):
@@ -282,12 +284,14 @@ def test_meta_device(sub, cfg):
         runs(sub, cfg, args, kwargs, dtype=torch.float32, device="meta")
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     args, kwargs = inputs(*SIZES[2], seed=800)
     runs(sub, cfg, args, kwargs)
     c.check_inputs_unchanged(sub, NAME, args, kwargs)
 
 
+@pytest.mark.property
 def test_vectorised(sub, cfg):
     """The number of torch operations must not grow with the batch, the length or the heads
     (without a mask: a mask the function mishandles is the values checks' finding)."""
@@ -315,6 +319,7 @@ def test_value_error_when_no_heads(sub, cfg):
         c.expect_value_error(sub, NAME, args, kwargs, why=t("why_mhl_no_heads", h=h))
 
 
+@pytest.mark.property
 def test_from_scratch(sub, cfg, cells, provided):
     args, kwargs = inputs(*SIZES[1], seed=990, mask=False)
     runs(sub, cfg, args, kwargs)

@@ -1,4 +1,5 @@
 """Hidden tests: split_heads(x, n_heads): (B, T, D) -> (B, n_heads, T, D // n_heads)."""
+import pytest
 import torch
 
 from autograder.messages import t
@@ -56,17 +57,20 @@ def test_dtype_and_device(sub, cfg, dd):
     c.check_in_dtype(sub, cfg, NAME, [x, 4], {}, ref.split_heads, OUT, dtype, device, hints={"heads": hint(x)})
 
 
+@pytest.mark.property
 def test_meta_device(sub, cfg):
     x = c.randn((3, 5, 12), 400)
     c.check_runs(sub, cfg, NAME, [x, 3], {}, ref.split_heads, OUT, dtype=torch.float32, device="meta")
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     x = c.randn((2, 4, 12), 500)
     c.check_runs(sub, cfg, NAME, [x, 3], {}, ref.split_heads, OUT)
     c.check_inputs_unchanged(sub, NAME, [x, 3])
 
 
+@pytest.mark.property
 def test_vectorised(sub, cfg):
     c.check_runs(sub, cfg, NAME, [c.randn((2, 3, 12), 600), 4], {}, ref.split_heads, OUT)
     d = 3

@@ -1,4 +1,5 @@
 """Hidden tests: causal_mask(seq_len, device=None)."""
+import pytest
 import torch
 
 from autograder.messages import t
@@ -35,6 +36,7 @@ def test_shape_dtype_and_values(sub):
         _check(sub, T)
 
 
+@pytest.mark.property
 def test_device_argument(sub, device):
     """`device` is honoured (passed by keyword, as the contract names it): the mask is built there."""
     _check(sub, 6, device, device=device)

@@ -1,4 +1,5 @@
 """Hidden tests: padding_mask(lengths, max_len=None)."""
+import pytest
 import torch
 
 from autograder.messages import t
@@ -69,17 +70,20 @@ def test_explicit_max_len(sub):
         _check(sub, _lengths(values), max_len)
 
 
+@pytest.mark.property
 def test_on_lengths_device(sub, device):
     """The mask is built on lengths.device (meta: with max_len given; shapes only)."""
     _check(sub, _lengths([2, 4]), 6, device=device)
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub):
     lengths = _lengths([3, 1, 4, 2])
     c.tensor(c.call(sub, NAME, [lengths]).value, NAME)  # it returns a mask (its values: the values checks)
     c.check_inputs_unchanged(sub, NAME, [lengths])
 
 
+@pytest.mark.property
 def test_vectorised(sub):
     c.tensor(c.call(sub, NAME, [_lengths([3, 1, 4])]).value, NAME)  # it runs (its values: the values checks)
     small = ([_lengths([3, 1])], {})

@@ -4,6 +4,7 @@ Sizes are chosen so that silent broadcasting shows: T_q != T_k, d_v != d_k,
 all distinct, also B == T; 2-D, 3-D and 4-D inputs. The yardsticks are the
 reference and torch.nn.functional.scaled_dot_product_attention.
 """
+import pytest
 import math
 
 import torch
@@ -297,6 +298,7 @@ def test_dtype_and_device(sub, cfg, dd):
                          hints=hints(args, {"mask": mask}))
 
 
+@pytest.mark.property
 def test_meta_device(sub, cfg):
     """On the meta device (shapes only): shows tensors built on the CPU."""
     size = SIZES[1]
@@ -311,6 +313,7 @@ def test_meta_device(sub, cfg):
         runs(sub, cfg, args, kwargs, dtype=torch.float32, device="meta")
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     args = inputs(*SIZES[2], seed=800)
     mask = masks(*SIZES[2][:3], seed=801)[1]
@@ -319,12 +322,14 @@ def test_inputs_unchanged(sub, cfg):
         c.check_inputs_unchanged(sub, NAME, args, {"mask": mask})
 
 
+@pytest.mark.property
 def test_from_scratch(sub, cfg, cells, provided):
     args = inputs(*SIZES[1], seed=850)
     runs(sub, cfg, args, {})
     c.check_from_scratch(sub, cells, provided, NAME, args)
 
 
+@pytest.mark.property
 def test_vectorised(sub, cfg):
     args = inputs(*SIZES[1], seed=900)
     runs(sub, cfg, args, {})

@@ -7,6 +7,7 @@ name (embedding, W_a, U_a, v_a, gru, out); the yardstick is the reference
 module with the same parameters, in float64. The query of the attention is the
 state BEFORE the step (Bahdanau), so the weights do not depend on prev_token.
 """
+import pytest
 import torch
 
 from autograder.messages import t
@@ -206,12 +207,14 @@ def test_float32(sub, cfg):
     c.check_outputs(got, case.expected(dtype=torch.float32), what, cfg, torch.float32, "cpu", hints(case))
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     case = Case(*SIZES[0], seed=600)
     runs(sub, case)
     c.check_inputs_unchanged(sub, NAME, case.args, {}, **case.opts())
 
 
+@pytest.mark.property
 def test_from_scratch(sub, cfg, cells, provided):
     case = Case(*SIZES[0], seed=700)
     runs(sub, case)

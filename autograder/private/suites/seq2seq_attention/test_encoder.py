@@ -6,6 +6,7 @@ The worker builds the student's module and loads the judge's parameters into
 `embedding` and `gru` by name (the contract's names and shapes); the
 yardstick is the reference module with the same parameters, in float64.
 """
+import pytest
 import torch
 
 from autograder.messages import t
@@ -184,6 +185,7 @@ def test_float32(sub, cfg):
     c.check_outputs(got, case.expected(dtype=torch.float32), what, cfg, torch.float32, "cpu", hints(case))
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     case = Case(*SIZES[0], seed=700)
     runs(sub, case)

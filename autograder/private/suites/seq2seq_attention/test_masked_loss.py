@@ -1,5 +1,6 @@
 """Hidden tests: masked_loss(logits (B, T, V), targets (B, T), mask (B, T)) -> scalar:
 the cross-entropy averaged over the positions where mask is True; 0 when there is none."""
+import pytest
 import torch
 
 from autograder.messages import t
@@ -94,6 +95,7 @@ def test_float32(sub, cfg):
     c.check_in_dtype(sub, cfg, NAME, args, {}, ref.masked_loss, OUT, torch.float32, "cpu", hints=hints(args))
 
 
+@pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     args = case(*SIZES[0], seed=600)
     c.check_runs(sub, cfg, NAME, args, {}, ref.masked_loss, OUT)
