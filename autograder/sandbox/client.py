@@ -18,7 +18,8 @@ from autograder.messages import t
 from autograder.protocol import wire
 from autograder.sandbox import view as view_mod
 from autograder.sandbox.cgroup import WorkerGroup
-from autograder.sandbox.confine import VIEW_FAILED, apply_limits
+from autograder.sandbox.confine import CONFINE_FAILED, VIEW_FAILED, apply_limits
+from autograder.sandbox.confine import failure as confine_failure
 from autograder.sandbox.uids import worker_uid
 
 
@@ -244,6 +245,8 @@ class WorkerClient:
                 p.dead = t("died_output", bytes=self.limits.output_bytes)
             else:
                 p.dead = t("died_signal", signal=sig, name=signal.Signals(sig).name)
+        elif rc == CONFINE_FAILED and (step := confine_failure(p.scratch)) is not None:
+            p.dead = t("died_confine", step=step)  # a confinement step failed (named): no student code ran
         elif rc == VIEW_FAILED:
             p.dead = t("died_view")
         else:
