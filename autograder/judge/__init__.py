@@ -165,6 +165,9 @@ class KitPlugin:
         self._remote = remote
         self._submission = submission
         self._cfg = cfg
+        # The suites' one source of settings (read by suites/conftest.py: collection, evidence
+        # marks, checks.matches): the cfg scoring uses, never a grading.yml of the working folder.
+        self.kit_cfg = cfg
         self._assignment = assignment
         self.outcomes = []
         self.internal_errors = []

@@ -1,12 +1,17 @@
 """Parametrisation shared by the hidden suites.
 
 Fixtures `sub`, `cfg`, `cells` and `provided` come from the judge's plugin
-(`autograder.judge.KitPlugin`). Here: `dd`, every (device, dtype) pair of
-grading.yml on a real device present on this machine (CUDA cases are not
+(`autograder.judge.KitPlugin`), and so do the settings read here: the cfg the
+judge grades with (`KitPlugin.kit_cfg`, also given to `checks.matches` for the
+run), never a grading.yml of the working folder, so that the cases collected,
+their evidence marks and the points always come from one file.
+
+Here: `dd`, every (device, dtype) pair of
+the cfg on a real device present on this machine (CUDA cases are not
 collected without CUDA), and `device`, every listed device including `meta`,
 where only shapes, dtypes and devices are checked.
 
-Cases on an evidence device (grading.yml `scoring.evidence_devices`, CUDA)
+Cases on an evidence device (the cfg's `scoring.evidence_devices`, CUDA)
 carry the `evidence` mark: the judge reports their failures and scores them
 zero-weight, so a score is the same on every machine.
 
@@ -20,7 +25,7 @@ import os
 import pytest
 import torch
 
-from autograder import config as config_mod
+from autograder.private.suites import checks
 
 STAND_IN = {"cuda": {"device": "meta", "dd": "cpu"}}  # where a simulated device's cases run
 
@@ -51,8 +56,25 @@ def pytest_configure(config):
                                        "the share its question's value checks earn (judge.scoring)")
 
 
+def judge_cfg(config):
+    """The cfg the judge's plugin grades with: the suites' one source of settings."""
+    for plugin in config.pluginmanager.get_plugins():
+        cfg = getattr(plugin, "kit_cfg", None)
+        if cfg is not None:
+            return cfg
+    raise pytest.UsageError("the hidden suites run under the judge (autograder.judge.KitPlugin gives them their cfg)")
+
+
+def pytest_sessionstart(session):
+    checks.use_cfg(judge_cfg(session.config))
+
+
+def pytest_sessionfinish(session):
+    checks.use_cfg(None)
+
+
 def pytest_generate_tests(metafunc):
-    cfg = config_mod.load()
+    cfg = judge_cfg(metafunc.config)
     devices = cfg.devices
     evidence = cfg.evidence_devices()
 
