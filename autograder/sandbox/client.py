@@ -1,14 +1,17 @@
 """One live worker as the judge sees it: start it (through the fork server,
 or spawned), send it requests within CPU and wall-clock budgets, read its
 replies (size-capped, decoded by `autograder.protocol.wire`), and turn every
-way it can end (crash, limit, timeout, fork bomb, malformed reply) into
-`WorkerDied` with a one-line reason.
+way it can end (crash, any signal, a stop signal, limit, timeout, fork bomb,
+any exit status, broken pipes, malformed reply) into `WorkerDied` with a
+one-line reason. Nothing else leaves `request`: an unexpected error while
+reading a dead worker is `WorkerDied` too (and a line on the judge's stderr).
 """
 import os
 import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -18,9 +21,14 @@ from autograder.messages import t
 from autograder.protocol import wire
 from autograder.sandbox import view as view_mod
 from autograder.sandbox.cgroup import WorkerGroup
-from autograder.sandbox.confine import CONFINE_FAILED, VIEW_FAILED, apply_limits
+from autograder.sandbox.confine import CONFINE_FAILED, apply_limits
 from autograder.sandbox.confine import failure as confine_failure
 from autograder.sandbox.uids import worker_uid
+from autograder.worker.runner import PIPES_LOST
+
+CPU_SLACK = 1.0  # seconds: a SIGXCPU within this of the budget is the limit's, not the student's own kill()
+POLL = 0.5  # seconds between looks at a worker that has not answered yet (stopped? fork bomb?)
+EXIT_GRACE = 2.0  # seconds a worker whose pipe closed has to exit before it counts as having closed it
 
 
 class WorkerDied(Exception):
@@ -161,13 +169,68 @@ class WorkerClient:
         # student's code ran) cannot be raised by it.
         message = dict(message, cpu_seconds=cpu_seconds)
         self._cpu_budget = cpu_seconds
-        self._send(message)
+        self._cpu_start = self._cpu_time()
+        self._guarded(self._send, message)
         deadline = time.monotonic() + wall_seconds
         while True:
-            reply = self._read(deadline, wall_seconds)
+            reply = self._guarded(self._read, deadline, wall_seconds)
             if on_callback is None or not (isinstance(reply, dict) and reply.get("op") == "callback"):
                 return reply
-            self._send(on_callback(reply))
+            answer = on_callback(reply)  # the judge's own code: its errors are the kit's, never hidden here
+            self._guarded(self._send, answer)
+
+    def _guarded(self, step, *args):
+        """`step(*args)`; any error but WorkerDied (a case nobody foresaw while
+        talking to a dying worker) ends the worker with a reason, and is
+        printed on the judge's stderr for the staff."""
+        try:
+            return step(*args)
+        except WorkerDied:
+            raise
+        except Exception as exc:  # noqa: BLE001 - defensive: never an internal error for the student
+            raise self._unexpected(exc) from None
+
+    def _unexpected(self, exc):
+        print(f"kit: worker {getattr(self.p.proc, 'pid', '?')}: unexpected {type(exc).__name__} while reading it: "
+              f"{str(exc)[:300]}", file=sys.stderr)
+        try:
+            self._kill()
+        except Exception:  # noqa: BLE001 - the reason below is what matters now
+            pass
+        self.p.dead = t("died_unexpected", why=type(exc).__name__)
+        return WorkerDied(self.p.dead)
+
+    def _cpu_time(self):
+        """The worker's CPU seconds so far (user + system, all its threads), from
+        /proc (None where unreadable). A zombie keeps its times until reaped."""
+        try:
+            text = Path(f"/proc/{self.p.proc.pid}/stat").read_text()
+            fields = text[text.rindex(")") + 2:].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError, AttributeError):
+            return None
+
+    def _stop_signal(self):
+        """The signal that stopped the worker (it is in state T or t), else None.
+        Where the worker is this process's child, waitid says which; a forked
+        one is the fork server's child: it leads a session of its own, so its
+        process group is orphaned, and the kernel discards SIGTSTP, SIGTTIN and
+        SIGTTOU there: SIGSTOP is the one signal that stops it."""
+        pid = self.p.proc.pid
+        try:
+            text = Path(f"/proc/{pid}/stat").read_text()
+            state = text[text.rindex(")") + 2:].split()[0]
+        except (OSError, ValueError, IndexError):
+            return None
+        if state not in ("T", "t"):
+            return None
+        try:
+            info = os.waitid(os.P_PID, pid, os.WSTOPPED | os.WNOHANG | os.WNOWAIT)
+        except (ChildProcessError, OSError):
+            info = None
+        if info is not None and info.si_code == os.CLD_STOPPED:
+            return info.si_status
+        return int(signal.SIGSTOP)
 
     def _send(self, message):
         p = self.p
@@ -189,18 +252,26 @@ class WorkerClient:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._died(timeout=wall_seconds)
-            # With a control group, look every half second for a tree that hit
-            # its process cap (a fork bomb): stop it then, with that reason,
-            # rather than at the wall-clock limit.
-            wait = min(remaining, 0.5) if p.group is not None else remaining
-            ready, _, _ = select.select([p.from_worker], [], [], wait)
+            # Look every half second for a tree that hit its process cap (a
+            # fork bomb, with a control group) or a worker that a stop signal
+            # froze: end it then, with that reason, rather than at the
+            # wall-clock limit.
+            ready, _, _ = select.select([p.from_worker], [], [], min(remaining, POLL))
             if not ready:
                 if p.group is not None and p.group.hit_process_limit():
                     self._kill()
                     p.dead = t("died_fork_bomb", limit=self.limits.processes)
                     raise WorkerDied(p.dead)
+                stop = self._stop_signal()
+                if stop is not None:
+                    self._kill()
+                    p.dead = t("died_stopped", signal=stop, name=_signal_name(stop) or "?")
+                    raise WorkerDied(p.dead)
                 continue
-            chunk = os.read(p.from_worker, 1 << 20)
+            try:
+                chunk = os.read(p.from_worker, 1 << 20)
+            except OSError:
+                chunk = b""
             if not chunk:
                 self._died()
             buf += chunk
@@ -221,34 +292,79 @@ class WorkerClient:
             raise WorkerDied(p.dead) from None
 
     def _died(self, timeout=None):
+        """The worker is gone (or past its wall clock): stop what is left of it,
+        word why, and raise WorkerDied. Never anything else."""
+        p = self.p
+        try:
+            p.dead = self._death_reason(timeout)
+        except Exception as exc:  # noqa: BLE001 - defensive: never an internal error for the student
+            raise self._unexpected(exc) from None
+        raise WorkerDied(p.dead)
+
+    def _death_reason(self, timeout):
         p = self.p
         if timeout is not None:
             self._kill()
-            p.dead = t("died_timeout", seconds=f"{timeout:g}")
+            reason = t("died_timeout", seconds=f"{timeout:g}")
             if p.group is not None and p.group.oom_killed():
-                p.dead += t("died_timeout_oom", mb=self.limits.memory_mb)
-            raise WorkerDied(p.dead)
+                reason += t("died_timeout_oom", mb=self.limits.memory_mb)
+            return reason
+        cpu_end = self._cpu_time()  # before it is reaped
+        ran_on = False
         try:
-            p.proc.wait(timeout=5)
+            # A process closes its descriptors as it exits: the pipe's end and
+            # the exit are moments apart (EXIT_GRACE leaves room for a loaded box).
+            p.proc.wait(timeout=EXIT_GRACE)
         except subprocess.TimeoutExpired:
+            # Its reply pipe closed, yet it runs on: the student's code closed it.
+            ran_on = True
             self._kill()
         rc = p.proc.returncode
         self._kill()
         if p.group is not None and p.group.oom_killed():
-            p.dead = t("died_memory", mb=self.limits.memory_mb)
-        elif rc is not None and rc < 0:
-            sig = -rc
-            if sig == signal.SIGXCPU:
-                budget = getattr(self, "_cpu_budget", self.limits.cpu_seconds_per_call)
-                p.dead = t("died_cpu", seconds=f"{budget:g}")
-            elif sig == signal.SIGXFSZ:
-                p.dead = t("died_output", bytes=self.limits.output_bytes)
-            else:
-                p.dead = t("died_signal", signal=sig, name=signal.Signals(sig).name)
-        elif rc == CONFINE_FAILED and (step := confine_failure(p.scratch)) is not None:
-            p.dead = t("died_confine", step=step)  # a confinement step failed (named): no student code ran
-        elif rc == VIEW_FAILED:
-            p.dead = t("died_view")
-        else:
-            p.dead = t("died_exit", code=rc)
-        raise WorkerDied(p.dead)
+            return t("died_memory", mb=self.limits.memory_mb)
+        if ran_on or rc == PIPES_LOST:
+            return t("died_pipes")
+        if rc is not None and rc < 0:
+            return self._signal_reason(-rc, cpu_end)
+        if rc == CONFINE_FAILED and (step := confine_failure(p.scratch)) is not None:
+            return t("died_confine", step=step)  # a confinement step failed (named): no student code ran
+        return t("died_exit", code=rc)
+
+    def _signal_reason(self, sig, cpu_end):
+        if sig == signal.SIGXCPU and self._cpu_limit_reached(cpu_end):
+            budget = getattr(self, "_cpu_budget", self.limits.cpu_seconds_per_call)
+            return t("died_cpu", seconds=f"{budget:g}")
+        if sig == signal.SIGXFSZ and self._output_full():
+            return t("died_output", bytes=self.limits.output_bytes)
+        name = _signal_name(sig)
+        if name is None:
+            return t("died_signal_unnamed", signal=sig)
+        return t("died_signal", signal=sig, name=name)
+
+    def _cpu_limit_reached(self, cpu_end):
+        """Whether a SIGXCPU came from the CPU limit (the call's budget or the
+        submission's) rather than from the student's own kill(); where the
+        times are unknown, the limit."""
+        start = getattr(self, "_cpu_start", None)
+        if cpu_end is None or start is None:
+            return True
+        budget = getattr(self, "_cpu_budget", self.limits.cpu_seconds_per_call)
+        return (cpu_end - start >= budget - CPU_SLACK
+                or cpu_end >= self.limits.submission_cpu_seconds - CPU_SLACK)
+
+    def _output_full(self):
+        """Whether the printed output reached its limit (else a SIGXFSZ was the student's own)."""
+        try:
+            return (self.p.scratch / "output.txt").stat().st_size >= self.limits.output_bytes
+        except OSError:
+            return True
+
+
+def _signal_name(sig):
+    """`SIGSTOP` for 19; None for a number with no name here (a real-time
+    signal between SIGRTMIN and SIGRTMAX, or one the kernel does not define)."""
+    try:
+        return signal.Signals(sig).name
+    except (ValueError, TypeError):
+        return None

@@ -25,6 +25,7 @@ a proxy answered by the judge under `name`, or the notebook's own `name` (as it
 stands during the call, after `isolate`).
 """
 import os
+import select
 import sys
 import traceback
 
@@ -33,6 +34,12 @@ from autograder.protocol.wire import flat_tensors
 
 FORBIDDEN = ("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention")
 MESSAGE_CHARS = 600
+# Exit status of a worker whose pipes to the judge the student's code closed,
+# replaced or wrote into: it cannot be trusted to read the next request or to
+# answer, so it ends at once (after the cell or call that did it) and the judge
+# words it (`sandbox.client`). Student code may exit with it too: it only words
+# its own death.
+PIPES_LOST = 73
 
 
 def _where(exc):
@@ -69,6 +76,7 @@ class Worker:
         self._counter_class = _make_counter(torch)
         self.ns = {"__name__": "__main__", "__builtins__": __builtins__}
         self.rpc = None  # set by serve(): one message to the judge and its answer
+        self.check_pipes = lambda: None  # set by serve(): exits (PIPES_LOST) where student code broke them
 
     def _proxy(self, name):
         """`name` answered by the judge: the tensors go through the wire, forward and backward."""
@@ -141,6 +149,7 @@ class Worker:
                 report.append({"index": idx, "ok": True})
             except BaseException as exc:  # noqa: BLE001 - a cell may raise anything, SystemExit included
                 report.append({"index": idx, "ok": False, "error": _error(exc)})
+            self.check_pipes()  # right after the cell that broke them: the judge skips that one
         if provided:
             # Provided functions are the reference's, whatever the cells redefined.
             exec(compile(provided, "<provided>", "exec"), self.ns)
@@ -382,14 +391,36 @@ def _write(fd_out, data):
         view = view[os.write(fd_out, view):]
 
 
-def _rpc(rfile, fd_out, message):
+def _pipe_ids(fd_in, fd_out):
+    return tuple((st.st_dev, st.st_ino) for st in (os.fstat(fd_in), os.fstat(fd_out)))
+
+
+def _check_pipes(fd_in, fd_out, ids):
+    """End the worker (PIPES_LOST) unless both descriptors are still the
+    judge's pipes and no byte waits on the request pipe: whenever this runs,
+    the judge is waiting for this worker's answer and has sent nothing, so a
+    waiting byte was written by student code (through /proc/self/fd)."""
+    try:
+        ok = _pipe_ids(fd_in, fd_out) == ids and not select.select([fd_in], [], [], 0)[0]
+    except (OSError, ValueError):
+        ok = False
+    if not ok:
+        os._exit(PIPES_LOST)
+
+
+def _rpc(rfile, fd_out, message, check=lambda: None):
     """Ask the judge during a call (it stands in for a graded function) and wait for its answer."""
+    check()
     _write(fd_out, wire.encode(message))
     return wire.decode(wire.read_body(rfile.read, 1 << 34), device=None, max_header=None)
 
 
 def serve(fd_in, fd_out):
     rfile = os.fdopen(fd_in, "rb", buffering=0)
+    ids = _pipe_ids(fd_in, fd_out)
+
+    def check():
+        _check_pipes(fd_in, fd_out, ids)
     worker = None
     while True:
         try:
@@ -403,7 +434,8 @@ def serve(fd_in, fd_out):
             return
         if worker is None:
             worker = Worker()
-            worker.rpc = lambda message: _rpc(rfile, fd_out, message)
+            worker.rpc = lambda message: _rpc(rfile, fd_out, message, check)
+            worker.check_pipes = check
         if op == "load":
             reply = worker.load(req)
         elif op == "public":
@@ -423,5 +455,6 @@ def serve(fd_in, fd_out):
             data = wire.encode(reply)
         except BaseException as exc:  # noqa: BLE001 - e.g. a tensor subclass that breaks on serialisation
             data = wire.encode({"ok": False, "error": _error(exc)})
+        check()  # a reply on a pipe the student's code broke would reach no one, or the wrong request
         _write(fd_out, data)
 

@@ -30,7 +30,7 @@ import yaml
 from autograder import config as config_mod
 from autograder import layout
 from autograder.audit.hostile import (  # noqa: F401 - they register cases
-    cases_batch, cases_by_hand, cases_drill, cases_judge, cases_malformed, cases_training_run)
+    cases_batch, cases_by_hand, cases_deaths, cases_drill, cases_judge, cases_malformed, cases_training_run)
 from autograder.audit.hostile.cases import BATTERY, CASES, SECRET_ENV, reference
 
 MAX_RESULTS_BYTES = 200_000  # no case may inflate results.json past this
