@@ -12,7 +12,8 @@ message on a targeted question offers a likely cause, and the public column:
 which public check (what `grader.check` runs, through `python -m autograder
 check`'s path: the notebook's own public tests in the sandboxed worker) already
 flags each entry before submission, with the share of buggy entries flagged.
-A correct entry that fails a public check also makes the exit status 1.
+A correct entry that fails a public check also makes the exit status 1, and so
+does an entry the kit failed on (status internal_error: GRADER FAULT).
 """
 import json
 import sys
@@ -62,7 +63,10 @@ def audit(assignment=None, cfg=None, progress=True, log=print, public=True):
         scores = {t["name"]: (t["score"], t["max_score"]) for t in data.get("tests", [])}
         outputs = {t["name"]: t["output"] for t in data.get("tests", [])}
         lost = {q for q, (s, m) in scores.items() if s < m}
-        if e.correct:
+        if (data.get("extra_data") or {}).get("status") == "internal_error":  # the kit failed: no verdict
+            errors = data.get("internal_errors") or ["?"]
+            verdict = f"GRADER FAULT: {' '.join(str(errors[0]).split())[:200]}"
+        elif e.correct:
             verdict = "ok" if not lost else "FALSE ALARM"
         else:
             missed = [q for q in e.questions if q not in lost]
