@@ -182,21 +182,27 @@ def test_attention_shapes(attention):
         attention: a function with the signature of `fixed_general_attention`.
 
     Raises:
-        AssertionError (or the error `attention` raises) when it breaks the
-        contract: context (B, T_dec, d_h), weights (B, T_dec, T_enc) summing to 1
-        over T_enc, padded keys at weight 0, on sizes that are all different so
-        that no axis can stand in for another.
+        AssertionError when it breaks the contract: context (B, T_dec, d_h),
+        weights (B, T_dec, T_enc) with the values of e[b, t, i] = s_{b,t} . (W h_{b,i})
+        (rows summing to 1 over T_enc, padded keys at weight 0), on sizes where
+        d_s == d_h (where a wrong axis fits and only the values show it) and on
+        sizes that are all different.
     """
     gen = torch.Generator().manual_seed(0)
-    batch_size, T_dec, T_enc, d_s, d_h = 2, 3, 5, 4, 6  # all different: nothing broadcasts by luck
-    decoder_states = torch.randn(batch_size, T_dec, d_s, generator=gen, dtype=torch.float64)
-    encoder_states = torch.randn(batch_size, T_enc, d_h, generator=gen, dtype=torch.float64)
-    W = torch.randn(d_s, d_h, generator=gen, dtype=torch.float64)
-    mask = torch.ones(batch_size, T_enc, dtype=torch.bool)
-    mask[1, 3:] = False  # the second sentence has 3 real tokens
-    context, weights = attention(decoder_states, encoder_states, W, mask)
-    assert context.shape == (batch_size, T_dec, d_h), f"context {tuple(context.shape)}"
-    assert weights.shape == (batch_size, T_dec, T_enc), f"weights {tuple(weights.shape)}"
-    sums = weights.sum(dim=-1)  # (B, T_dec)
-    assert torch.allclose(sums, torch.ones_like(sums)), "weights do not sum to 1 over T_enc"
-    assert (weights[1, :, 3:] == 0).all(), "padded keys get weight"
+    for batch_size, T_dec, T_enc, d_s, d_h in ((2, 3, 5, 4, 4), (2, 3, 5, 4, 6)):
+        decoder_states = torch.randn(batch_size, T_dec, d_s, generator=gen, dtype=torch.float64)
+        encoder_states = torch.randn(batch_size, T_enc, d_h, generator=gen, dtype=torch.float64)
+        W = torch.randn(d_s, d_h, generator=gen, dtype=torch.float64)
+        mask = torch.ones(batch_size, T_enc, dtype=torch.bool)
+        mask[1, 3:] = False  # the second sentence has 3 real tokens
+        context, weights = attention(decoder_states, encoder_states, W, mask)
+        assert context.shape == (batch_size, T_dec, d_h), f"context {tuple(context.shape)}"
+        assert weights.shape == (batch_size, T_dec, T_enc), f"weights {tuple(weights.shape)}"
+        # the same numbers written another way: each score s_{b,t} . (W h_{b,i}) by its indices
+        scores = torch.einsum("btd,de,bie->bti", decoder_states, W, encoder_states)
+        expected = torch.softmax(scores.masked_fill(~mask[:, None, :], float("-inf")), dim=-1)
+        assert torch.allclose(weights.sum(dim=-1), torch.ones(batch_size, T_dec, dtype=torch.float64)), \
+            "weights do not sum to 1 over T_enc"
+        assert (weights[1, :, 3:] == 0).all(), "padded keys get weight"
+        assert torch.allclose(weights, expected), "weights differ from softmax(s . (W h))"
+        assert torch.allclose(context, expected @ encoder_states), "context differs from the weighted encoder states"

@@ -144,16 +144,68 @@ def test_exposes_counts_only_inputs_on_which_the_variant_answers_otherwise():
     tol = CFG.data["tolerances"]
     generic, square = _inputs(2, 3, 5, 4, 6), _inputs(4, 4, 4, 5, 5)
     ref = ca.fixed_general_attention
-    for name, fn in drill.VARIANTS.items():
-        assert proxies.exposes([generic], fn, ref, tol), name  # sizes all different expose every variant
+    for name in drill.HIDDEN_VARIANTS:
+        fn = drill.VARIANTS[name]
+        assert proxies.exposes([generic], fn, ref, tol), name  # sizes all different expose every hidden variant
         assert not proxies.exposes([generic], ref, ref, tol)
-    # the provided bug fits when d_s == d_h and only its values tell it (W here is not symmetric)
+    # the provided bug raises on sizes all different: a crash exposes nothing (any call shows it) ...
+    assert not proxies.exposes([generic], ca.broken_general_attention, ref, tol)
+    assert proxies.exposes([generic], ca.broken_general_attention, ref, tol, values=False, raising=True)
+    # ... it fits when d_s == d_h and only its values tell it (W here is not symmetric)
     assert proxies.exposes([square], ca.broken_general_attention, ref, tol)
+    assert not proxies.exposes([square], ca.broken_general_attention, ref, tol, values=False)
     symmetric = ([square[0][0], square[0][1], torch.eye(5, dtype=torch.float64)], square[1])
     assert not proxies.exposes([symmetric], ca.broken_general_attention, ref, tol)
     # inputs outside the contract (the reference itself raises) tell nothing
     assert not proxies.exposes([([torch.ones(3)], {})], drill.VARIANTS["softmax_over_steps"], ref, tol)
     assert not proxies.exposes([], drill.VARIANTS["softmax_over_steps"], ref, tol)
+
+
+def test_hidden_variants_never_raise_where_the_reference_runs_and_answer_wrongly_where_their_bug_fits():
+    """A hidden variant that raised would be caught by any call, an assertion or none: each
+    answers wherever a correct function runs (sizes of 1, masks that broadcast, none, all
+    False, float32), and on the sizes where its bug fits it is wrong in values only."""
+    ref = ca.fixed_general_attention
+    tol = CFG.data["tolerances"]
+    gen = torch.Generator().manual_seed(7)
+    ran = 0
+    for k in range(300):
+        B, T_dec, T_enc, d_s, d_h = (int(x) for x in torch.randint(1, 5, (5,), generator=gen))
+        dtype = (torch.float32, torch.float64)[k % 2]
+        args = [torch.randn(B, T_dec, d_s, generator=gen, dtype=dtype), torch.randn(B, T_enc, d_h, generator=gen, dtype=dtype),
+                torch.randn(d_s, d_h, generator=gen, dtype=dtype)]
+        mask = (None, torch.rand(B, T_enc, generator=gen) > 0.3, torch.zeros(B, T_enc, dtype=torch.bool),
+                torch.rand(1, T_enc, generator=gen) > 0.5, torch.rand(T_enc, generator=gen) > 0.5)[k % 5]
+        try:
+            ref(*args, mask)
+        except RuntimeError:
+            continue
+        ran += 1
+        for name in drill.HIDDEN_VARIANTS:
+            drill.VARIANTS[name](*args, mask)  # raises nothing
+    assert ran > 150
+    fits = {"batch_and_steps_swapped": (3, 3, 5, 4, 6), "softmax_over_steps": (2, 3, 5, 4, 6),
+            "context_from_projected": (2, 3, 5, 4, 4), "scores_transposed": (2, 4, 4, 3, 5)}
+    assert set(fits) == set(drill.HIDDEN_VARIANTS)
+    for name, size in fits.items():
+        calls = [_inputs(*size)]
+        assert proxies.exposes(calls, drill.VARIANTS[name], ref, tol), name
+        assert not proxies.exposes(calls, drill.VARIANTS[name], ref, tol, values=False), name
+
+
+def test_only_an_assertion_of_the_test_after_an_answer_is_a_catch():
+    from autograder.messages import t
+    place = t("where_function", function="test_attention_shapes", line=3, cell="In [7]")
+    assert proxies.failed_by_assertion(t("raised", type="AssertionError", where=f" ({place})", message="shapes"))
+    assert proxies.failed_by_assertion(t("raised", type="AssertionError", where="", message=""))
+    for kind in ("RuntimeError", "IndexError", "AssertionErrorish", "ValueError"):
+        assert not proxies.failed_by_assertion(t("raised", type=kind, where="", message="AssertionError")), kind
+    assert not proxies.failed_by_assertion(None) and not proxies.failed_by_assertion("AssertionError")
+    rec = proxies.Recorder(ca.broken_general_attention, CFG.limits["reply_bytes"])
+    square, generic = _inputs(2, 3, 5, 4, 4), _inputs(2, 3, 5, 4, 6)
+    assert rec({"name": proxies.NAME, "args": square[0], "kwargs": square[1]}, 1)["ok"] and not rec.last_raised
+    assert not rec({"name": proxies.NAME, "args": generic[0], "kwargs": generic[1]}, 2)["ok"] and rec.last_raised
+    assert rec({"name": proxies.NAME, "args": square[0], "kwargs": square[1]}, 3)["ok"] and not rec.last_raised
 
 
 def test_a_recorder_answers_with_its_function_keeps_the_inputs_and_stops_a_flood():
@@ -227,3 +279,38 @@ def test_a_recorder_answers_backward_passes_with_the_functions_own_gradients():
     context.sum().backward()
     assert reply["ok"] and all(torch.allclose(g, l.grad) for g, l in zip(reply["grads"], leaves))
     assert rec.calls == []  # a backward pass is not a new question the test asks
+
+
+TEST_NO_ASSERT = '''def test_attention_shapes(attention):
+    context, weights = attention(torch.randn(2, 3, 4), torch.randn(2, 5, 6), torch.randn(4, 6))
+    print(context.shape, weights.shape)
+'''
+TEST_SHAPES_ONLY = '''def test_attention_shapes(attention):
+    B, T_dec, T_enc, d_s, d_h = 2, 3, 5, 4, 6
+    context, weights = attention(torch.randn(B, T_dec, d_s), torch.randn(B, T_enc, d_h), torch.randn(d_s, d_h))
+    assert context.shape == (B, T_dec, d_h)
+    assert weights.shape == (B, T_dec, T_enc)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source, lost", [
+    (TEST_NO_ASSERT, "all"),  # passes a correct function and the fix, catches nothing: the passes earn nothing
+    (TEST_SHAPES_ONLY, "part"),  # catches the variants whose shapes are wrong on its sizes, not the provided bug
+    (None, "none"),  # the reference's test: values on d_s == d_h, shapes on sizes all different
+])
+def test_a_regression_test_earns_only_what_its_assertions_catch(tmp_path, source, lost):
+    result = _graded(tmp_path, source)
+    q = result.questions["test_attention_shapes"]
+    text = "\n".join(q.lines)
+    full = CFG.questions(CA)["test_attention_shapes"]
+    if lost == "all":
+        assert q.score == 0, text
+        assert "stopped on the provided broken_general_attention with an error" in text
+        assert "passed on a function whose softmax runs over the decoder steps" in text
+    elif lost == "part":
+        assert 0 < q.score < full, text
+        assert "stopped on the provided broken_general_attention with an error" in text
+        assert "a crash is no catch" in text
+    else:
+        assert q.score == full, text

@@ -9,6 +9,8 @@ not train in the worker.
 """
 import json
 
+import pytest
+
 import torch
 
 from autograder.audit.catalog import entries, fill, reference_sources
@@ -173,3 +175,35 @@ def test_a_careless_run_setting_is_one_line_not_an_error_per_submission(tmp_path
         with pytest.raises(config.ConfigError, match=named) as exc:
             config.load(path)
         assert "\n" not in str(exc.value)
+
+
+STEP_NO_UPDATE = '''def train_step(encoder, decoder, optimizer, src, src_lengths, tgt, tgt_lengths):
+    optimizer.zero_grad()
+    states, state = encoder(src, src_lengths)
+    mask = length_mask(src_lengths, src.shape[1])
+    logits = []
+    for t in range(tgt.shape[1] - 1):
+        out, state, _ = decoder(tgt[:, t], state, states, mask)
+        logits.append(out)
+    loss = masked_loss(torch.stack(logits, 1), tgt[:, 1:], length_mask(tgt_lengths - 1, tgt.shape[1] - 1))
+    loss.backward()
+    return loss.item()
+'''
+
+
+@pytest.mark.parametrize("step", ["does_nothing", "no_update"])
+def test_a_train_step_that_trains_nothing_scores_nothing(tmp_path, step):
+    """Padding changes nothing in a step that changes nothing: that check is a property, and
+    earns nothing while the losses and updates are wrong."""
+    sources = reference_sources(ASSIGNMENT)
+    if step == "does_nothing":
+        sources.update({e.name: e for e in entries(ASSIGNMENT)}["train_step_does_nothing"].sources)
+    else:
+        sources["train_step"] = STEP_NO_UPDATE
+    path = tmp_path / f"{step}.ipynb"
+    path.write_text(json.dumps(fill(template(ASSIGNMENT), sources)))
+    result = grade(path, assignment=ASSIGNMENT, pytest_args=("-k", "test_train_step"))
+    q = result.questions["train_step"]
+    assert q.score == 0, q.lines
+    padding = next(r for r in q.checks if r["check"] == "test_padding_changes_nothing")
+    assert padding["failed"] == 0 and padding.get("gated"), q.checks

@@ -10,17 +10,22 @@ sees one opaque name for every stand-in, so the test cannot tell which
 function answers it, except from the answers.
 
 `exposes(...)` then decides, from those plain inputs alone, whether the test
-asked anything that tells the variant from the reference: the variant raises
-where the reference does not, or returns outputs of another number, shape or
-value (beyond the dtype's tolerance). A "failed" from the worker counts only
-when it did: a test that always fails, or that fails because it spotted the
-stand-in, earns nothing (its run against the reference fails too).
+asked anything that tells the variant from the reference: on some call the
+reference runs and the variant *answers* (it does not raise) with outputs of
+another number, shape or value (beyond the dtype's tolerance). A variant that
+raises exposes nothing: a crash shows in any call, and a test with no
+assertion would "catch" it. A "failed" from the worker counts only when the
+test failed on its own assertion (`failed_by_assertion`: an AssertionError,
+not an error of the call or of code that could not use its outputs), after a
+call the variant answered (`Recorder.last_raised` false), on inputs that
+expose it; and only while the test passes on the reference: a test that
+always fails, or that fails because it spotted the stand-in, earns nothing.
 
 What remains open (a known gap): the judge sees *what* the test asked, not
-*why* it failed. A test that asks discriminating questions and then fails for
-another reason (say, on a value it compares against a hard-coded number that
-the variant happens to miss) counts as a catch; and a test that fails at
-random fails its run against the reference only by chance.
+*why* its assertion failed. A test that asks discriminating questions and then
+fails for another reason (say, on a value it compares against a hard-coded
+number that the variant happens to miss) counts as a catch; and a test that
+fails at random fails its run against the reference only by chance.
 """
 import torch
 
@@ -39,8 +44,14 @@ class Recorder:
         self.fn = fn
         self.max_bytes = int(max_bytes or 0)
         self.calls = []  # [(args, kwargs)] as sent: plain tensors and values
+        self.last_raised = False  # whether the last callback (forward or backward) was answered with an error
 
     def __call__(self, message, count):
+        reply = self._answer(message, count)
+        self.last_raised = not reply.get("ok")
+        return reply
+
+    def _answer(self, message, count):
         if count > MAX_CALLBACKS:
             return {"ok": False, "error": t("stand_in_flood", n=MAX_CALLBACKS)}
         args, kwargs = message.get("args"), message.get("kwargs")
@@ -60,6 +71,21 @@ class Recorder:
             return {"ok": True, "value": _detached(value)}
         except Exception as exc:  # noqa: BLE001 - what the function raises on the test's inputs is the answer
             return {"ok": False, "error": one_line(f"{type(exc).__name__}: {exc}", 300)}
+
+
+ASSERTION = "AssertionError"
+
+
+def failed_by_assertion(error):
+    """Whether a failed call's one-line error (`Remote.call`'s Reply.error, worded with the
+    judge's `raised` message) says the test raised an AssertionError: its own `assert`,
+    `raise AssertionError(...)`, numpy's or torch's testing helpers. Any other error (the
+    call raised, the test's code could not use what came back, a time-out) is no catch."""
+    head, sep, _ = t("raised", type=ASSERTION, where="\x00", message="").partition("\x00")
+    if not sep or ASSERTION not in head:  # the message was reworded: say so, never guess
+        raise RuntimeError("judge.yml `raised` no longer starts with the error's type and place; "
+                           "proxies.failed_by_assertion must follow it")
+    return isinstance(error, str) and error.startswith(head) and error[len(head):len(head) + 1] in (" ", ":")
 
 
 def _outputs(value):
@@ -83,10 +109,11 @@ def differs(got, want, tolerances, values=True):
     return False
 
 
-def exposes(calls, fn, reference, tolerances, values=True):
+def exposes(calls, fn, reference, tolerances, values=True, raising=False):
     """Whether any recorded call's inputs tell `fn` from `reference`: the reference
-    runs on them (the inputs are the contract's) and `fn` raises or answers otherwise
-    (`values` False: otherwise in number or shape only)."""
+    runs on them (the inputs are the contract's) and `fn` answers otherwise (`values`
+    False: otherwise in number or shape only). A call where `fn` raises tells it apart
+    only with `raising` (a crash shows whether the test looks at the outputs or not)."""
     for args, kwargs in calls:
         with torch.no_grad():
             try:
@@ -96,7 +123,9 @@ def exposes(calls, fn, reference, tolerances, values=True):
             try:
                 got = fn(*args, **kwargs)
             except Exception:  # noqa: BLE001 - the variant fails where a correct function does not
-                return True
+                if raising:
+                    return True
+                continue
         if differs(got, want, tolerances, values):
             return True
     return False

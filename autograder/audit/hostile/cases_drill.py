@@ -114,3 +114,20 @@ def _():
       "tensors", assignment=CLASSIC, **loses(TEST))
 def _():
     return with_test("    attention(lambda: 0, {'a': 1}, torch.randn(4, 6))\n")
+
+
+@case("drill_test_asserts_nothing", "the regression test calls its stand-in once on sizes that are all different and "
+      "asserts nothing (the provided function crashes there: a crash is no catch)", assignment=CLASSIC,
+      reason_contains=["with an error, not with one of its own assertions"], **loses(TEST))
+def _():
+    return with_test("    attention(torch.randn(2, 3, 4), torch.randn(2, 5, 6), torch.randn(4, 6))\n")
+
+
+@case("drill_test_asserts_on_the_crash", "the regression test turns its stand-in's error into an assertion "
+      "(try/except, assert False) and looks at no output", assignment=CLASSIC,
+      reason_contains=["with an error, not with one of its own assertions"], **loses(TEST))
+def _():
+    return with_test("    try:\n"
+                     "        attention(torch.randn(2, 3, 4), torch.randn(2, 5, 6), torch.randn(4, 6))\n"
+                     "    except Exception as exc:\n"
+                     "        assert False, str(exc)\n")

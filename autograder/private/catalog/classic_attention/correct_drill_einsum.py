@@ -1,5 +1,5 @@
 """
-correct: the drill answered with a list for the shape, the fix written with einsum, and a regression test in float32 with two sentences, padding and explicit raises instead of assert
+correct: the drill answered with a list for the shape, the fix written with einsum, and a regression test in float32 on sizes with d_s == d_h, padding, the values from the formula and explicit raises of AssertionError instead of assert
 functions: [fixed_general_attention, test_attention_shapes]
 questions: []
 """
@@ -19,12 +19,17 @@ def fixed_general_attention(decoder_states, encoder_states, W, mask=None):
 
 
 def test_attention_shapes(attention):
-    B, T_dec, T_enc, d_s, d_h = 3, 2, 7, 5, 8
+    B, T_dec, T_enc, d = 3, 2, 7, 5  # d_s == d_h == d: a wrong axis fits, only the values tell
     mask = torch.arange(T_enc).expand(B, T_enc) < torch.tensor([[7], [4], [1]])
-    context, weights = attention(torch.randn(B, T_dec, d_s), torch.randn(B, T_enc, d_h), torch.randn(d_s, d_h), mask=mask)
-    if tuple(context.shape) != (B, T_dec, d_h):
-        raise ValueError(f"context {tuple(context.shape)}")
+    s, h, W = torch.randn(B, T_dec, d), torch.randn(B, T_enc, d), torch.randn(d, d)
+    context, weights = attention(s, h, W, mask=mask)
+    if tuple(context.shape) != (B, T_dec, d):
+        raise AssertionError(f"context {tuple(context.shape)}")
     if tuple(weights.shape) != (B, T_dec, T_enc):
-        raise ValueError(f"weights {tuple(weights.shape)}")
+        raise AssertionError(f"weights {tuple(weights.shape)}")
     if not torch.allclose(weights.sum(-1), torch.ones(B, T_dec), atol=1e-5):
-        raise ValueError("rows do not sum to 1")
+        raise AssertionError("rows do not sum to 1")
+    scores = (s @ W) @ h.transpose(1, 2)  # s . (W h), with W on the query side
+    want = torch.softmax(scores.masked_fill(~mask[:, None, :], float("-inf")), dim=-1)
+    if not torch.allclose(weights, want, atol=1e-5) or not torch.allclose(context, want @ h, atol=1e-5):
+        raise AssertionError("values differ from the formula")

@@ -11,7 +11,12 @@ fails on values where they coincide.
 `VARIANTS` are functions with one shape bug each, run only here in the judge:
 the regression-test question calls the student's test with a stand-in
 (`autograder.judge.proxies`) that the judge answers with one of them. Their
-code never reaches the worker.
+code never reaches the worker. The hidden ones never raise where the reference
+runs: each returns tensors of a plausible shape, wrong in values or in a shape
+the contract fixes, so only a test that looks at its outputs catches it (a
+crash is caught by any call, with or without an assertion). The provided
+function raises when d_s != d_h, as its students saw; its catch counts only
+where it runs and answers wrongly (d_s == d_h).
 """
 import torch
 
@@ -42,13 +47,40 @@ def _keys(mask):
     return None if mask is None else mask.unsqueeze(1)  # (B, 1, T_enc)
 
 
-def batch_and_steps_swapped(decoder_states, encoder_states, W, mask=None):
-    """The weights' batch and decoder-step axes swapped before the context: fits only when B == T_dec."""
+def _steps_as_batch(decoder_states, encoder_states, W, mask=None):
+    """The weights' batch and decoder-step axes swapped before the product with the encoder
+    states: fits only when B == T_dec (a likely mistake in the fix, for its hints)."""
     scores = decoder_states @ (encoder_states @ W.T).transpose(1, 2)  # (B, T_dec, T_enc)
     weights = masked_softmax(scores, _keys(mask), dim=-1)
     return weights.transpose(0, 1) @ encoder_states, weights  # (T_dec, B, T_enc) @ (B, T_enc, d_h)
 
 
+def _answering(fn):
+    """`fn`, which never raises where the reference runs: on inputs its own code cannot take
+    (off the contract's shapes, where the reference may still run by broadcasting), the
+    reference's outputs shifted by 1, wrong in every value. A variant that raised would be
+    caught by any call, assertions or none."""
+    def variant(decoder_states, encoder_states, W, mask=None):
+        try:
+            return fn(decoder_states, encoder_states, W, mask)
+        except Exception:  # noqa: BLE001 - the reference decides what raises (it is called next)
+            context, weights = ref.fixed_general_attention(decoder_states, encoder_states, W, mask)
+            return context + 1, weights + 1
+    variant.__name__ = fn.__name__
+    variant.__doc__ = fn.__doc__
+    return variant
+
+
+@_answering
+def batch_and_steps_swapped(decoder_states, encoder_states, W, mask=None):
+    """The context comes out (T_dec, B, d_h), its batch and decoder-step axes swapped: a wrong
+    shape when B != T_dec, wrong values when B == T_dec (both above 1)."""
+    scores = decoder_states @ (encoder_states @ W.T).transpose(1, 2)  # (B, T_dec, T_enc)
+    weights = masked_softmax(scores, _keys(mask), dim=-1)
+    return torch.einsum("btk,bkd->tbd", weights, encoder_states), weights
+
+
+@_answering
 def softmax_over_steps(decoder_states, encoder_states, W, mask=None):
     """The softmax over the decoder steps (dim=1), not the keys: right shapes, rows that do not sum to 1."""
     scores = decoder_states @ (encoder_states @ W.T).transpose(1, 2)
@@ -56,19 +88,24 @@ def softmax_over_steps(decoder_states, encoder_states, W, mask=None):
     return weights @ encoder_states, weights
 
 
+@_answering
 def context_from_projected(decoder_states, encoder_states, W, mask=None):
-    """The context averages the projected keys (size d_s), not the encoder states (size d_h)."""
+    """The context averages the projected keys (size d_s), not the encoder states (size d_h):
+    a wrong shape when d_s != d_h, wrong values when d_s == d_h."""
     projected = encoder_states @ W.T  # (B, T_enc, d_s)
     weights = masked_softmax(decoder_states @ projected.transpose(1, 2), _keys(mask), dim=-1)
     return weights @ projected, weights
 
 
+@_answering
 def scores_transposed(decoder_states, encoder_states, W, mask=None):
-    """Scores (B, T_enc, T_dec): keys and queries swapped in the product; fits only when T_dec == T_enc."""
+    """Scores (B, T_enc, T_dec), keys and queries swapped in the product, normalised over the
+    keys: the context is right, the weights come out (B, T_enc, T_dec): a wrong shape when
+    T_dec != T_enc, wrong values (transposed) when T_dec == T_enc."""
     projected = encoder_states @ W.T  # (B, T_enc, d_s)
     scores = projected @ decoder_states.transpose(1, 2)  # (B, T_enc, T_dec)
-    weights = masked_softmax(scores, _keys(mask), dim=-1)
-    return weights @ encoder_states, weights
+    weights = masked_softmax(scores, None if mask is None else mask.unsqueeze(2), dim=1)
+    return weights.transpose(1, 2) @ encoder_states, weights
 
 
 # The provided function's bug first (the check that the test catches *it*), then the hidden ones.
@@ -107,7 +144,7 @@ def hints(args, kwargs):
     if plain[0].shape[-1] == plain[1].shape[-1]:
         known.insert(0, ("cause_drill_still_broken", ref.broken_general_attention))
     if plain[0].shape[0] == plain[0].shape[1]:
-        known.append(("cause_drill_batch_steps", batch_and_steps_swapped))
+        known.append(("cause_drill_batch_steps", _steps_as_batch))
     known.append(("cause_drill_softmax_steps", softmax_over_steps))
 
     def hint_for(index):

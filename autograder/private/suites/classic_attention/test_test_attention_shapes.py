@@ -4,16 +4,25 @@ The student's `test_attention_shapes(attention)` builds its own inputs, calls
 `attention(...)` and asserts. It is called in the worker with `attention` a
 stand-in the judge answers (`autograder.judge.proxies`): with the reference
 (it must pass), with the provided broken function and with the hidden
-variants of `drill.VARIANTS` (it must fail), whose code stays here. A failure
-counts as a catch only when the inputs the test sent tell that variant from
-the reference (`proxies.exposes`, judged here on the plain inputs the judge
-received), and only while the test passes on the reference: a test that
-fails whatever it gets, or that spots the stand-in, earns nothing. The test
-is also run with the student's own `fixed_general_attention` (it must pass),
-once that function is right on the values checks of its question.
+variants of `drill.VARIANTS` (it must fail), whose code stays here. The hidden
+variants never raise where the reference runs; the provided one raises when
+d_s != d_h. A failure counts as a catch only when it is the test's own
+assertion (`proxies.failed_by_assertion`), raised after a call the variant
+answered, when the inputs the test sent tell that variant's answers from the
+reference's (`proxies.exposes`, judged here on the plain inputs the judge
+received), and only while the test passes on the reference: a crash (the
+provided function's on sizes it cannot take, or the test's own code on
+outputs it could not use), a test that fails whatever it gets, or one that
+spots the stand-in earns nothing. The test is also run with the student's own
+`fixed_general_attention` (it must pass), once that function is right on the
+values checks of its question.
+
+The two "passes" checks are properties (`@pytest.mark.property`): a test that
+catches nothing (no assertion, say) passes them, and they earn at most the
+share the catches earn (judge.scoring).
 
 See `proxies` for the gap that remains: the judge sees what the test asked,
-not why it failed.
+not why its assertion failed.
 """
 import pytest
 
@@ -58,21 +67,26 @@ def passes_reference(sub, cfg):
 
 
 def catches(sub, cfg, variant):
-    """The student's test fails on `variant`, on inputs that expose it."""
+    """The student's test fails on `variant` by its own assertion, after an answer of the
+    variant, on inputs where the variant answers otherwise than a correct function."""
     passes_reference(sub, cfg)
     fn = drill.VARIANTS[variant]
     reply, recorder = run_with(sub, cfg, variant, fn)
     what_key, miss_key = drill.ABOUT[variant]
     what = t(what_key)
-    exposed = proxies.exposes(recorder.calls, fn, REF, cfg.data["tolerances"])
+    tolerances = cfg.data["tolerances"]
     if reply.ok:  # missed: its sizes let the bug fit (the variant's advice), or it did not look at what showed it
-        shows = proxies.exposes(recorder.calls, fn, REF, cfg.data["tolerances"], values=False)
+        shows = proxies.exposes(recorder.calls, fn, REF, tolerances, values=False, raising=True)
         c.fail(c.caused(t("drill_test_passed_variant", what=what),
                         t("cause_drill_test_ignores_outputs") if shows else t(miss_key)))
-    if not exposed:
+    if recorder.last_raised or not proxies.failed_by_assertion(reply.error):
+        c.fail(c.caused(t("drill_test_crashed_variant", what=what, error=reply.error),
+                        t("cause_drill_test_crash_not_caught")))
+    if not proxies.exposes(recorder.calls, fn, REF, tolerances):
         c.fail(c.caused(t("drill_test_failed_unexposed", what=what), t("cause_drill_test_fails_anyway")))
 
 
+@pytest.mark.property
 def test_passes_a_correct_function(sub, cfg):
     passes_reference(sub, cfg)
 
@@ -96,6 +110,7 @@ def own_fix_is_right(sub, cfg):
     return True
 
 
+@pytest.mark.property
 def test_passes_your_fix(sub, cfg):
     """The test passes on the student's own fixed function, once that is right (while it is
     not, its own question charges it: a bug is charged once, under the question that has it),

@@ -10,6 +10,7 @@ the losses and the trained parameters. The judge stands in for masked_loss
 during that call (each bug charged once). The yardstick: the same run of the
 reference, here, in float64.
 """
+import pytest
 import torch
 
 from autograder.messages import t
@@ -133,8 +134,11 @@ def test_three_steps(sub, cfg):
     check_params(run, (enc, dec), cfg, losses)
 
 
+@pytest.mark.property
 def test_padding_changes_nothing(sub, cfg):
-    """Other tokens after each target's EOS (padded positions) change neither the loss nor the update."""
+    """Other tokens after each target's EOS (padded positions) change neither the loss nor the update.
+    A property: a step that does nothing (returns 0.0, never steps the optimiser) holds it too, so it
+    earns at most the share the value checks above earn (judge.scoring)."""
     run = Run(300, 1)
     losses, enc, dec = trained(sub, run)
     noisy = Run(300, 1)
@@ -147,3 +151,11 @@ def test_padding_changes_nothing(sub, cfg):
     if abs(losses2[0] - losses[0]) > 1e-9 + 1e-7 * abs(losses[0]):
         c.fail(c.caused(t("lab_train_padding_counts", what=run.what, a=f"{losses[0]:.6g}", b=f"{losses2[0]:.6g}"),
                         t("cause_lab_mask_all")))
+    for prefix, clean, padded in (("encoder", enc, enc2), ("decoder", dec, dec2)):
+        for name, p in clean.items():
+            q = padded.get(name)
+            if not (isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor)):
+                c.fail(t("lab_state_missing", what=run.what, name=f"{prefix}.{name}"))
+            if tuple(p.shape) != tuple(q.shape) or not torch.allclose(p.double(), q.double(), rtol=1e-7, atol=1e-9):
+                c.fail(c.caused(t("lab_train_padding_update", what=run.what, name=f"{prefix}.{name}"),
+                                t("cause_lab_mask_all")))

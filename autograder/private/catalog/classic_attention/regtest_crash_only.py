@@ -1,0 +1,16 @@
+"""
+bug: the regression test checks shapes, row sums and padding on sizes that are all different, and nothing else: the provided function only crashes there (a crash is no catch), and on sizes where it runs it would pass
+functions: [test_attention_shapes]
+questions: [test_attention_shapes]
+"""
+
+
+def test_attention_shapes(attention):
+    B, T_dec, T_enc, d_s, d_h = 2, 3, 5, 4, 6
+    mask = torch.ones(B, T_enc, dtype=torch.bool)
+    mask[1, 3:] = False
+    context, weights = attention(torch.randn(B, T_dec, d_s), torch.randn(B, T_enc, d_h), torch.randn(d_s, d_h), mask)
+    assert context.shape == (B, T_dec, d_h)
+    assert weights.shape == (B, T_dec, T_enc)
+    assert torch.allclose(weights.sum(-1), torch.ones(B, T_dec))
+    assert (weights[1, :, 3:] == 0).all()
