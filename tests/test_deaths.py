@@ -22,6 +22,11 @@ def kill_with(x, n):
     os.kill(os.getpid(), n)
     time.sleep(1)
     return x
+def default_then_kill(x, n):
+    signal.signal(n, signal.SIG_DFL)  # Python ignores SIGXFSZ (and SIGPIPE) until told otherwise
+    os.kill(os.getpid(), n)
+    time.sleep(1)
+    return x
 def exit_with(x, n):
     os._exit(n)
 def _fds():
@@ -108,6 +113,12 @@ def test_a_death_by_any_signal_fails_only_that_call(remote, n, wanted):
 def test_a_sigxcpu_the_code_sent_itself_is_not_called_the_cpu_limit(remote):
     error = _fails_alone(remote, "kill_with", [int(signal.SIGXCPU)], [f"signal {int(signal.SIGXCPU)} (SIGXCPU)"])
     assert "CPU time limit" not in error
+
+
+def test_a_sigxfsz_the_code_sent_itself_is_not_called_the_output_limit(remote):
+    error = _fails_alone(remote, "default_then_kill", [int(signal.SIGXFSZ)],
+                         [f"signal {int(signal.SIGXFSZ)} (SIGXFSZ)"])
+    assert "output limit" not in error
 
 
 def test_a_stopped_worker_is_ended_at_once_not_at_the_wall_clock(remote):
