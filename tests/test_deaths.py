@@ -67,8 +67,8 @@ def forkserver():
     fs.close()
 
 
-def _remote(cells, forkserver=None, **overrides):
-    sub = Submission(Path("inline.ipynb"), {}, [Cell(i, src, src) for i, src in cells])
+def _remote(cells, forkserver=None, labels=None, **overrides):
+    sub = Submission(Path("inline.ipynb"), {}, [Cell(i, src, src, None, (labels or {}).get(i)) for i, src in cells])
     return Remote(sub, "", limits(**{**LIMITS, **overrides}), forkserver=forkserver)
 
 
@@ -160,13 +160,13 @@ def test_cells_that_kill_or_cut_off_the_worker_at_load_are_skipped(forkserver):
     cells = [(2, CODE), (3, "import os\nos.kill(os.getpid(), 40)\n"),
              (4, "import os\nfor fd in range(3, 64):\n    try:\n        os.close(fd)\n    except OSError:\n        pass\n"),
              (5, "def triple(x):\n    return x * 3\n")]
-    r = _remote(cells, forkserver)
+    r = _remote(cells, forkserver, labels={3: "#2", 4: "In [9]"})  # as the reader labels cells
     try:
         x = torch.ones(2)
         assert torch.equal(r.call("triple", [x]).value, x * 3)
         assert r.cell_errors[:2] == [
-            "cell 3 was skipped: running it crashed with signal 40",
-            "cell 4 was skipped: running it closed or wrote into the worker's pipes to the grader and was ended",
+            "code cell 2 was skipped: running it crashed with signal 40",
+            "the cell In [9] was skipped: running it closed or wrote into the worker's pipes to the grader and was ended",
         ], r.cell_errors
     finally:
         r.close()

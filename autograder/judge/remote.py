@@ -86,7 +86,11 @@ class Remote:
 
     def _label(self, index):
         label = self.labels.get(index)
-        return t("the_cell", label=cell_label(label, index)) if label else t("cell_numbered", index=index)
+        if not label:
+            return t("cell_numbered", index=index)
+        text = cell_label(label, index)
+        # "the cell In [7]", but "code cell 3" alone (not "the cell code cell 3")
+        return text if text != label else t("the_cell", label=text)
 
     def _remaining(self):
         """Seconds left of the submission's wall-clock budget (limits.submission_seconds)."""
