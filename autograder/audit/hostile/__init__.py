@@ -91,6 +91,11 @@ def check(case, data, by_name, received=()):
         return ["no results.json written"]
     if e.get("no_network") and received:
         problems.append(f"the judge's machine received a connection: {received[0][:40]!r}")
+    # whatever a student sends, the kit must not fail on it: a grader fault is never the case's outcome
+    extra = data.get("extra_data") or {}
+    if extra.get("status") == "internal_error" or extra.get("internal_errors") or data.get("internal_errors"):
+        first = (data.get("internal_errors") or ["?"])[0]
+        problems.append(f"a grader fault (status {extra.get('status')}): {' '.join(str(first).split())[:120]}")
     scores = {t["name"]: (t["score"], t["max_score"]) for t in data.get("tests", [])}
     total = data.get("score", 0.0)
     if "max_score" in e and total > e["max_score"] + 1e-9:
