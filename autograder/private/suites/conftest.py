@@ -62,7 +62,7 @@ def judge_cfg(config):
         cfg = getattr(plugin, "kit_cfg", None)
         if cfg is not None:
             return cfg
-    raise pytest.UsageError("the hidden suites run under the judge (autograder.judge.KitPlugin gives them their cfg)")
+    raise pytest.UsageError("autograder.judge.KitPlugin.kit_cfg missing")  # the suites run under the judge only
 
 
 def pytest_sessionstart(session):
