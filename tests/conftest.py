@@ -66,3 +66,13 @@ def code_cell(source, tags=None):
     """A code cell (a dict) with `source` and, optionally, these tags."""
     return {"cell_type": "code", "source": source, "metadata": {"tags": tags} if tags else {}, "outputs": [],
             "execution_count": None}
+
+
+@pytest.fixture(scope="module")
+def forkserver():
+    """A fork server of the judge's own, shared by a test module's workers."""
+    from autograder.sandbox.forkserver import ForkServer
+
+    fs = ForkServer()
+    yield fs
+    fs.close()

@@ -35,15 +35,6 @@ def exit_like_a_failed_step():
 '''
 
 
-@pytest.fixture(scope="module")
-def forkserver():
-    from autograder.sandbox.forkserver import ForkServer
-
-    fs = ForkServer()
-    yield fs
-    fs.close()
-
-
 @pytest.fixture(params=["spawned", "forked"])
 def started_by(request, forkserver):
     return forkserver if request.param == "forked" else None

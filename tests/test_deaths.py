@@ -58,15 +58,6 @@ def job_control_stops(x):
 LIMITS = dict(cpu_seconds_per_call=3, load_seconds=30, memory_mb=2048, output_bytes=1_000_000)
 
 
-@pytest.fixture(scope="module")
-def forkserver():
-    from autograder.sandbox.forkserver import ForkServer
-
-    fs = ForkServer()
-    yield fs
-    fs.close()
-
-
 def _remote(cells, forkserver=None, labels=None, **overrides):
     sub = Submission(Path("inline.ipynb"), {}, [Cell(i, src, src, None, (labels or {}).get(i)) for i, src in cells])
     return Remote(sub, "", limits(**{**LIMITS, **overrides}), forkserver=forkserver)

@@ -45,15 +45,6 @@ def numpy_back(x):
 '''
 
 
-@pytest.fixture(scope="module")
-def forkserver():
-    from autograder.sandbox.forkserver import ForkServer
-
-    fs = ForkServer()
-    yield fs
-    fs.close()
-
-
 @pytest.fixture(params=["spawned", "forked"])
 def remote(request, forkserver):
     """A worker started as a new interpreter, or forked from the fork server."""
