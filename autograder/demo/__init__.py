@@ -99,7 +99,8 @@ def main(args):
         same = all(abs(judge.get(q, 0) - zip_scores[rel].get(q, -1)) < 1e-9 for q in maxes)
         total = sum(maxes.values())
         zip_total = sum(zip_scores[rel].get(q, 0) for q in maxes)
-        flag = "ok" if ok and same else ("ZIP DIFFERS" if ok else "UNEXPECTED")
+        fault = (data.get("extra_data") or {}).get("status") == "internal_error"  # never an expected score
+        flag = "GRADER FAULT" if fault else "ok" if ok and same else ("ZIP DIFFERS" if ok else "UNEXPECTED")
         failures += flag != "ok"
         print(f"  {rel.ljust(width)} {data.get('score', 0):6.2f} | {zip_total:6.2f} / {total:<4g} "
               f"expected {want:<45} {flag}")
