@@ -812,7 +812,8 @@ def main(args):
         return 2
     print(score_table(rows, cfg))
     faults = [(sid, data) for sid, _, data in rows if grades_csv.status(data) == grades_csv.INTERNAL_ERROR]
-    failed = [(sid, data) for sid, _, data in rows if not was_graded(data) and (sid, data) not in faults]
+    failed = [(sid, data) for sid, _, data in rows
+              if not was_graded(data) and grades_csv.status(data) != grades_csv.INTERNAL_ERROR]
     for sid, data in failed:
         _say(f"grade: {sid}: {display(_reason(data), 300)}")
     for sid, data in faults:

@@ -348,19 +348,15 @@ def _grade(path, submission, assignment, cfg, pytest_args, forkserver, start):
         remote.close()
         if own:
             forkserver.close()
-        if plugin.internal_errors:
-            _forget_suites()
     # pytest's own verdict on the run: 0 (all passed) and 1 (some failed) are the student's;
     # anything else (interrupted by a collection error, an internal or usage error, no test
     # collected) is the kit's, even where no hook above saw why.
     if int(code) not in (0, 1) and not plugin.internal_errors:
         plugin.internal_errors.append(f"pytest exited with status {int(code)} ({getattr(code, 'name', code)}) "
                                       f"on the {name} suites")
-    questions = scoring.score(cfg, name, plugin.outcomes)
     if plugin.internal_errors:
-        for q in questions.values():
-            if q.lines == [t("no_test_ran")]:
-                q.lines = [t("internal_error_question")]
+        _forget_suites()
+    questions = scoring.score(cfg, name, plugin.outcomes, kit_fault=bool(plugin.internal_errors))
     scoring.note_stand_ins(questions, stand_in.used)
     notes = [t("internal_error_note", n=len(plugin.internal_errors))] if plugin.internal_errors else []
     meta = detect.metadata(submission, cfg)

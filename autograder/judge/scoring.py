@@ -178,8 +178,9 @@ def check_records(checks, gated=()):
     return records
 
 
-def score(cfg, assignment, outcomes):
-    """{question: QuestionResult} from the suites' outcomes."""
+def score(cfg, assignment, outcomes, kit_fault=False):
+    """{question: QuestionResult} from the suites' outcomes. `kit_fault`: the run had a
+    grader fault, so a question no test ran for says so (not yet graded, not the student's)."""
     questions = {n: QuestionResult(n, float(p)) for n, p in cfg.questions(assignment).items()}
     by_question = {}
     for o in outcomes:
@@ -211,7 +212,7 @@ def score(cfg, assignment, outcomes):
         q.checks = check_records(checks, gated)
     for name, q in questions.items():
         if name not in by_question:
-            q.lines.append(t("no_test_ran"))
+            q.lines.append(t("internal_error_question" if kit_fault else "no_test_ran"))
     return questions
 
 

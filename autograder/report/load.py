@@ -221,10 +221,10 @@ def from_results(sub, data):
     internal = _number(extra.get("internal_errors")) or 0
     if not internal and isinstance(data.get("internal_errors"), list):
         internal = len(data["internal_errors"])
-    sub.reasons += _flag_reasons(flags, internal)
-    if sub.status == "internal_error":  # first: the kit failed, the scores are not final
-        sub.reasons = [r for r in sub.reasons if r[0] != "report_look_internal_errors"]
+    if sub.status == "internal_error":  # first: the kit failed, the scores are not final (it counts the errors)
         sub.reasons.insert(0, ("report_look_internal_error", {"n": int(internal) or 1}))
+        internal = 0
+    sub.reasons += _flag_reasons(flags, internal)
     if sub.status == "not_graded" and not flags.get("not_graded"):
         first = str(data.get("output") or "").strip().splitlines()
         sub.reasons.insert(0, ("report_look_not_graded",
