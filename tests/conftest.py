@@ -76,3 +76,18 @@ def forkserver():
     fs = ForkServer()
     yield fs
     fs.close()
+
+
+def suite_skeleton(tmp_path, assignment, monkeypatch):
+    """A hidden-suites folder of the judge's shape (its conftest, pytest.ini and package
+    files) holding one empty assignment folder, put in place of the kit's for this test:
+    a test writes the suite files it needs into the returned folder."""
+    import autograder.judge as judge
+    from autograder import layout
+
+    suite = tmp_path / "suites"
+    (suite / assignment).mkdir(parents=True)
+    for f in ("conftest.py", "pytest.ini", "__init__.py"):
+        (suite / f).write_text((layout.SUITES / f).read_text())
+    monkeypatch.setattr(judge, "SUITES", suite)
+    return suite / assignment

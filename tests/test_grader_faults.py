@@ -17,7 +17,7 @@ from autograder import config
 from autograder.grade import EXIT_GRADER_FAULT
 from autograder.judge import grade, scoring
 from autograder.judge.scoring import TestOutcome
-from conftest import ROOT
+from conftest import ROOT, suite_skeleton
 
 CFG = config.load(ROOT / "grading.yml")
 EXAMPLES = ROOT / "examples" / "submissions" / "classic_attention"
@@ -93,16 +93,9 @@ def test_a_suite_that_does_not_collect_is_a_loud_internal_error_and_resume_regra
 
 def test_a_check_that_raises_inside_the_judge_makes_the_result_internal_error(tmp_path, monkeypatch):
     """A plain `assert` or a KeyError in a suite (the kit's bug) is not the student's."""
-    suite = tmp_path / "suites"
-    (suite / "scaled_dot_product").mkdir(parents=True)
-    from autograder import layout
-    for f in ("conftest.py", "pytest.ini", "__init__.py"):
-        (suite / f).write_text((layout.SUITES / f).read_text())
-    (suite / "scaled_dot_product" / "__init__.py").write_text("")
-    (suite / "scaled_dot_product" / "test_oops.py").write_text(
-        "QUESTION = 'causal_mask'\n\ndef test_x(sub):\n    {}['missing']\n")
-    import autograder.judge as judge
-    monkeypatch.setattr(judge, "SUITES", suite)
+    suite = suite_skeleton(tmp_path, "scaled_dot_product", monkeypatch)
+    (suite / "__init__.py").write_text("")
+    (suite / "test_oops.py").write_text("QUESTION = 'causal_mask'\n\ndef test_x(sub):\n    {}['missing']\n")
     result = grade(ROOT / "examples/submissions/scaled_dot_product/reference.ipynb", cfg=CFG)
     assert result.status == "internal_error"
     assert any("KeyError" in e for e in result.internal_errors)

@@ -10,7 +10,7 @@ from autograder import config, layout
 from autograder.audit.catalog import fill_entry, load_entry
 from autograder.judge import grade, scoring
 from autograder.judge.scoring import TestOutcome
-from conftest import ROOT, template
+from conftest import ROOT, suite_skeleton, template
 
 CFG = config.load(ROOT / "grading.yml")
 CATALOG = layout.CATALOG
@@ -119,13 +119,8 @@ def test_every_test_module_names_a_known_question():
 
 
 def test_a_module_without_a_known_question_is_reported_not_dropped(tmp_path, monkeypatch):
-    suite = tmp_path / "suites"
-    (suite / "scaled_dot_product").mkdir(parents=True)
-    for f in ("conftest.py", "pytest.ini", "__init__.py"):
-        (suite / f).write_text((layout.SUITES / f).read_text())
-    (suite / "scaled_dot_product" / "test_stray.py").write_text("def test_x():\n    pass\n")
-    import autograder.judge as judge
-    monkeypatch.setattr(judge, "SUITES", suite)
+    suite = suite_skeleton(tmp_path, "scaled_dot_product", monkeypatch)
+    (suite / "test_stray.py").write_text("def test_x():\n    pass\n")
     result = grade(ROOT / "examples/submissions/scaled_dot_product/reference.ipynb", cfg=CFG)
     assert any("QUESTION is None" in e for e in result.internal_errors)
     assert all("not graded" in q.lines[0] for q in result.questions.values())
