@@ -15,6 +15,8 @@ Both sides use this module; the judge validates everything it decodes
 import json
 import math
 import struct
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -34,11 +36,11 @@ class WireError(Exception):
     """A message that does not follow the wire format."""
 
 
-def dtype_name(dtype):
+def dtype_name(dtype: torch.dtype) -> str:
     return DTYPE_NAMES.get(dtype, str(dtype).replace("torch.", ""))
 
 
-def flat_tensors(value):
+def flat_tensors(value: Any) -> list[torch.Tensor]:
     """The tensors in a nested list/tuple, depth first: the order in which both
     sides count a call's input tensors (the in-place check pairs them up)."""
     if isinstance(value, torch.Tensor):
@@ -48,7 +50,7 @@ def flat_tensors(value):
     return []
 
 
-def tensor_bytes(t):
+def tensor_bytes(t: torch.Tensor) -> bytes:
     """A tensor's values as raw bytes (row-major, on the CPU; empty for meta)."""
     t = t.detach()
     if t.device.type == "meta":
@@ -59,11 +61,11 @@ def tensor_bytes(t):
     return flat.view(torch.uint8).numpy().tobytes()
 
 
-def encode(value):
+def encode(value: Any) -> bytes:
     """Return the bytes of one message carrying `value`."""
-    payloads = []
+    payloads: list[bytes] = []
 
-    def enc(v, depth=0):
+    def enc(v: Any, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
             return {"$other": "nesting too deep"}
         if v is None or isinstance(v, (bool, str)):
@@ -97,7 +99,8 @@ def encode(value):
     return struct.pack(">Q", len(body)) + body
 
 
-def decode(body, device=None, max_header=MAX_HEADER):
+def decode(body: bytes | bytearray | memoryview, device: str | torch.device | None = None,
+           max_header: int | None = MAX_HEADER) -> Any:
     """Rebuild the value of one message body (the bytes after the length prefix;
     bytes or a memoryview).
 
@@ -118,7 +121,7 @@ def decode(body, device=None, max_header=MAX_HEADER):
         raise WireError(f"undecodable message ({type(exc).__name__})") from None
 
 
-def _decode(body, device, max_header):
+def _decode(body: bytes | bytearray | memoryview, device: str | torch.device | None, max_header: int | None) -> Any:
     if len(body) < 4:
         raise WireError("message too short")
     (hlen,) = struct.unpack(">I", body[:4])
@@ -132,7 +135,7 @@ def _decode(body, device, max_header):
         raise WireError(f"header is not JSON: {exc}") from None
     offsets = [4 + hlen]
 
-    def payload(spec):
+    def payload(spec: Any) -> torch.Tensor:  # a tensor tag of the JSON header
         dtype = DTYPES.get(spec.get("dtype"))
         shape = spec.get("shape")
         if dtype is None or not isinstance(shape, list) or not all(
@@ -160,10 +163,10 @@ def _decode(body, device, max_header):
                 t = t.to(device)
         if spec.get("grad") and device is not None and (t.is_floating_point() or t.is_complex()):
             t.requires_grad_(True)
-        t.wire_device = src_device
+        t.wire_device = src_device  # type: ignore[attr-defined]  # an attribute of our own on the tensor
         return t
 
-    def dec(v, depth=0):
+    def dec(v: Any, depth: int = 0) -> Any:
         if depth > MAX_DEPTH + 2:
             raise WireError("nesting too deep")
         if isinstance(v, list):
@@ -194,15 +197,16 @@ def _decode(body, device, max_header):
 class Other:
     """A value the worker returned that the wire does not carry (only its type name)."""
 
-    def __init__(self, type_name):
+    def __init__(self, type_name: str) -> None:
         self.type_name = type_name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<{self.type_name}>"
 
 
-def read_exact(read, n):
-    chunks, got = [], 0
+def read_exact(read: Callable[[int], bytes], n: int) -> bytes:
+    chunks: list[bytes] = []
+    got = 0
     while got < n:
         chunk = read(n - got)
         if not chunk:
@@ -212,7 +216,7 @@ def read_exact(read, n):
     return b"".join(chunks)
 
 
-def read_body(read, max_bytes):
+def read_body(read: Callable[[int], bytes], max_bytes: int) -> bytes:
     (n,) = struct.unpack(">Q", read_exact(read, 8))
     if n > max_bytes:
         raise WireError(f"message of {n} bytes exceeds the limit of {max_bytes}")
