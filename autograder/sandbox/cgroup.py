@@ -12,17 +12,18 @@ enabled below the judge's own group) are both handled; anywhere else
 import os
 import signal
 import time
+from collections.abc import Callable, Iterable
 from itertools import count
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
 _SEQ = count()
-_LAYOUT = {}
+_LAYOUT: dict[str, list[tuple[str, Path]]] = {}
 
 
-def _own_paths():
+def _own_paths() -> dict[str, str]:
     """{controller or "": path of this process's group} from /proc/self/cgroup."""
-    out = {}
+    out: dict[str, str] = {}
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
@@ -35,7 +36,7 @@ def _own_paths():
     return out
 
 
-def _probe(parent, setup=None):
+def _probe(parent: Path, setup: Callable[[Path], object] | None = None) -> bool:
     """Whether a group can be made (and removed) under `parent`."""
     probe = parent / f"kit-probe-{os.getpid()}"
     try:
@@ -55,12 +56,12 @@ def _probe(parent, setup=None):
             pass
 
 
-def layout():
+def layout() -> list[tuple[str, Path]]:
     """[(kind, parent directory)] where worker groups go: kind "v1-pids",
     "v1-memory" or "v2". Empty where no group can be made. Cached."""
     if "found" in _LAYOUT:
         return _LAYOUT["found"]
-    found = []
+    found: list[tuple[str, Path]] = []
     if os.geteuid() == 0 and ROOT.is_dir():
         own = _own_paths()
         for controller in ("pids", "memory"):
@@ -83,7 +84,7 @@ def layout():
     return found
 
 
-def _alive(pid):
+def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -93,7 +94,7 @@ def _alive(pid):
     return True
 
 
-def sweep(parent):
+def sweep(parent: Path) -> None:
     """Remove the groups that judges which are gone left under `parent`
     (`kit-<pid>-<n>`, `kit-probe-<pid>`): a judge killed with SIGKILL never
     removes its own. Groups still holding a process are left alone."""
@@ -113,7 +114,7 @@ def sweep(parent):
                 pass
 
 
-def _read(path):
+def _read(path: Path) -> str:
     try:
         return path.read_text()
     except OSError:
@@ -124,12 +125,12 @@ class WorkerGroup:
     """The groups of one worker (one per hierarchy). The worker joins them
     itself (`join`, before dropping root); the judge reads and removes them."""
 
-    def __init__(self, dirs):
+    def __init__(self, dirs: list[tuple[str, Path]]) -> None:
         self.dirs = dirs  # [(kind, directory)]
 
     @classmethod
-    def create(cls, processes, memory_mb):
-        dirs = []
+    def create(cls, processes: int, memory_mb: int) -> "WorkerGroup | None":
+        dirs: list[tuple[str, Path]] = []
         name = f"kit-{os.getpid()}-{next(_SEQ)}"
         try:
             for kind, parent in layout():
@@ -150,11 +151,11 @@ class WorkerGroup:
         return cls(dirs) if dirs else None
 
     @property
-    def paths(self):
+    def paths(self) -> list[str]:
         return [str(d) for _, d in self.dirs]
 
     @staticmethod
-    def join(paths):
+    def join(paths: Iterable[str]) -> None:
         """In the new worker, before any student code: move this process in.
         Best effort: where the kernel refuses, the rlimits still apply."""
         for p in paths:
@@ -164,22 +165,22 @@ class WorkerGroup:
             except OSError:
                 pass
 
-    def _file(self, *names):
+    def _file(self, *names: str) -> Path | None:
         for _, d in self.dirs:
             for n in names:
                 if (d / n).exists():
                     return d / n
         return None
 
-    def _pids(self):
+    def _pids(self) -> set[int]:
         """Process ids (not threads) in the group now."""
         return {int(x) for _, d in self.dirs for x in _read(d / "cgroup.procs").split() if x.isdigit()}
 
-    def processes(self):
+    def processes(self) -> int:
         """Processes (not threads) in the group now."""
         return len(self._pids())
 
-    def tasks(self):
+    def tasks(self) -> int | None:
         """Threads and processes in the group now (None where unknown)."""
         f = self._file("pids.current")
         try:
@@ -187,7 +188,7 @@ class WorkerGroup:
         except ValueError:
             return None
 
-    def hit_process_limit(self):
+    def hit_process_limit(self) -> bool:
         """Whether the group is at its process cap: a fork refused by pids.max,
         or as many tasks as pids.max (RLIMIT_NPROC, the same number, may refuse
         the fork first)."""
@@ -200,7 +201,7 @@ class WorkerGroup:
         cap = _read(f).strip() if f else ""
         return cap.isdigit() and now is not None and now >= int(cap)
 
-    def peak_mb(self):
+    def peak_mb(self) -> float | None:
         """Peak memory charged to the group: what the worker tree allocated
         (pages it shares with the fork server are charged there)."""
         f = self._file("memory.max_usage_in_bytes", "memory.peak")
@@ -209,7 +210,7 @@ class WorkerGroup:
         except ValueError:
             return None
 
-    def oom_killed(self):
+    def oom_killed(self) -> bool:
         """Whether the kernel killed a process of the group for memory."""
         for n, key in (("memory.oom_control", "oom_kill"), ("memory.events", "oom_kill")):
             f = self._file(n)
@@ -219,7 +220,7 @@ class WorkerGroup:
                     return True
         return False
 
-    def kill_all(self, wait=2.0):
+    def kill_all(self, wait: float = 2.0) -> bool:
         """SIGKILL every process in the group, including ones that left the
         worker's process group, until none is left (or `wait` seconds)."""
         deadline = time.monotonic() + wait
@@ -241,7 +242,7 @@ class WorkerGroup:
                     pass
             time.sleep(0.02)
 
-    def remove(self):
+    def remove(self) -> None:
         """Remove every group of this worker (after `kill_all`): retried for up to
         2 s each, since a killed task leaves a group only once it is reaped."""
         for _, d in reversed(self.dirs):

@@ -14,8 +14,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from autograder.messages import t
 from autograder.protocol import wire
@@ -23,8 +25,14 @@ from autograder.sandbox import view as view_mod
 from autograder.sandbox.cgroup import WorkerGroup
 from autograder.sandbox.confine import CONFINE_FAILED, apply_limits
 from autograder.sandbox.confine import failure as confine_failure
+from autograder.sandbox.limits import Limits
 from autograder.sandbox.uids import worker_uid
 from autograder.worker.runner import PIPES_LOST
+
+if TYPE_CHECKING:  # the fork server's module is imported where it is used
+    from autograder.sandbox.forkserver import ForkedProcess, ForkServer
+
+T = TypeVar("T")
 
 CPU_SLACK = 1.0  # seconds: a SIGXCPU within this of the budget is the limit's, not the student's own kill()
 POLL = 0.5  # seconds between looks at a worker that has not answered yet (stopped? fork bomb?)
@@ -34,14 +42,14 @@ EXIT_GRACE = 2.0  # seconds a worker whose pipe closed has to exit before it cou
 class WorkerDied(Exception):
     """The worker is gone (crash, limit, timeout); `reason` says why in one line."""
 
-    def __init__(self, reason):
+    def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
 
 
 @dataclass
 class Process:
-    proc: subprocess.Popen
+    proc: "subprocess.Popen[bytes] | ForkedProcess"
     to_worker: int
     from_worker: int
     scratch: Path
@@ -52,14 +60,14 @@ class Process:
 class WorkerClient:
     """One live worker process. Raises `WorkerDied` once it is gone."""
 
-    def __init__(self, limits, forkserver=None):
+    def __init__(self, limits: Limits, forkserver: "ForkServer | None" = None) -> None:
         self.limits = limits
         self.forkserver = forkserver
-        self.p = None
-        self.peak_mb = None  # the largest peak of this client's workers (where measured)
+        self.p: Process | None = None
+        self.peak_mb: float | None = None  # the largest peak of this client's workers (where measured)
 
     # -- lifecycle ------------------------------------------------------
-    def start(self):
+    def start(self) -> None:
         uid = worker_uid() if os.geteuid() == 0 else None
         view = view_mod.compute() if uid is not None else None
         # scratch/: output.txt (opened here, handed over as a descriptor),
@@ -79,6 +87,7 @@ class WorkerClient:
         env = view_mod.worker_env(scratch)
         group = WorkerGroup.create(self.limits.processes, self.limits.memory_mb) if uid is not None else None
         cgroups = group.paths if group else []
+        proc: subprocess.Popen[bytes] | ForkedProcess
         try:
             if self.forkserver is not None:
                 proc = self.forkserver.spawn(self.limits, uid, view, scratch, env,
@@ -96,7 +105,7 @@ class WorkerClient:
             os.close(rep_w)
         self.p = Process(proc, req_w, rep_r, scratch, group)
 
-    def close(self):
+    def close(self) -> None:
         p = self.p
         if p is None:
             return
@@ -124,8 +133,9 @@ class WorkerClient:
         shutil.rmtree(p.scratch, ignore_errors=True)
         self.p = None
 
-    def _kill(self):
+    def _kill(self) -> None:
         p = self.p
+        assert p is not None
         try:
             os.killpg(p.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -137,23 +147,26 @@ class WorkerClient:
         except subprocess.TimeoutExpired:
             pass
 
-    def processes(self):
+    def processes(self) -> int | None:
         """Processes in the worker's control group (None where unknown)."""
         return self.p.group.processes() if self.p is not None and self.p.group is not None else None
 
     @property
-    def alive(self):
+    def alive(self) -> bool:
         return self.p is not None and self.p.dead is None
 
-    def read_scratch_int(self, name):
+    def read_scratch_int(self, name: str) -> int | None:
         """A small integer the worker left in its scratch directory, or None."""
+        if self.p is None:
+            return None
         try:
             return int((self.p.scratch / name).read_text()[:20].strip())
         except (OSError, ValueError, AttributeError):
             return None
 
     # -- requests -------------------------------------------------------
-    def request(self, message, cpu_seconds, wall_seconds, on_callback=None):
+    def request(self, message: dict[str, Any], cpu_seconds: float, wall_seconds: float,
+                on_callback: Callable[[dict[str, Any]], Any] | None = None) -> Any:
         """Send one request and wait for its reply, within the given budgets.
 
         While it runs, the worker may ask the judge to stand in for a graded
@@ -162,7 +175,7 @@ class WorkerClient:
         the wait goes on within the same budgets; without, it is the reply."""
         p = self.p
         if p is None or p.dead:
-            raise WorkerDied(p.dead if p else t("died_not_started"))
+            raise WorkerDied(p.dead if p is not None and p.dead else t("died_not_started"))
         # Root here lacks CAP_SYS_RESOURCE, so the judge cannot prlimit the
         # worker: the worker lowers its own soft RLIMIT_CPU before each request;
         # the hard limit (the submission's whole CPU budget, set before the
@@ -179,7 +192,7 @@ class WorkerClient:
             answer = on_callback(reply)  # the judge's own code: its errors are the kit's, never hidden here
             self._guarded(self._send, answer)
 
-    def _guarded(self, step, *args):
+    def _guarded(self, step: Callable[..., T], *args: Any) -> T:
         """`step(*args)`; any error but WorkerDied (a case nobody foresaw while
         talking to a dying worker) ends the worker with a reason, and is
         printed on the judge's stderr for the staff."""
@@ -190,7 +203,8 @@ class WorkerClient:
         except Exception as exc:  # noqa: BLE001 - defensive: never an internal error for the student
             raise self._unexpected(exc) from None
 
-    def _unexpected(self, exc):
+    def _unexpected(self, exc: Exception) -> WorkerDied:
+        assert self.p is not None
         print(f"kit: worker {getattr(self.p.proc, 'pid', '?')}: unexpected {type(exc).__name__} while reading it: "
               f"{str(exc)[:300]}", file=sys.stderr)
         try:
@@ -200,9 +214,11 @@ class WorkerClient:
         self.p.dead = t("died_unexpected", why=type(exc).__name__)
         return WorkerDied(self.p.dead)
 
-    def _cpu_time(self):
+    def _cpu_time(self) -> float | None:
         """The worker's CPU seconds so far (user + system, all its threads), from
         /proc (None where unreadable). A zombie keeps its times until reaped."""
+        if self.p is None:
+            return None
         try:
             text = Path(f"/proc/{self.p.proc.pid}/stat").read_text()
             fields = text[text.rindex(")") + 2:].split()
@@ -210,12 +226,13 @@ class WorkerClient:
         except (OSError, ValueError, IndexError, AttributeError):
             return None
 
-    def _stop_signal(self):
+    def _stop_signal(self) -> int | None:
         """The signal that stopped the worker (it is in state T or t), else None.
         Where the worker is this process's child, waitid says which; a forked
         one is the fork server's child: it leads a session of its own, so its
         process group is orphaned, and the kernel discards SIGTSTP, SIGTTIN and
         SIGTTOU there: SIGSTOP is the one signal that stops it."""
+        assert self.p is not None
         pid = self.p.proc.pid
         try:
             text = Path(f"/proc/{pid}/stat").read_text()
@@ -232,8 +249,9 @@ class WorkerClient:
             return info.si_status
         return int(signal.SIGSTOP)
 
-    def _send(self, message):
+    def _send(self, message: Any) -> None:
         p = self.p
+        assert p is not None
         try:
             data = wire.encode(message)
             view = memoryview(data)
@@ -242,12 +260,13 @@ class WorkerClient:
         except (BrokenPipeError, OSError):
             self._died()
 
-    def _read(self, deadline, wall_seconds):
+    def _read(self, deadline: float, wall_seconds: float) -> Any:
         """One message from the worker, by `deadline` (time.monotonic)."""
         p = self.p
+        assert p is not None
         buf = bytearray()
         need = 8
-        body_len = None
+        body_len: int | None = None
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -291,18 +310,20 @@ class WorkerClient:
             p.dead = t("died_malformed", why=exc)
             raise WorkerDied(p.dead) from None
 
-    def _died(self, timeout=None):
+    def _died(self, timeout: float | None = None) -> NoReturn:
         """The worker is gone (or past its wall clock): stop what is left of it,
         word why, and raise WorkerDied. Never anything else."""
         p = self.p
+        assert p is not None
         try:
             p.dead = self._death_reason(timeout)
         except Exception as exc:  # noqa: BLE001 - defensive: never an internal error for the student
             raise self._unexpected(exc) from None
         raise WorkerDied(p.dead)
 
-    def _death_reason(self, timeout):
+    def _death_reason(self, timeout: float | None) -> str:
         p = self.p
+        assert p is not None
         if timeout is not None:
             self._kill()
             reason = t("died_timeout", seconds=f"{timeout:g}")
@@ -331,7 +352,7 @@ class WorkerClient:
             return t("died_confine", step=step)  # a confinement step failed (named): no student code ran
         return t("died_exit", code=rc)
 
-    def _signal_reason(self, sig, cpu_end):
+    def _signal_reason(self, sig: int, cpu_end: float | None) -> str:
         if sig == signal.SIGXCPU and self._cpu_limit_reached(cpu_end):
             budget = getattr(self, "_cpu_budget", self.limits.cpu_seconds_per_call)
             return t("died_cpu", seconds=f"{budget:g}")
@@ -342,7 +363,7 @@ class WorkerClient:
             return t("died_signal_unnamed", signal=sig)
         return t("died_signal", signal=sig, name=name)
 
-    def _cpu_limit_reached(self, cpu_end):
+    def _cpu_limit_reached(self, cpu_end: float | None) -> bool:
         """Whether a SIGXCPU came from the CPU limit (the call's budget or the
         submission's) rather than from the student's own kill(); where the
         times are unknown, the limit."""
@@ -353,15 +374,16 @@ class WorkerClient:
         return (cpu_end - start >= budget - CPU_SLACK
                 or cpu_end >= self.limits.submission_cpu_seconds - CPU_SLACK)
 
-    def _output_full(self):
+    def _output_full(self) -> bool:
         """Whether the printed output reached its limit (else a SIGXFSZ was the student's own)."""
+        assert self.p is not None
         try:
             return (self.p.scratch / "output.txt").stat().st_size >= self.limits.output_bytes
         except OSError:
             return True
 
 
-def _signal_name(sig):
+def _signal_name(sig: int) -> str | None:
     """`SIGSTOP` for 19; None for a number with no name here (a real-time
     signal between SIGRTMIN and SIGRTMAX, or one the kernel does not define)."""
     try:

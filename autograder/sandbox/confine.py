@@ -33,11 +33,15 @@ import errno as errno_mod
 import os
 import resource
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, NoReturn
 
 from autograder.sandbox.cgroup import WorkerGroup
+from autograder.sandbox.limits import Limits
 from autograder.sandbox.pdeath import die_with_parent
-from autograder.sandbox.view import PRIVATE_DIRS
+from autograder.sandbox.view import PRIVATE_DIRS, View
 
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 CONFINE_FAILED = 72  # exit status of a worker whose confinement failed (it never ran student code)
@@ -53,11 +57,11 @@ MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 0x4000, 1 << 1
 class StepFailed(Exception):
     """A confinement step failed: `step` names it, `err` is its errno (or None)."""
 
-    def __init__(self, step, err=None, detail=None):
+    def __init__(self, step: str, err: int | None = None, detail: str | None = None) -> None:
         super().__init__(step, err, detail)
         self.step, self.err, self.detail = step, err, detail
 
-    def line(self):
+    def line(self) -> str:
         why = self.detail or ""
         if self.err:
             name = errno_mod.errorcode.get(self.err, f"errno {self.err}")
@@ -72,13 +76,14 @@ class NoMountNamespace(StepFailed):
 class _Step:
     """`with _Step("setsid"): ...`: an OSError or ValueError inside becomes StepFailed naming it."""
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         self.name = name
 
-    def __enter__(self):
+    def __enter__(self) -> "_Step":
         return self
 
-    def __exit__(self, kind, exc, tb):
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         if exc is None or isinstance(exc, StepFailed):
             return False
         if isinstance(exc, OSError):
@@ -88,20 +93,20 @@ class _Step:
         return False
 
 
-def check(step, rc):
+def check(step: str, rc: int) -> None:
     """A libc call's return code (its errno read through ctypes' use_errno): StepFailed unless 0."""
     if rc != 0:
         err = ctypes.get_errno()
         raise StepFailed(step, err or None, None if err else f"returned {rc}")
 
 
-def verify(step, ok, detail):
+def verify(step: str, ok: object, detail: str | None) -> None:
     """What a step should have left: StepFailed naming it unless `ok`."""
     if not ok:
         raise StepFailed(step, None, detail)
 
 
-def open_report(scratch):
+def open_report(scratch: str | None) -> int | None:
     """The descriptor the first failed step is written to (None without a scratch directory).
     Opened as root before any step, so it is written through even after the uid drop;
     the worker's uid can open neither it nor its folder."""
@@ -111,7 +116,7 @@ def open_report(scratch):
     return os.open(os.path.join(scratch, REPORT), flags, 0o600)
 
 
-def fail_closed(report, steps):
+def fail_closed(report: int | None, steps: Callable[[], object]) -> None:
     """Run `steps()`; if one fails, write it to `report` and end this process
     (exit status CONFINE_FAILED) before anything else runs. Once they all
     passed, "ok" is written and the descriptor closed (student code never holds it)."""
@@ -129,7 +134,7 @@ def fail_closed(report, steps):
             _end(None, "")
 
 
-def _end(report, line):
+def _end(report: int | None, line: str) -> NoReturn:
     if report is not None:
         try:
             os.write(report, line.encode("utf-8", "replace")[:1000] + b"\n")
@@ -138,7 +143,7 @@ def _end(report, line):
     os._exit(CONFINE_FAILED)
 
 
-def failure(scratch):
+def failure(scratch: str | Path) -> str | None:
     """The judge's side: the step a worker's confinement failed at (one line), or
     None where it got through ("ok") and so ran the student's code."""
     try:
@@ -151,7 +156,8 @@ def failure(scratch):
     return text.splitlines()[0][:300] if text else "no report of the failed step"
 
 
-def apply_limits(limits, uid, view, cgroups=(), scratch=None):
+def apply_limits(limits: Limits, uid: int | None, view: View | None, cgroups: Sequence[str] = (),
+                 scratch: str | None = None) -> None:
     """In the new worker process: its control groups, its own session and
     process group, rlimits, no_new_privs, and (root only) the private
     namespaces, its view of the file system and the unprivileged uid. Returns
@@ -163,7 +169,7 @@ def apply_limits(limits, uid, view, cgroups=(), scratch=None):
     fail_closed(report, lambda: _confine(limits, uid, view, cgroups, scratch))
 
 
-def _confine(limits, uid, view, cgroups, scratch):
+def _confine(limits: Limits, uid: int | None, view: View | None, cgroups: Sequence[str], scratch: str | None) -> None:
     parent = os.getppid()
     join_groups(cgroups)
     with _Step("setsid"):
@@ -178,8 +184,10 @@ def _confine(limits, uid, view, cgroups, scratch):
     set_limit("RLIMIT_CPU", int(limits.load_seconds) + 1, int(limits.submission_cpu_seconds))
     no_new_privs()
     if uid is not None:
+        assert view is not None  # computed wherever a uid is (an error here fails closed, as before)
         try:
-            enter_view(view, scratch, uid, limits.disk_mb)
+            # scratch=None: fine where the namespace is refused (its first step); else a TypeError, which fails closed
+            enter_view(view, scratch, uid, limits.disk_mb)  # type: ignore[arg-type]
             namespaces = True
         except NoMountNamespace:  # the documented fallback (no CAP_SYS_ADMIN)
             namespaces = False
@@ -200,11 +208,11 @@ def _confine(limits, uid, view, cgroups, scratch):
 
 
 # -- the steps ---------------------------------------------------------------
-def _libc():
+def _libc() -> Any:  # ctypes.CDLL: its functions are looked up by name
     return ctypes.CDLL(None, use_errno=True)
 
 
-def join_groups(paths):
+def join_groups(paths: Sequence[str]) -> None:
     """Into each control group the judge made for this worker, and checked there."""
     with _Step("joining the worker's control group"):
         WorkerGroup.join(paths)
@@ -218,7 +226,7 @@ class _Rlimit(ctypes.Structure):
     _fields_ = [("cur", ctypes.c_ulong), ("max", ctypes.c_ulong)]  # Linux's struct rlimit (rlim_t)
 
 
-def set_limit(name, soft, hard):
+def set_limit(name: str, soft: int, hard: int) -> None:
     """setrlimit, through libc on Linux so that a refusal keeps its errno (EINVAL, EPERM)."""
     step = f"setrlimit({name})"
     which = getattr(resource, name)
@@ -230,7 +238,7 @@ def set_limit(name, soft, hard):
         verify(step, resource.getrlimit(which) == (soft, hard), f"it reads {resource.getrlimit(which)}")
 
 
-def no_new_privs():
+def no_new_privs() -> None:
     """No exec of this process or its children gains a privilege (setuid files, file capabilities)."""
     if not LINUX:
         return
@@ -241,7 +249,7 @@ def no_new_privs():
     verify("prctl(PR_SET_NO_NEW_PRIVS)", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1, "not set")
 
 
-def enter_network_namespace():
+def enter_network_namespace() -> None:
     """A network namespace of its own: no interface but `lo` (down), no route anywhere."""
     check("unshare(CLONE_NEWNET)", _libc().unshare(CLONE_NEWNET))
     with _Step("reading the new network namespace's interfaces"):
@@ -249,14 +257,14 @@ def enter_network_namespace():
     verify("unshare(CLONE_NEWNET)", names == ["lo"], f"the new namespace has interfaces {names}")
 
 
-def interfaces():
+def interfaces() -> list[str]:
     """The network interfaces this process's network namespace holds (/proc/self/net/dev)."""
     with open("/proc/self/net/dev") as f:
         lines = f.read().splitlines()[2:]
     return sorted(line.split(":", 1)[0].strip() for line in lines if ":" in line)
 
 
-def drop_to(uid):
+def drop_to(uid: int) -> None:
     with _Step("setgroups"):
         os.setgroups([])
     with _Step("setgid"):
@@ -268,16 +276,17 @@ def drop_to(uid):
                and os.getgroups() == [], f"uids {os.getresuid()}, gids {os.getresgid()}, groups {os.getgroups()}")
 
 
-def _mount(libc, src, dst, fstype, flags, data=None, what=None):
+def _mount(libc: Any, src: bytes | None, dst: str | Path, fstype: bytes | None, flags: int, data: bytes | None = None,
+           what: str | None = None) -> None:
     step = what or f"mount {(fstype or src or b'').decode()} on {dst}"
     check(step, libc.mount(src, str(dst).encode(), fstype, flags, data))
 
 
-def _inside(root, path):
+def _inside(root: str | Path, path: str | Path) -> Path:
     return Path(root) / Path(path).relative_to("/")
 
 
-def _no_shared_mounts():
+def _no_shared_mounts() -> bool:
     """Whether no mount of this namespace propagates to or from another (/proc/self/mountinfo)."""
     with open("/proc/self/mountinfo") as f:
         for line in f:
@@ -287,7 +296,7 @@ def _no_shared_mounts():
     return True
 
 
-def enter_view(view, scratch, uid, disk_mb):
+def enter_view(view: View, scratch: str | Path, uid: int, disk_mb: int) -> None:
     """A private mount namespace whose root holds only what `view` lists
     (read-only binds at the same paths, copies of the kit emptied, the worker
     side put back) plus private tmpfs PRIVATE_DIRS and the working directory
@@ -297,8 +306,8 @@ def enter_view(view, scratch, uid, disk_mb):
     libc = _libc()
     if libc.unshare(CLONE_NEWNS) != 0:
         err = ctypes.get_errno()
-        kind = NoMountNamespace if err == errno_mod.EPERM else StepFailed
-        raise kind("unshare(CLONE_NEWNS)", err)
+        error = NoMountNamespace if err == errno_mod.EPERM else StepFailed
+        raise error("unshare(CLONE_NEWNS)", err)
     _mount(libc, b"none", "/", None, MS_REC | MS_PRIVATE, what="making / private (mount propagation)")
     with _Step("reading /proc/self/mountinfo"):
         verify("making / private (mount propagation)", _no_shared_mounts(), "a mount is still shared")
@@ -308,7 +317,7 @@ def enter_view(view, scratch, uid, disk_mb):
     _mount(libc, b"tmpfs", root, b"tmpfs", 0, b"mode=755,size=1m")
     # Parents before children: /dev before /dev/shm, /tmp before a venv under /tmp.
     plan = [(p, "bind") for p in view.binds] + [(p, "tmpfs") for p in PRIVATE_DIRS]
-    bound = []
+    bound: list[str] = []
     for path, kind in sorted(plan, key=lambda item: Path(item[0]).parts):
         if kind == "bind" and any(b == path or Path(b) in Path(path).parents for b in bound):
             continue  # already reachable through a bind above it
@@ -349,7 +358,7 @@ def enter_view(view, scratch, uid, disk_mb):
         os.chdir(work)
 
 
-def _bind(libc, path, target, read_only=True):
+def _bind(libc: Any, path: str | Path, target: Path, read_only: bool = True) -> None:
     with _Step(f"mkdir {target}"):
         if os.path.isdir(path):
             target.mkdir(parents=True, exist_ok=True)
@@ -362,7 +371,7 @@ def _bind(libc, path, target, read_only=True):
         _mount(libc, None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY, what=f"remount {target} read-only")
 
 
-def restrict_by_mode(view):
+def restrict_by_mode(view: View) -> None:
     """Fallback where no mount namespace can be made (a container without
     CAP_SYS_ADMIN): the private root, the course's own folders and every copy
     of the kit's private part that the judge found become root-only (0700),

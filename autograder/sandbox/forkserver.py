@@ -31,19 +31,36 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from autograder.sandbox.view import interpreter, worker_env
 
+if TYPE_CHECKING:  # imported by the child itself (`_child`), not at the top
+    from autograder.sandbox.limits import Limits
+    from autograder.sandbox.view import View
+
 MAX_MESSAGE = 1 << 16
-_PRESTARTED = []
 
 
-def startup_env():
+class ServerProcess(Protocol):
+    """A fork server's process, as its judge holds it: a Popen, or what `autograder.zygote` forked."""
+
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int | None: ...
+    def kill(self) -> None: ...
+
+
+_PRESTARTED: list[tuple[ServerProcess, socket.socket]] = []
+
+
+def startup_env() -> dict[str, str]:
     """A fork server's whole environment when it starts: a worker's, nothing of the judge's."""
     return dict(worker_env("/tmp"), HOME="/tmp", TMPDIR="/tmp", MPLCONFIGDIR="/tmp")
 
 
-def launch():
+def launch() -> tuple[ServerProcess, socket.socket]:
     """Start a fork server process; returns (Popen, the judge's socket)."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     proc = subprocess.Popen(
@@ -54,23 +71,23 @@ def launch():
     return proc, ours
 
 
-def prestart():
+def prestart() -> None:
     """Start one fork server now, for the next `sandbox.ForkServer()` of this process to take."""
     if not _PRESTARTED:
         _PRESTARTED.append(launch())
 
 
-def attach(proc, sock):
+def attach(proc: ServerProcess, sock: socket.socket) -> None:
     """A fork server this process already has (`autograder.zygote` forked it), for the next
     `ForkServer()` to take; `proc` has Popen's poll, wait and kill."""
     _PRESTARTED.append((proc, sock))
 
 
-def take_prestarted():
+def take_prestarted() -> tuple[ServerProcess, socket.socket] | None:
     return _PRESTARTED.pop() if _PRESTARTED else None
 
 
-def _child(req, fds):
+def _child(req: dict[str, Any], fds: list[int]) -> None:
     from autograder.sandbox.confine import apply_limits
     from autograder.sandbox.limits import Limits
     from autograder.sandbox.view import View
@@ -88,7 +105,7 @@ def _child(req, fds):
     serve_judge(req_r, rep_w)
 
 
-def preload():
+def preload() -> None:
     """What a fork server loads before its first fork (trusted code only, no torch
     operation): torch, the confinement, the worker side (whose plots are stand-ins:
     `worker.plots`, so no matplotlib). Also run by the
@@ -104,7 +121,7 @@ def preload():
     from autograder.worker import plots, runner  # noqa: F401
 
 
-def serve(fd, preloaded=False):
+def serve(fd: int, preloaded: bool = False) -> None:
     from autograder.sandbox import pdeath
 
     pdeath.die_with_parent(ignore_interrupt=True, peer_fd=fd)  # SIGKILL when the judge dies; Ctrl-C is its to act on
@@ -156,32 +173,32 @@ def serve(fd, preloaded=False):
 class ForkedProcess:
     """A worker forked by the fork server: the parts of Popen the client uses."""
 
-    def __init__(self, pid, server):
+    def __init__(self, pid: int, server: "ForkServer") -> None:
         self.pid = pid
         self.server = server
-        self.returncode = None
+        self.returncode: int | None = None
 
-    def _set(self, status):
+    def _set(self, status: int | None) -> None:
         if status is not None:
             self.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
-    def poll(self):
+    def poll(self) -> int | None:
         if self.returncode is None:
             self._set(self.server.wait(self.pid, 0))
         return self.returncode
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: float | None = None) -> int | None:
         if self.returncode is None:
             self._set(self.server.wait(self.pid, 3600 if timeout is None else timeout))
             if self.returncode is None:
-                raise subprocess.TimeoutExpired("worker", timeout)
+                raise subprocess.TimeoutExpired("worker", timeout)  # type: ignore[arg-type]  # None: it waited 3600 s
         return self.returncode
 
 
 class ForkServer:
     """The judge's side of the fork server: one per judge process."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         import socket
 
         self._socket = socket
@@ -189,7 +206,7 @@ class ForkServer:
         # then ran while this process imported torch and pytest.
         self.proc, self.sock = take_prestarted() or launch()
 
-    def _ask(self, message, fds=()):
+    def _ask(self, message: dict[str, Any], fds: Sequence[int] = ()) -> Any:
         import json
 
         try:
@@ -206,7 +223,8 @@ class ForkServer:
             raise WorkerDied("the fork server is gone")
         return json.loads(reply)
 
-    def spawn(self, limits, uid, view, scratch, env, fds, cgroups=()):
+    def spawn(self, limits: "Limits", uid: int | None, view: "View | None", scratch: str | Path, env: dict[str, str],
+              fds: Sequence[int], cgroups: Sequence[str] = ()) -> ForkedProcess:
         from autograder.sandbox.client import WorkerDied
 
         message = {
@@ -221,7 +239,7 @@ class ForkServer:
             reply = self._ask(message, fds)
         return ForkedProcess(reply["pid"], self)
 
-    def _restart(self):
+    def _restart(self) -> None:
         try:
             self.sock.close()
             self.proc.kill()
@@ -230,7 +248,7 @@ class ForkServer:
             pass
         self.proc, self.sock = launch()
 
-    def wait(self, pid, timeout):
+    def wait(self, pid: int, timeout: float) -> int | None:
         from autograder.sandbox.client import WorkerDied
 
         try:
@@ -238,7 +256,7 @@ class ForkServer:
         except WorkerDied:  # its server is gone, and with it (parent-death signal) the worker
             return int(signal.SIGKILL)
 
-    def close(self):
+    def close(self) -> None:
         try:
             self.sock.send(b'{"op": "exit"}')
         except OSError:

@@ -1,6 +1,8 @@
 """The worker's limits. Their values live in grading.yml only (the kit's
 packaged one gives the defaults; a course's own overrides them)."""
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import Any
 
 
 @dataclass
@@ -16,7 +18,7 @@ class Limits:
     submission_seconds: float
 
     @classmethod
-    def from_config(cls, values):
+    def from_config(cls, values: Mapping[str, Any] | None) -> "Limits":
         """From grading.yml's `limits` mapping (every field present: `config`
         fills what a course's file leaves out from the kit's defaults)."""
         values = dict(values or {})

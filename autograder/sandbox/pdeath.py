@@ -15,11 +15,12 @@ import ctypes
 import os
 import signal
 import socket
+from typing import Any
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _prctl():
+def _prctl() -> Any:  # a ctypes foreign function, or None
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl
@@ -27,7 +28,8 @@ def _prctl():
         return None
 
 
-def die_with_parent(parent_pid=None, ignore_interrupt=False, peer_fd=None, sig=signal.SIGKILL):
+def die_with_parent(parent_pid: int | None = None, ignore_interrupt: bool = False, peer_fd: int | None = None,
+                    sig: int = signal.SIGKILL) -> bool:
     """Have the kernel send `sig` to this process when its parent dies; True if armed.
 
     parent_pid: the parent this process expects; if it is already gone (this
@@ -52,7 +54,7 @@ def die_with_parent(parent_pid=None, ignore_interrupt=False, peer_fd=None, sig=s
     return armed
 
 
-def _peer_closed(fd):
+def _peer_closed(fd: int) -> bool:
     """Whether the other end of the socket `fd` is closed (peeks: consumes nothing)."""
     try:
         sock = socket.socket(fileno=os.dup(fd))

@@ -5,10 +5,10 @@ import tempfile
 from pathlib import Path
 
 UID_BASE = 61000
-_UID = {}
+_UID: dict[str, int] = {}  # uid: this process's worker uid, fd: its lock file
 
 
-def worker_uid():
+def worker_uid() -> int:
     """This judge process's own unprivileged uid for its workers (root only).
 
     Held with a lock file for the life of the process, so that concurrent

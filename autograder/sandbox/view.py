@@ -29,6 +29,7 @@ import site
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autograder import layout
 
@@ -42,7 +43,7 @@ KIT_DISTRIBUTIONS = ("attention-autograder-kit", "attention-autograder-kit-publi
 
 
 
-def interpreter():
+def interpreter() -> str:
     """This Python as a path a worker can reach: absolute, `..` folded away but
     links kept (a venv's bin/python must stay the venv's), so that starting
     the interpreter as `../venv/bin/python` from a folder outside the view works."""
@@ -50,26 +51,26 @@ def interpreter():
 
 @dataclass
 class View:
-    binds: list = field(default_factory=list)  # read-only, at the same path inside
-    masks: list = field(default_factory=list)  # copies of the kit inside `binds`: emptied
-    worker_side: list = field(default_factory=list)  # bound back after the masks
-    fallback_hide: list = field(default_factory=list)  # made 0700 where no mount namespace
-    reach: list = field(default_factory=list)  # must stay traversable in that fallback
+    binds: list[str] = field(default_factory=list)  # read-only, at the same path inside
+    masks: list[str] = field(default_factory=list)  # copies of the kit inside `binds`: emptied
+    worker_side: list[str] = field(default_factory=list)  # bound back after the masks
+    fallback_hide: list[str] = field(default_factory=list)  # made 0700 where no mount namespace
+    reach: list[str] = field(default_factory=list)  # must stay traversable in that fallback
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: dict[str, Any]) -> "View":
         return cls(**data)
 
 
-def _under(path, parent):
+def _under(path: str | Path, parent: str | Path) -> bool:
     path, parent = Path(path), Path(parent)
     return path == parent or parent in path.parents
 
 
-def _library_dirs():
+def _library_dirs() -> set[str]:
     dirs = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix}
     try:
         dirs.update(site.getsitepackages())
@@ -89,7 +90,7 @@ def _library_dirs():
     return {str(Path(d).resolve()) for d in dirs if d and os.path.isdir(d)}
 
 
-def _origin(name):
+def _origin(name: str) -> str | None:
     """Where a top-level package would be imported from, without importing it (matplotlib's
     import alone costs 0.7 s of CPU, and the worker never loads the real one), or None."""
     import importlib.util
@@ -101,18 +102,18 @@ def _origin(name):
     return spec.origin if spec is not None and spec.has_location else None
 
 
-def _is_kit_package(path):
+def _is_kit_package(path: str | Path) -> bool:
     """A folder that is a copy of the kit's package (this layout or an older one)."""
     path = Path(path)
     return path.name == "autograder" and any(
         (path / marker).exists() for marker in ("private", "suites", "judge", "judge.py", "layout.py"))
 
 
-def _kit_copies(search):
+def _kit_copies(search: set[str]) -> set[Path]:
     """Every copy of the kit's files found in the folders the interpreter
     searches: kit packages, a `solutions` package beside one (older layouts),
     and whatever the kit's installed distributions list."""
-    found = set()
+    found: set[Path] = set()
     for d in search:
         for name in ("autograder", "solutions"):
             p = Path(d) / name
@@ -125,7 +126,7 @@ def _kit_copies(search):
 
         # by name: read from the folders' names, not by parsing every distribution's metadata (0.3 s)
         for dist in (d for name in KIT_DISTRIBUTIONS for d in metadata.distributions(name=name)):
-            site_dir = Path(dist.locate_file("")).resolve()
+            site_dir = Path(dist.locate_file("")).resolve()  # type: ignore[arg-type]  # a Path here
             for f in dist.files or ():
                 top = f.parts[0] if f.parts else ""
                 # packages and modules it put in its site folder (not scripts in ../../bin)
@@ -140,10 +141,10 @@ def _kit_copies(search):
     return found
 
 
-_CACHE = {}
+_CACHE: dict[str, View] = {}
 
 
-def compute():
+def compute() -> View:
     """The `View` of this judge process (cached: paths do not move while it runs)."""
     if "view" in _CACHE:
         return _CACHE["view"]
@@ -172,7 +173,7 @@ def compute():
     return view
 
 
-def worker_env(scratch):
+def worker_env(scratch: str | Path) -> dict[str, str]:
     """The whole environment of a worker: nothing of the judge's; PATH holds
     only the interpreter's folder and the system's; PYTHONPATH only the
     folder that holds the worker side of this copy of the kit."""

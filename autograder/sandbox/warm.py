@@ -18,7 +18,7 @@ import gc
 import types
 
 
-def without_dynamo():
+def without_dynamo() -> int:
     """Seed every existing `torch._disable_dynamo` wrapper; returns how many (0: nothing done)."""
     try:
         import torch._compile as compile_api
@@ -45,7 +45,7 @@ def without_dynamo():
     return seeded
 
 
-def symbolic_shapes():
+def symbolic_shapes() -> None:
     """Import what torch's first meta-device reduction (`amax`, so `softmax`) imports:
     `torch.fx.experimental.symbolic_shapes` and sympy (0.4 s), an import only, no
     operation. Every worker's meta-device check needs it: loaded once by its fork
