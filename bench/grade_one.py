@@ -214,7 +214,7 @@ def main():
             (tmp / "otter-out").mkdir()
             t, m, cpu = median_of([otter, "run", "-a", built.autograder_zip, "-o", tmp / "otter-out", named],
                                   args.repeat)
-            rows.append((f"otter run, 1 submission (public tests only)", t, m, cpu))
+            rows.append(("otter run, 1 submission (public tests only)", t, m, cpu))
             figures["otter_cpu"] = cpu
     _print(rows, args, figures)
 
