@@ -9,22 +9,27 @@ scores and feedback: `scoring`.
 import importlib
 import inspect
 import time
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from autograder import __version__, layout, messages
 from autograder import config as config_mod
 from autograder.judge import detect, scoring
+from autograder.judge.notebook import Cell, Submission, SubmissionError, load_submission
+from autograder.judge.remote import Remote
 from autograder.judge.scoring import MAX_LINE_CHARS, QuestionResult, TestOutcome  # noqa: F401 - re-exported
-from autograder.judge.notebook import SubmissionError, load_submission
+from autograder.judge.stand_in import StandIn
 from autograder.judge.text import markdown, one_line
 from autograder.messages import t
-from autograder.judge.remote import Remote
-from autograder.judge.stand_in import StandIn
 from autograder.sandbox import warm
 from autograder.sandbox.limits import Limits
+
+if TYPE_CHECKING:  # imported where a judge starts its own
+    from autograder.sandbox.forkserver import ForkServer
 
 warm.without_dynamo()  # the suites' meta-device references import no torch._dynamo (~2 s a judge)
 
@@ -32,7 +37,7 @@ SUITES = layout.SUITES
 PROVIDED_PRELUDE = "import math\n\nimport torch\nfrom torch import nn\n\n"
 
 
-def _reset_peak_memory():
+def _reset_peak_memory() -> None:
     """Start this process's peak-RSS count afresh (Linux; a no-op elsewhere)."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
@@ -41,7 +46,7 @@ def _reset_peak_memory():
         pass
 
 
-def _peak_memory_mb():
+def _peak_memory_mb() -> float | None:
     """This process's peak resident memory since the last reset (VmHWM), or None."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -56,8 +61,8 @@ def _peak_memory_mb():
 class GradeResult:
     path: Path
     assignment: str | None
-    questions: dict  # name -> QuestionResult
-    notes: list = field(default_factory=list)  # submission-wide messages
+    questions: dict[str, QuestionResult]  # name -> QuestionResult
+    notes: list[str] = field(default_factory=list)  # submission-wide messages
     seconds: float = 0.0
     peak_mb: float | None = None  # the largest worker peak memory, where measured
     language: str | None = None  # of the feedback (messages.LANGUAGES)
@@ -65,26 +70,26 @@ class GradeResult:
     # "internal_error": the kit failed (a suite that does not collect, a check that
     # raises, a fixture error): never the student's fault, never kept by --resume
     status: str = "graded"
-    internal_errors: list = field(default_factory=list)  # for the staff: what failed and where
-    outcomes: list = field(default_factory=list)  # the suites' TestOutcomes, as run
-    flags: dict = field(default_factory=dict)  # what a person should look at (`records`)
+    internal_errors: list[str] = field(default_factory=list)  # for the staff: what failed and where
+    outcomes: list[TestOutcome] = field(default_factory=list)  # the suites' TestOutcomes, as run
+    flags: dict[str, Any] = field(default_factory=dict)  # what a person should look at (`records`)
     judge_peak_mb: float | None = None
 
     @property
-    def score(self):
+    def score(self) -> float:
         return round(sum(q.score for q in self.questions.values()), 2)
 
     @property
-    def max_score(self):
+    def max_score(self) -> float:
         return sum(q.max_score for q in self.questions.values())
 
-    def to_gradescope(self):
+    def to_gradescope(self) -> dict[str, Any]:
         """results.json in Gradescope's format, in the feedback's language."""
         with messages.language(self.language):
             return self._to_gradescope()
 
-    def _to_gradescope(self):
-        tests = []
+    def _to_gradescope(self) -> dict[str, Any]:
+        tests: list[dict[str, Any]] = []
         for q in self.questions.values():
             head = f"{q.score:g} / {q.max_score:g}"
             output = markdown_lines([head] + q.lines) if q.lines else f"{head}: {t('all_passed')}"
@@ -94,7 +99,7 @@ class GradeResult:
             })
         # Markdown, which Gradescope renders: every line (student text included) escaped, so
         # nothing a student's error message holds can act as Markdown or HTML of its own.
-        out = {"score": self.score, "tests": tests, "execution_time": round(self.seconds, 2),
+        out: dict[str, Any] = {"score": self.score, "tests": tests, "execution_time": round(self.seconds, 2),
                "output_format": "md", "test_output_format": "md",
                "extra_data": {"kit_version": __version__, "language": self.language or messages.current(),
                               "status": self.status,
@@ -109,17 +114,18 @@ class GradeResult:
         return out
 
 
-    def records(self):
+    def records(self) -> dict[str, Any]:
         """Plain data for class reports (`autograder.report`), beside the words: every
         check run (`checks`: question, check, cases, failed, evidence_failed, causes as
         indices into `causes`), each likely cause once (`causes`: its text as the
         student read it, its catalog key and fields where it is one of the suites'
         `cause_*` messages, so it counts the same in every language), and what a
         person should look at (`flags`)."""
-        causes, checks = [], []
+        causes: list[dict[str, Any]] = []
+        checks: list[dict[str, Any]] = []
         for q in self.questions.values():
             for record in q.checks:
-                indices = []
+                indices: list[int] = []
                 for text in record["causes"]:
                     found = next((n for n, c in enumerate(causes) if c["text"] == text), None)
                     if found is None:
@@ -135,17 +141,17 @@ class GradeResult:
         return {"checks": checks, "causes": causes, "flags": dict(self.flags)}
 
 
-def markdown_lines(lines):
+def markdown_lines(lines: Sequence[str]) -> str:
     """Feedback lines as Gradescope Markdown: one paragraph each, every line
     escaped (`text.markdown`), a question's summary in bold."""
-    out = []
+    out: list[str] = []
     for i, line in enumerate(lines):
         md = markdown(line, MAX_LINE_CHARS + 100)
         out.append(f"**{md}**" if i == 1 and line.startswith(("Failed ", "All ")) else md)
     return "\n\n".join(out)
 
 
-def provided_source(assignment):
+def provided_source(assignment: str) -> str:
     """The reference source of the functions an assignment provides to students."""
     module = importlib.import_module(f"autograder.private.solutions.{assignment}")
     names = getattr(module, "PROVIDED", ())
@@ -153,14 +159,14 @@ def provided_source(assignment):
     return PROVIDED_PRELUDE + "\n\n".join(parts) if parts else ""
 
 
-def provided_names(assignment):
+def provided_names(assignment: str) -> tuple[str, ...]:
     return tuple(getattr(importlib.import_module(f"autograder.private.solutions.{assignment}"), "PROVIDED", ()))
 
 
 class KitPlugin:
     """Gives the suites their fixtures and records each test's outcome."""
 
-    def __init__(self, remote, submission, cfg, assignment):
+    def __init__(self, remote: Remote, submission: Submission, cfg: config_mod.Config, assignment: str) -> None:
         # (no attribute may share a fixture's name: pytest reads fixtures off this object)
         self._remote = remote
         self._submission = submission
@@ -169,37 +175,38 @@ class KitPlugin:
         # marks, checks.matches): the cfg scoring uses, never a grading.yml of the working folder.
         self.kit_cfg = cfg
         self._assignment = assignment
-        self.outcomes = []
-        self.internal_errors = []
+        self.outcomes: list[TestOutcome] = []
+        self.internal_errors: list[str] = []
 
     @pytest.fixture
-    def sub(self):
+    def sub(self) -> Remote:
         return self._remote
 
     @pytest.fixture
-    def cfg(self):
+    def cfg(self) -> config_mod.Config:
         return self._cfg
 
     @pytest.fixture
-    def cells(self):
+    def cells(self) -> list[Cell]:
         return self._submission.cells
 
     @pytest.fixture
-    def provided(self):
+    def provided(self) -> tuple[str, ...]:
         return provided_names(self._assignment)
 
-    def pytest_collectreport(self, report):
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A suite file that cannot be collected (a syntax error, a failed import) is the kit's
         fault: the staff is told which file and why, never a quiet zero."""
         if report.failed:
             self.internal_errors.append(f"{report.nodeid or 'suites'}: cannot be collected: "
                                         f"{report.longreprtext[-2000:]}")
 
-    def pytest_internalerror(self, excrepr, excinfo):
+    def pytest_internalerror(self, excrepr: object, excinfo: object) -> None:
         self.internal_errors.append(f"pytest internal error: {str(excrepr)[-2000:]}")
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item, call):
+    def pytest_runtest_makereport(self, item: pytest.Function,
+                                  call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
         outcome = yield
         report = outcome.get_result()
         if report.when == "teardown" and report.failed:  # a fixture's clean-up: the kit's own code
@@ -215,7 +222,7 @@ class KitPlugin:
             if not passed:
                 exc = call.excinfo
                 if exc is not None and exc.type is pytest.fail.Exception:
-                    message = str(exc.value.msg)
+                    message = str(exc.value.msg)  # type: ignore[attr-defined]  # a pytest.fail.Exception (above)
                 else:
                     # A bug in the suite itself: tell the student nothing hidden.
                     self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")
@@ -224,12 +231,12 @@ class KitPlugin:
                                              evidence=item.get_closest_marker("evidence") is not None,
                                              weight=weight, prop=item.get_closest_marker("property") is not None))
 
-    def pytest_collection_modifyitems(self, items):
+    def pytest_collection_modifyitems(self, items: list[pytest.Function]) -> None:
         """Every test module names its question (`QUESTION`), one of its
         assignment's: a module that does not is a kit bug, reported to the
         staff, never silently dropped or scored elsewhere."""
         known = set(self._cfg.questions(self._assignment))
-        keep = []
+        keep: list[pytest.Function] = []
         for item in items:
             question = getattr(item.module, "QUESTION", None)
             if question not in known:
@@ -240,7 +247,8 @@ class KitPlugin:
         items[:] = keep
 
 
-def _run_suites(plugin, assignment, extra_args=()):
+def _run_suites(plugin: KitPlugin, assignment: str,
+                extra_args: Sequence[str] = ()) -> tuple[int | pytest.ExitCode, str]:
     args = [
         # unraisableexception/threadexception: their clean-up runs gc.collect five times (~0.2 s a submission)
         str(SUITES / assignment), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
@@ -250,8 +258,8 @@ def _run_suites(plugin, assignment, extra_args=()):
         # the suites hold no `assert` (a kit test keeps it so): rewriting them cost ~1.9 s a submission
         "--assert=plain", *extra_args,
     ]
-    import io
     import contextlib
+    import io
     import os
 
     sink = io.StringIO()
@@ -270,7 +278,7 @@ def _run_suites(plugin, assignment, extra_args=()):
     return code, sink.getvalue()
 
 
-def _forget_suites():
+def _forget_suites() -> None:
     """Drop the suites' modules from sys.modules after a run with a grader fault: a
     module that failed to import stays there half made (pytest's importlib mode), and the
     next submission graded in this process would collect it empty, without an error."""
@@ -283,7 +291,7 @@ def _forget_suites():
             del sys.modules[mod_name]
 
 
-def notebook_language(submission):
+def notebook_language(submission: Submission) -> str | None:
     """The edition a notebook came from (its metadata's `kit_language`), or None."""
     meta = submission.notebook.get("metadata") if isinstance(submission.notebook, dict) else None
     lang = meta.get("kit_language") if isinstance(meta, dict) else None
@@ -293,7 +301,9 @@ def notebook_language(submission):
         return None
 
 
-def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None, lang=None):
+def grade(path: str | Path, assignment: str | None = None, cfg: config_mod.Config | None = None,
+          pytest_args: Sequence[str] = (), forkserver: "ForkServer | None" = None,
+          lang: str | None = None) -> GradeResult:
     """Grade one notebook or export zip; never raises for a bad submission.
 
     The feedback is in `lang` when given, else in the language of the edition
@@ -325,8 +335,9 @@ def grade(path, assignment=None, cfg=None, pytest_args=(), forkserver=None, lang
     return result
 
 
-def _grade(path, submission, assignment, cfg, pytest_args, forkserver, start):
-    known = cfg.assignments
+def _grade(path: str | Path, submission: Submission, assignment: str | None, cfg: config_mod.Config,
+           pytest_args: Sequence[str], forkserver: "ForkServer | None", start: float) -> GradeResult:
+    known: list[str] = cfg.assignments
     # Without an assignment given, the notebook's code decides (its metadata is the student's to edit).
     name = assignment or detect.detect(submission, cfg)
     if name not in known:
@@ -334,7 +345,8 @@ def _grade(path, submission, assignment, cfg, pytest_args, forkserver, start):
                                              known=", ".join(known)))
         return GradeResult(Path(path), None, {}, [note], time.monotonic() - start, status="not_graded")
     own = forkserver is None
-    if own:  # one submission on its own (gradescope, ci): a fork server of its own, prestarted if the command did
+    # one submission on its own (gradescope, ci): a fork server of its own, prestarted if the command did
+    if forkserver is None:
         from autograder.sandbox.forkserver import ForkServer
 
         forkserver = ForkServer()

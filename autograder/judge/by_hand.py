@@ -34,7 +34,9 @@ only in the shape `read` gives.
 """
 import ast
 import math
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 TAG = "kit-by-hand"
 MARK = "# kit-by-hand"
@@ -55,15 +57,15 @@ class Form:
     `shape` target holds a tuple of them). `words` None: numbers (the by-hand rule)."""
     question: str
     tag: str
-    targets: tuple
-    words: dict = field(default=None, hash=False, compare=False)
+    targets: tuple[str, ...]
+    words: dict[str, tuple[str, ...]] | None = field(default=None, hash=False, compare=False)
     shape: str | None = None
 
     @property
-    def mark(self):
+    def mark(self) -> str:
         return "# " + self.tag
 
-    def key(self, rule):
+    def key(self, rule: str) -> str:
         """The reason's key (messages/reader.yml): a word form's own wording where it differs."""
         return f"by_hand_word_{rule}" if self.words is not None and rule in WORD_RULES else f"by_hand_{rule}"
 
@@ -85,21 +87,21 @@ OTHER_FORMS = {f.question: f for f in FORMS if f is not BY_HAND}  # the reader's
 class Unreadable(Exception):
     """The cell breaks the rule: `key` (messages/reader.yml) and its plain fields."""
 
-    def __init__(self, key, **fields):
+    def __init__(self, key: str, **fields: object) -> None:
         super().__init__(key)
         self.key, self.fields = key, fields
 
 
-def is_marked(cell_text, tags, form=BY_HAND):
+def is_marked(cell_text: str, tags: Container[str], form: Form = BY_HAND) -> bool:
     """Whether a code cell is `form`'s answer cell: its tag, or a line starting with its marker."""
     return form.tag in tags or any(line.lstrip().startswith(form.mark) for line in cell_text.split("\n"))
 
 
-def _name(node):
+def _name(node: ast.Name | ast.Attribute) -> str:
     return node.id[:NAME_CHARS] if isinstance(node, ast.Name) else node.attr[:NAME_CHARS]
 
 
-def _number(node, line):
+def _number(node: ast.expr, line: int) -> float:
     """The float a literal number node holds (an optional sign), or Unreadable."""
     sign = 1.0
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -107,7 +109,7 @@ def _number(node, line):
         node = node.operand
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         try:
-            x = sign * float(node.value)
+            x = sign * float(node.value)  # type: ignore[arg-type]  # an int or a float: `type` says so above
         except OverflowError:
             x = math.inf
         if not math.isfinite(x):
@@ -116,7 +118,7 @@ def _number(node, line):
     raise _offence(node, line)
 
 
-def _offence(node, line, form=BY_HAND):
+def _offence(node: ast.expr, line: int, form: Form = BY_HAND) -> Unreadable:
     """Why `node` is not a literal number (a word, for a word form): the rule it breaks."""
     if any(isinstance(n, ast.Call) for n in ast.walk(node)):
         return Unreadable("by_hand_call", line=line)
@@ -130,13 +132,14 @@ def _offence(node, line, form=BY_HAND):
     return Unreadable(form.key("not_number"), line=line)
 
 
-def _shown(text):
+def _shown(text: str) -> str:
     """A word the student typed, as a reason may show it: short, printable."""
     return "".join(ch if ch.isprintable() else "?" for ch in text[:WORD_CHARS])
 
 
-def _word(node, line, form, name):
+def _word(node: ast.expr, line: int, form: Form, name: str) -> str:
     """The string `node` holds if it is one of `name`'s words, or Unreadable."""
+    assert form.words is not None  # a word form
     allowed = form.words[name]
     if isinstance(node, ast.Constant) and type(node.value) is str:
         if node.value in allowed:
@@ -146,7 +149,7 @@ def _word(node, line, form, name):
     raise _offence(node, line, form)
 
 
-def _word_value(node, line, form, name):
+def _word_value(node: ast.expr, line: int, form: Form, name: str) -> str | list[str] | None:
     """A word answer as plain data: a word, None (`...`), or (the shape) a list of words."""
     if isinstance(node, ast.Constant) and node.value is Ellipsis:
         return None
@@ -160,7 +163,7 @@ def _word_value(node, line, form, name):
     return [_word(e, line, form, name) for e in node.elts]
 
 
-def _value(node, line, depth=0):
+def _value(node: ast.expr, line: int, depth: int = 0) -> float | list[Any] | None:
     """A literal value as plain data: float, None (`...`), or lists of them."""
     if isinstance(node, (ast.List, ast.Tuple)):
         if depth >= MAX_DEPTH:
@@ -173,7 +176,7 @@ def _value(node, line, depth=0):
     return _number(node, line)
 
 
-def parse_cell(text, form=BY_HAND):
+def parse_cell(text: str, form: Form = BY_HAND) -> dict[str, Any]:
     """{target: value or None} from the cell's text, or Unreadable."""
     if len(text) > MAX_CHARS:
         raise Unreadable(form.key("too_big"), chars=len(text), limit=MAX_CHARS)
@@ -183,8 +186,8 @@ def parse_cell(text, form=BY_HAND):
         raise Unreadable("by_hand_syntax", line=exc.lineno or 0, why=str(exc.msg)[:80]) from None
     except (RecursionError, MemoryError, ValueError, OverflowError):
         raise Unreadable("by_hand_syntax", line=0, why="nested too deeply") from None
-    answers = {name: None for name in form.targets}
-    seen = set()
+    answers: dict[str, Any] = {name: None for name in form.targets}
+    seen: set[str] = set()
     for stmt in tree.body:
         line = stmt.lineno
         if not isinstance(stmt, ast.Assign):
@@ -207,7 +210,8 @@ def parse_cell(text, form=BY_HAND):
 MAX_LISTED = 20  # marked cells named in the answer (the rest are only counted)
 
 
-def read(cells, total=None, form=BY_HAND):
+def read(cells: Sequence[tuple[int, str, str]], total: int | None = None,
+         form: Form = BY_HAND) -> dict[str, Any] | None:
     """The by-hand answer from [(index, label, text)] of the marked cells (the first
     MAX_LISTED of `total`), as plain data: None when there is none, else {"cells":
     [index], "labels": [label], "answers": {target: value} or None, "problem": {"key",
@@ -215,8 +219,8 @@ def read(cells, total=None, form=BY_HAND):
     if not cells:
         return None
     total = max(total or 0, len(cells))
-    out = {"cells": [i for i, _, _ in cells], "labels": [label for _, label, _ in cells], "answers": None,
-           "problem": None}
+    out: dict[str, Any] = {"cells": [i for i, _, _ in cells], "labels": [label for _, label, _ in cells],
+                           "answers": None, "problem": None}
     if total > 1:
         fields = {"n": total, "tag": form.tag} if form.words is not None else {"n": total}
         out["problem"] = {"key": form.key("two_cells"), "fields": fields}
@@ -229,7 +233,7 @@ def read(cells, total=None, form=BY_HAND):
 
 
 # -- the judge's side: what the helper sent, checked for shape -----------------------
-def _is_value(v, depth=0):
+def _is_value(v: object, depth: int = 0) -> bool:
     if v is None:
         return True
     if isinstance(v, float):
@@ -240,20 +244,21 @@ def _is_value(v, depth=0):
         _is_value(x, depth + 1) for x in v)
 
 
-def _to_float(v):
+def _to_float(v: Any) -> float | list[Any] | None:  # JSON: a number, None or lists of them
     return None if v is None else [_to_float(x) for x in v] if isinstance(v, list) else float(v)
 
 
-def _is_word_value(v, form, name):
+def _is_word_value(v: object, form: Form, name: str) -> bool:
     if v is None:
         return True
+    assert form.words is not None  # a word form
     allowed = form.words[name]
     if name == form.shape:
         return isinstance(v, list) and 1 <= len(v) <= MAX_SHAPE and all(isinstance(x, str) and x in allowed for x in v)
     return isinstance(v, str) and v in allowed
 
 
-def checked(data, max_cells, form=BY_HAND):
+def checked(data: Any, max_cells: int, form: Form = BY_HAND) -> dict[str, Any] | None:
     """`data` as the judge keeps it (values as floats) if it has the shape `read` gives;
     ValueError otherwise. A problem's key must be one of messages/reader.yml's."""
     from autograder.messages import catalog
@@ -291,7 +296,7 @@ def checked(data, max_cells, form=BY_HAND):
     return {"cells": cells, "labels": labels, "answers": answers, "problem": problem}
 
 
-def checked_typed(data, max_cells):
+def checked_typed(data: Any, max_cells: int) -> dict[str, Any]:
     """The reader's `typed` answers ({question: what `read` gives} for OTHER_FORMS) checked
     for shape; ValueError otherwise."""
     if data is None:

@@ -20,14 +20,20 @@ Runs in the trusted judge; reads source text with `ast`, executes nothing.
 import ast
 import re
 from collections import Counter
-from functools import lru_cache
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import TYPE_CHECKING
 
 from autograder import layout
+
+if TYPE_CHECKING:
+    from autograder.config import Config
+    from autograder.judge.notebook import Submission
 
 _DEF = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.M)
 
 
-def question_name(obj_name):
+def question_name(obj_name: str) -> str:
     """The grading.yml question of a graded function or class: the function's name,
     or the class's in snake case (`MultiHeadAttention` -> `multi_head_attention`).
     The build (`autograder.build.sync.question_name`) uses this rule too."""
@@ -36,8 +42,8 @@ def question_name(obj_name):
     return obj_name
 
 
-@lru_cache(maxsize=None)
-def _reference_defs(assignment):
+@cache
+def _reference_defs(assignment: str) -> tuple[str, ...]:
     """Top-level function and class names of the assignment's reference module
     (what it imports, such as provided functions, is not defined there)."""
     try:
@@ -47,8 +53,8 @@ def _reference_defs(assignment):
     return tuple(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
 
 
-@lru_cache(maxsize=None)
-def runs(assignment):
+@cache
+def runs(assignment: str) -> dict[str, tuple[str, ...]]:
     """{question: names of the graded parts it runs}: the reference module's literal `RUNS`
     (a question with no definition of its own, such as the training lab's run)."""
     try:
@@ -61,7 +67,7 @@ def runs(assignment):
     return {}
 
 
-def graded_names(assignment, cfg):
+def graded_names(assignment: str, cfg: "Config") -> dict[str, str]:
     """{name a submission defines: question} for the assignment's graded functions and classes
     (a question in `runs` is defined by no name of its own)."""
     questions = {q: p for q, p in cfg.questions(assignment).items() if q not in runs(assignment)}
@@ -72,12 +78,13 @@ def graded_names(assignment, cfg):
     return names
 
 
-def defined_names(submission):
+def defined_names(submission: "Submission") -> set[str]:
     """Names the submission's graded cells define at top level (def, class, or a plain assignment):
     what the reader found (`Submission.defined`), else read from its cells here."""
-    if getattr(submission, "defined", None) is not None:
-        return set(submission.defined)
-    found = set()
+    defined = getattr(submission, "defined", None)
+    if defined is not None:
+        return set(defined)
+    found: set[str] = set()
     for cell in getattr(submission, "cells", ()) or ():
         src = getattr(cell, "source", "")
         if not isinstance(src, str):
@@ -96,10 +103,10 @@ def defined_names(submission):
     return found
 
 
-def content_scores(submission, cfg):
+def content_scores(submission: "Submission", cfg: "Config") -> dict[str, float]:
     """{assignment: share of its graded names the submission defines}, for every known assignment."""
     defined = defined_names(submission)
-    out = {}
+    out: dict[str, float] = {}
     for a in cfg.assignments:
         names = graded_names(a, cfg)
         questions = set(names.values())
@@ -108,7 +115,7 @@ def content_scores(submission, cfg):
     return out
 
 
-def from_content(submission, cfg, tie_breaker=None):
+def from_content(submission: "Submission", cfg: "Config", tie_breaker: str | None = None) -> str | None:
     """The assignment the submission's code is for, or None (no graded name, or a tie the
     tie-breaker does not settle)."""
     scores = content_scores(submission, cfg)
@@ -121,13 +128,13 @@ def from_content(submission, cfg, tie_breaker=None):
     return tie_breaker if tie_breaker in top else None
 
 
-def metadata(submission, cfg):
+def metadata(submission: "Submission", cfg: "Config") -> str | None:
     """The assignment the notebook's metadata names, if it is a known one."""
     name = getattr(submission, "assignment", None)
     return name if name in cfg.assignments else None
 
 
-def detect(submission, cfg):
+def detect(submission: "Submission", cfg: "Config") -> str | None:
     """The assignment a submission is for: its content first (metadata only breaks a tie
     between assignments its code fits equally), then its metadata; None when neither tells."""
     meta = metadata(submission, cfg)
@@ -137,7 +144,7 @@ def detect(submission, cfg):
     return meta
 
 
-def batch_assignment(submissions_detected, order=()):
+def batch_assignment(submissions_detected: Iterable[str | None], order: Sequence[str] = ()) -> str | None:
     """The one assignment of a batch: the most common of its submissions' detected
     assignments (None ignored). A tie goes to the first of `order` (grading.yml's order),
     then to the name that sorts first. None when no submission was detected."""
@@ -150,7 +157,7 @@ def batch_assignment(submissions_detected, order=()):
     return ranked[0]
 
 
-def is_tie(submissions_detected):
+def is_tie(submissions_detected: Iterable[str | None]) -> bool:
     """Whether the batch's majority is shared by two or more assignments."""
     counts = Counter(a for a in submissions_detected if a)
     return bool(counts) and sum(n == max(counts.values()) for n in counts.values()) > 1

@@ -16,12 +16,23 @@ by the reader on the same cells, and the by-hand answer cell's numbers
 (`by_hand`) and the other typed answers (`typed`: the shapes drill), read by
 the reader without running the cells.
 """
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autograder import config as config_mod
-from autograder.judge.reader import (PROVIDED_MARK, PROVIDED_TAG, SubmissionError, cell_text,  # noqa: F401
-                                     detect_assignment, is_provided, read_file, strip_magics, strip_otter)
+from autograder.judge.reader import (  # noqa: F401
+    PROVIDED_MARK,
+    PROVIDED_TAG,
+    SubmissionError,
+    cell_text,
+    detect_assignment,
+    is_provided,
+    read_file,
+    strip_magics,
+    strip_otter,
+)
 
 
 @dataclass
@@ -36,40 +47,41 @@ class Cell:
 @dataclass
 class Submission:
     path: Path
-    notebook: dict  # {"metadata": the assignment's name, otter's public tests; "cells": the code cells}
-    cells: list = field(default_factory=list)
+    notebook: dict[str, Any]  # {"metadata": the assignment's name, otter's public tests; "cells": the code cells}
+    cells: list[Cell] = field(default_factory=list)
     assignment: str | None = None
     # The source checks, made by the reader (None: they did not run, and the checks that need them fail):
     # {"forbidden": {name: [findings]}, "excused": {finding: provided name}, "tracing": [findings],
     #  "unchecked": [findings against every function]} (see `sourcecheck.findings`).
-    findings: dict | None = None
-    provided: list = field(default_factory=list)  # names the notebook's provided cells define
-    defined: list | None = None  # names its graded cells define at top level (def, class, assignment)
+    findings: dict[str, Any] | None = None
+    provided: list[str] = field(default_factory=list)  # names the notebook's provided cells define
+    defined: list[str] | None = None  # names its graded cells define at top level (def, class, assignment)
     # The by-hand answer cell's numbers, read without running it (`judge.by_hand`): None when the
     # notebook has no such cell, else {"cells": [index], "labels": [label], "answers": {"scores",
     # "weights", "output": floats, lists of them, or None} or None, "problem": {"key", "fields"} or None}.
-    by_hand: dict | None = None
+    by_hand: dict[str, Any] | None = None
     # The other typed-answer cells (`judge.by_hand.OTHER_FORMS`: the shapes drill's words), read the
     # same way: {question: the same shape as `by_hand`, answers words}, only the questions answered.
-    typed: dict = field(default_factory=dict)
+    typed: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def source(self):
+    def source(self) -> str:
         """All graded code, for the trusted source checks."""
         return "\n\n".join(c.source for c in self.cells)
 
 
-def _limits(cfg):
+def _limits(cfg: config_mod.Config | None) -> dict[str, Any]:
     return (cfg or config_mod.load()).limits
 
 
-def read_notebook_json(path, cfg=None):
+def read_notebook_json(path: str | Path, cfg: config_mod.Config | None = None) -> dict[str, Any]:
     """The notebook from a .ipynb file or an otter export zip, as far as the kit
     reads it: {"metadata": {...}, "cells": [its code cells]} (see `Submission.notebook`)."""
     return read_file(path, (), True, _limits(cfg))["notebook"]
 
 
-def load_submission(path, known_assignments, keep_provided=False, cfg=None):
+def load_submission(path: str | Path, known_assignments: Iterable[str], keep_provided: bool = False,
+                    cfg: config_mod.Config | None = None) -> Submission:
     """The submission's cells as the worker runs them (provided cells dropped unless kept)."""
     known = list(known_assignments)
     data = read_file(path, known, keep_provided, _limits(cfg))

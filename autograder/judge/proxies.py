@@ -27,6 +27,9 @@ fails for another reason (say, on a value it compares against a hard-coded
 number that the variant happens to miss) counts as a catch; and a test that
 fails at random fails its run against the reference only by chance.
 """
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
 import torch
 
 from autograder.judge.stand_in import MAX_CALLBACKS, _backward, _detached, _output_bytes
@@ -40,18 +43,18 @@ MAX_RECORDED = 32  # calls whose inputs are kept for `exposes` (a test makes a f
 class Recorder:
     """Answers one worker call's callbacks with `fn` and records their inputs."""
 
-    def __init__(self, fn, max_bytes=0):
+    def __init__(self, fn: Callable[..., Any], max_bytes: int | None = 0) -> None:
         self.fn = fn
         self.max_bytes = int(max_bytes or 0)
-        self.calls = []  # [(args, kwargs)] as sent: plain tensors and values
+        self.calls: list[tuple[list[Any], dict[str, Any]]] = []  # [(args, kwargs)] as sent: plain tensors and values
         self.last_raised = False  # whether the last callback (forward or backward) was answered with an error
 
-    def __call__(self, message, count):
+    def __call__(self, message: dict[str, Any], count: int) -> dict[str, Any]:
         reply = self._answer(message, count)
         self.last_raised = not reply.get("ok")
         return reply
 
-    def _answer(self, message, count):
+    def _answer(self, message: dict[str, Any], count: int) -> dict[str, Any]:
         if count > MAX_CALLBACKS:
             return {"ok": False, "error": t("stand_in_flood", n=MAX_CALLBACKS)}
         args, kwargs = message.get("args"), message.get("kwargs")
@@ -76,7 +79,7 @@ class Recorder:
 ASSERTION = "AssertionError"
 
 
-def failed_by_assertion(error):
+def failed_by_assertion(error: object) -> bool:
     """Whether a failed call's one-line error (`Remote.call`'s Reply.error, worded with the
     judge's `raised` message) says the test raised an AssertionError: its own `assert`,
     `raise AssertionError(...)`, numpy's or torch's testing helpers. Any other error (the
@@ -88,11 +91,11 @@ def failed_by_assertion(error):
     return isinstance(error, str) and error.startswith(head) and error[len(head):len(head) + 1] in (" ", ":")
 
 
-def _outputs(value):
+def _outputs(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (tuple, list)) else [value]
 
 
-def differs(got, want, tolerances, values=True):
+def differs(got: Any, want: Any, tolerances: Mapping[str, Any], values: bool = True) -> bool:
     """Whether outputs `got` differ from `want` in number, shape or (with `values`) value,
     within the tolerance of their dtype (grading.yml `tolerances`)."""
     got, want = _outputs(got), _outputs(want)
@@ -109,7 +112,9 @@ def differs(got, want, tolerances, values=True):
     return False
 
 
-def exposes(calls, fn, reference, tolerances, values=True, raising=False):
+def exposes(calls: Iterable[tuple[Sequence[Any], Mapping[str, Any]]], fn: Callable[..., Any],
+            reference: Callable[..., Any], tolerances: Mapping[str, Any], values: bool = True,
+            raising: bool = False) -> bool:
     """Whether any recorded call's inputs tell `fn` from `reference`: the reference
     runs on them (the inputs are the contract's) and `fn` answers otherwise (`values`
     False: otherwise in number or shape only). A call where `fn` raises tells it apart

@@ -50,7 +50,9 @@ import subprocess
 import sys
 import threading
 import zipfile
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 from autograder.judge import by_hand, sourcecheck
 from autograder.judge.text import one_line
@@ -64,6 +66,7 @@ STACK_MB = 64
 WALL_SLACK = 10  # seconds of wall clock past twice its CPU time before the helper is killed
 MEMORY_EXIT = 3  # the helper's exit status when it ran out of memory outside a cell's parse
 NAME_CHARS = 120
+T = TypeVar("T")
 
 
 class SubmissionError(Exception):
@@ -72,13 +75,13 @@ class SubmissionError(Exception):
     which loads no catalog, sends plain data; `str()` says why in one line, in
     the language in force. A reason that is no key is shown as it is."""
 
-    def __init__(self, key, **fields):
+    def __init__(self, key: str, **fields: object) -> None:
         super().__init__(key)
         self.key = key
-        self.fields = {k: v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
-                       for k, v in fields.items()}
+        self.fields: dict[str, int | float | str] = {
+            k: v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v) for k, v in fields.items()}
 
-    def __str__(self):
+    def __str__(self) -> str:
         from autograder.messages import catalog, t
 
         if self.key not in catalog():
@@ -90,14 +93,14 @@ class SubmissionError(Exception):
 
 
 # -- per-cell work (pure: text in, text out) -------------------------------------------
-def clean(text):
+def clean(text: str) -> str:
     """Text as the worker may run it: valid UTF-8 (lone surrogates become '?'),
     every line end (\\r\\n, lone \\r) a \\n."""
     text = text.encode("utf-8", "replace").decode("utf-8")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def cell_text(cell):
+def cell_text(cell: object) -> str:
     """A cell's source as one string: text, or a list whose text items are joined; else empty."""
     src = cell.get("source", "") if isinstance(cell, dict) else ""
     if isinstance(src, list):
@@ -105,24 +108,24 @@ def cell_text(cell):
     return src if isinstance(src, str) else ""
 
 
-def _meta(obj):
+def _meta(obj: object) -> dict[str, Any]:
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     return meta if isinstance(meta, dict) else {}
 
 
-def _tags(cell):
+def _tags(cell: object) -> list[str]:
     tags = _meta(cell).get("tags")
     return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
 
 
-def is_provided(cell):
+def is_provided(cell: object) -> bool:
     return PROVIDED_TAG in _tags(cell) or cell_text(cell).lstrip().startswith(PROVIDED_MARK)
 
 
 _MAGIC = re.compile(r"^(\s*)[%!]")
 
 
-def strip_magics(src):
+def strip_magics(src: str) -> str:
     """Blank IPython magics and shell escapes, keeping line numbers and indentation."""
     out = []
     for line in src.split("\n"):
@@ -131,7 +134,7 @@ def strip_magics(src):
     return "\n".join(out)
 
 
-def _is_otter_statement(node):
+def _is_otter_statement(node: ast.stmt) -> bool:
     if isinstance(node, ast.Try):
         # The kit's init cell: `try: import otter; grader = otter.Notebook(...)` with a
         # stand-in for where otter cannot run the checks. Stripped whole, handlers included.
@@ -151,7 +154,7 @@ def _is_otter_statement(node):
     return False
 
 
-def _strip_otter_tree(src, tree):
+def _strip_otter_tree(src: str, tree: ast.Module) -> str:
     """`src` with otter's top-level statements kept as `pass` lines, and `tree`
     without them (the tree of what is left)."""
     lines = src.split("\n")
@@ -159,7 +162,7 @@ def _strip_otter_tree(src, tree):
     for node in tree.body:
         if _is_otter_statement(node) and 0 < node.lineno <= (node.end_lineno or node.lineno) <= len(lines):
             lines[node.lineno - 1] = "pass"
-            for i in range(node.lineno, node.end_lineno):
+            for i in range(node.lineno, node.end_lineno or node.lineno):
                 lines[i] = ""
         else:
             body.append(node)
@@ -167,7 +170,7 @@ def _strip_otter_tree(src, tree):
     return "\n".join(lines)
 
 
-def strip_otter(src):
+def strip_otter(src: str) -> str:
     """Remove otter's own top-level statements (kept as `pass` lines): imports of otter,
     `grader = ....Notebook(...)`, `grader.<anything>(...)`, and a `try` whose body holds
     one of these (the kit's init cell with its stand-in), handlers and all."""
@@ -179,10 +182,10 @@ def strip_otter(src):
 _INIT = re.compile(r"otter\.Notebook\(\s*[\"']([\w.-]+?)(?:\.ipynb)?[\"']")
 
 
-def detect_assignment(nb, known):
+def detect_assignment(nb: object, known: Collection[object]) -> str | None:
     """The assignment a notebook belongs to, from otter's metadata or its init cell."""
     meta = _meta(nb)
-    otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
+    otter_meta: Any = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}  # JSON, checked
     for key in ("assignment_name", "kit_assignment", "kit_language"):
         for name in (otter_meta.get(key), meta.get(key)):
             if isinstance(name, str) and name in known:
@@ -200,12 +203,12 @@ def detect_assignment(nb, known):
 _DEF = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.M)
 
 
-def _defined(tree, source):
+def _defined(tree: ast.Module | None, source: str) -> list[str]:
     """Names a cell defines at top level (def, class, or a plain assignment); for a
     cell that does not parse, what its `def`/`class` lines name."""
     if tree is None:
         return _DEF.findall(source)
-    found = []
+    found: list[str] = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.append(node.name)
@@ -218,28 +221,28 @@ def _defined(tree, source):
 class _Cell:
     __slots__ = ("index", "source")
 
-    def __init__(self, index, source):
+    def __init__(self, index: int, source: str) -> None:
         self.index, self.source = index, source
 
 
-def _limit(limits, key):
+def _limit(limits: object, key: str) -> float:
     value = limits.get(key) if isinstance(limits, dict) else None
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
         raise ValueError(f"grading.yml limits lack a positive {key}")
     return value
 
 
-def _is_zip(data):
+def _is_zip(data: bytes) -> bool:
     return data[:2] == b"PK" or zipfile.is_zipfile(io.BytesIO(data))
 
 
-def _notebook_member(info):
+def _notebook_member(info: zipfile.ZipInfo) -> bool:
     n = info.filename
     return (n.endswith(".ipynb") and "/." not in "/" + n and "__MACOSX" not in n
             and ".ipynb_checkpoints" not in n)
 
 
-def _from_zip(data, name, max_bytes):
+def _from_zip(data: bytes, name: str, max_bytes: int) -> tuple[str, bytes]:
     """(member name, its bytes): the one notebook in an export zip."""
     member = None
     try:
@@ -280,7 +283,7 @@ def _from_zip(data, name, max_bytes):
         raise SubmissionError("zip_damaged", name=name, why=f"{kind}: {one_line(exc, NAME_CHARS)}") from None
 
 
-def _json(text, name):
+def _json(text: str, name: str) -> Any:
     try:
         return json.loads(text)
     except RecursionError:
@@ -289,10 +292,10 @@ def _json(text, name):
         raise SubmissionError("json_invalid", name=name, why=one_line(exc, NAME_CHARS)) from None
 
 
-def _check_kernel(nb, name):
+def _check_kernel(nb: dict[str, Any], name: str) -> None:
     meta = _meta(nb)
-    spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
-    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
+    spec: Any = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+    info: Any = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
     text = [v if isinstance(v, str) else "" for v in
             (spec.get("language"), info.get("name"), spec.get("display_name"), spec.get("name"))]
     language = (text[0] or text[1] or "python").lower()
@@ -301,11 +304,11 @@ def _check_kernel(nb, name):
         raise SubmissionError("wrong_kernel", name=name, kernel=kernel, language=one_line(language, 40))
 
 
-def _public_tests(meta, budget):
+def _public_tests(meta: dict[str, Any], budget: int) -> dict[str, str]:
     """otter's public tests, {name: source}, as long as they fit in `budget` characters."""
-    otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
-    tests = otter_meta.get("tests") if isinstance(otter_meta.get("tests"), dict) else {}
-    out = {}
+    otter_meta: Any = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}  # JSON, checked
+    tests: Any = otter_meta.get("tests") if isinstance(otter_meta.get("tests"), dict) else {}
+    out: dict[str, str] = {}
     for key, spec in tests.items():
         source = spec if isinstance(spec, str) else spec.get("src") or spec.get("source") if isinstance(spec, dict) else None
         if not isinstance(source, str):
@@ -317,21 +320,22 @@ def _public_tests(meta, budget):
     return out
 
 
-def _small_metadata(meta, budget):
+def _small_metadata(meta: dict[str, Any], budget: int) -> dict[str, Any]:
     """The notebook metadata the kit reads: the assignment's name, otter's public tests."""
-    small = {}
-    otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
+    small: dict[str, Any] = {}
+    otter_meta: Any = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}  # JSON, checked
     for key in ("assignment_name", "kit_assignment", "kit_language"):
         if isinstance(meta.get(key), str):
             small[key] = clean(meta[key][:200])
-    otter_small = {"tests": _public_tests(meta, budget)}
+    otter_small: dict[str, Any] = {"tests": _public_tests(meta, budget)}
     if isinstance(otter_meta.get("assignment_name"), str):
         otter_small["assignment_name"] = clean(otter_meta["assignment_name"][:200])
     small["otter"] = otter_small
     return small
 
 
-def read_bytes(data, name, limits, known=(), keep_provided=False):
+def read_bytes(data: bytes, name: str, limits: dict[str, Any], known: Collection[object] = (),
+               keep_provided: bool = False) -> dict[str, Any]:
     """The submission in `data` (a notebook's or an export zip's bytes) as plain
     data, or SubmissionError with a one-line reason. `name` is the file's
     name (for messages); `limits` grading.yml's `limits`."""
@@ -358,9 +362,10 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
 
     # The code cells, outputs dropped; indices are positions among all cells, from 1.
     code, size = [], 0
-    labels = {}  # how Jupyter shows each code cell: its execution count, else its place among code cells
+    # how Jupyter shows each code cell: its execution count, else its place among code cells
+    labels: dict[int, str] = {}
     # the typed-answer cells of each form: (index, label, text), the first by_hand.MAX_LISTED, and their count
-    marked = {f.question: [] for f in by_hand.FORMS}
+    marked: dict[str, list[tuple[int, str, str]]] = {f.question: [] for f in by_hand.FORMS}
     n_marked = {f.question: 0 for f in by_hand.FORMS}
     for i, cell in enumerate(nb["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -385,9 +390,12 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
                                    [k for k in known if isinstance(k, str)])
     del nb, meta
 
-    cells, provided_names, defined = [], [], set()
+    cells: list[dict[str, Any]] = []
+    provided_names: list[str] = []
+    defined: set[str] = set()
 
-    def parsed():  # one cell's tree at a time: the checks keep only its definitions
+    # one cell's tree at a time: the checks keep only its definitions
+    def parsed() -> Iterator[tuple[_Cell, ast.Module | None, str | None]]:
         for index, original, provided in code:
             source = strip_magics(original)
             tree, why = sourcecheck.parse(source)
@@ -426,12 +434,12 @@ def read_bytes(data, name, limits, known=(), keep_provided=False):
     }
 
 
-def _in_big_stack(fn, memory_bytes):
+def _in_big_stack(fn: Callable[[], T], memory_bytes: int) -> tuple[T | None, BaseException | None]:
     """fn() in a thread with a large stack (at most a quarter of the memory
     limit) and a recursion limit to match; (result, exception)."""
-    out = {}
+    out: dict[str, Any] = {}
 
-    def run():
+    def run() -> None:
         try:
             out["result"] = fn()
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
@@ -449,7 +457,7 @@ def _in_big_stack(fn, memory_bytes):
     return out.get("result"), out.get("error")
 
 
-def _limit_self(limits):
+def _limit_self(limits: dict[str, Any]) -> None:
     import resource
 
     memory = int(_limit(limits, "reader_memory_mb") * (1 << 20))
@@ -461,7 +469,7 @@ def _limit_self(limits):
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 
 
-def child_main(request_json):
+def child_main(request_json: str) -> int:
     """The helper: the request in argv, the file on stdin, the answer on stdout."""
     out = sys.stdout.buffer
     try:
@@ -470,7 +478,7 @@ def child_main(request_json):
         _limit_self(limits)
         max_bytes = int(_limit(limits, "notebook_file_mb") * (1 << 20))
 
-        def read():  # the file's bytes live only in read_bytes, which lets go of them once decoded
+        def read() -> dict[str, Any]:  # the file's bytes live only in read_bytes, which lets go of them once decoded
             return read_bytes(sys.stdin.buffer.read(max_bytes + 1), request["name"], limits, request["known"],
                               bool(request["keep_provided"]))
 
@@ -505,12 +513,13 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
 # -- the judge's side ------------------------------------------------------------------
-def _reader_limits(limits):
+def _reader_limits(limits: object) -> dict[str, float]:
     keys = ("notebook_file_mb", "notebook_code_kb", "reader_memory_mb", "reader_seconds")
     return {k: _limit(limits, k) for k in keys}
 
 
-def read_file(path, known=(), keep_provided=False, limits=None):
+def read_file(path: str | Path, known: Collection[object] = (), keep_provided: bool = False,
+              limits: dict[str, Any] | None = None) -> dict[str, Any]:
     """The submission at `path` as `read_bytes` gives it (checked for shape),
     read by the limited helper; SubmissionError with a one-line reason."""
     path = Path(path)
@@ -577,20 +586,20 @@ def read_file(path, known=(), keep_provided=False, limits=None):
     raise SubmissionError("reader_failed", name=name, why=one_line(answer.get("internal", "no reason given"), 200))
 
 
-def _kill(proc):
+def _kill(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
         pass
 
 
-def _strs(x):
+def _strs(x: object) -> bool:
     return isinstance(x, list) and all(isinstance(s, str) for s in x)
 
 
-def _submission_dict(result, name, known=()):
+def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> dict[str, Any]:
     """`result` if it has the shape `read_bytes` gives, else SubmissionError."""
-    def bad(what):
+    def bad(what: str) -> SubmissionError:
         return SubmissionError("reader_wrong_shape", name=name, what=what)
 
     if not isinstance(result, dict):
@@ -613,7 +622,7 @@ def _submission_dict(result, name, known=()):
                                                           for k, v in f["excused"].items())
             and _strs(f.get("tracing")) and _strs(f.get("unchecked"))):
         raise bad("findings")
-    nb = result.get("notebook")
+    nb: Any = result.get("notebook")  # checked for shape below
     meta = nb.get("metadata") if isinstance(nb, dict) else None
     otter_meta = meta.get("otter") if isinstance(meta, dict) else None
     if not (isinstance(meta, dict) and isinstance(otter_meta, dict) and isinstance(otter_meta.get("tests"), dict)

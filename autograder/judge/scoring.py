@@ -17,26 +17,33 @@ where the rule took points.
 Feedback per question: a summary first (which checks failed, then each likely
 cause once), then one line per failure with the causes already said left out.
 """
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from autograder.judge.text import one_line
 from autograder.messages import LANGUAGES, catalog, check_label, t  # noqa: F401 - check_label re-exported
+
+if TYPE_CHECKING:
+    import re
+
+    from autograder.config import Config
 
 MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's code prints or raises
 MAX_LINE_CHARS = 700
 
 
-def cause_markers():
+def cause_markers() -> tuple[str, ...]:
     """"Likely cause:" in every language (a failure message's symptom ends where one starts)."""
     return tuple(t("cause_marker", lang) for lang in LANGUAGES)
 
 
-def is_failure_line(line):
+def is_failure_line(line: str) -> bool:
     """Whether a feedback line reports one failure (`FAIL test: ...`, in any language)."""
     return line.startswith(tuple(t("fail_prefix", lang) + " " for lang in LANGUAGES))
 
 
-def is_cause_line(line):
+def is_cause_line(line: str) -> bool:
     """Whether a feedback line states a likely cause (in any language)."""
     return line.startswith(tuple(t("cause_marker", lang).rstrip(":") for lang in LANGUAGES))
 
@@ -59,12 +66,12 @@ class QuestionResult:
     name: str
     max_score: float
     score: float = 0.0
-    lines: list = field(default_factory=list)  # feedback: summary, likely causes, then one failure per line
-    failed_checks: list = field(default_factory=list)  # test functions with a failed scored case
-    checks: list = field(default_factory=list)  # plain data per check (`check_records`), for reports
+    lines: list[str] = field(default_factory=list)  # feedback: summary, likely causes, then one failure per line
+    failed_checks: list[str] = field(default_factory=list)  # test functions with a failed scored case
+    checks: list[dict[str, Any]] = field(default_factory=list)  # plain data per check (`check_records`), for reports
 
 
-def split_cause(message):
+def split_cause(message: str) -> tuple[str, str | None]:
     """(symptom, likely cause or None) of one failure message."""
     found = [(message.find(m), m) for m in cause_markers() if m in message]
     if not found:
@@ -74,14 +81,16 @@ def split_cause(message):
     return (symptom[:-1] if symptom.endswith(".") else symptom), message[at + len(marker):].strip()
 
 
-def _feedback(checks):
+def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str]]:
     """Lines for one question from {test: [outcomes]} (tests in run order)."""
-    failed = [t for t, items in checks.items() if any(not i.passed and not i.evidence for i in items)]
-    evidence = [t for t, items in checks.items() if any(not i.passed and i.evidence for i in items)]
+    failed = [name for name, items in checks.items() if any(not i.passed and not i.evidence for i in items)]
+    evidence = [name for name, items in checks.items() if any(not i.passed and i.evidence for i in items)]
     if not failed and not evidence:
         return [], []
-    causes, merged, where = [], {}, {}
-    for test in failed + [t for t in evidence if t not in failed]:
+    causes: list[str] = []
+    merged: dict[str, dict[tuple[str, str | None, bool], list[str]]] = {}
+    where: dict[str, list[str]] = {}
+    for test in failed + [name for name in evidence if name not in failed]:
         for i in checks[test]:
             if i.passed:
                 continue
@@ -92,22 +101,22 @@ def _feedback(checks):
                 where[cause].append(test)
             # one line per distinct message of a check, its cases together
             merged.setdefault(test, {}).setdefault((symptom, cause, i.evidence), []).append(i.case)
-    details = []
-    for test, lines in merged.items():
-        for (symptom, cause, ev), cases in lines.items():
+    details: list[str] = []
+    for test, messages in merged.items():
+        for (symptom, cause, ev), cases in messages.items():
             ids = ", ".join(c for c in cases if c)
             label = f"{test}[{ids}]" if ids else test
             ref = t("likely_cause_ref", n=causes.index(cause) + 1) if cause and len(causes) > 1 else ""
             tail = t("evidence_tail") if ev else ""
             details.append(one_line(f"{t('fail_prefix')} {label}: {symptom}{ref}{tail}", MAX_LINE_CHARS))
     total = len(checks)
-    lines = []
+    lines: list[str] = []
     if failed:
         lines.append(t("summary_failed", failed=len(failed), total=total,
                        checks=", ".join(check_label(name) for name in failed)))
     else:
         lines.append(t("summary_only_evidence", total=total))
-    def scope(cause):  # which checks a cause explains, when not every failed one
+    def scope(cause: str) -> str:  # which checks a cause explains, when not every failed one
         tests = where[cause]
         return "" if set(tests) >= set(failed) else f" ({', '.join(check_label(name) for name in tests)})"
 
@@ -123,12 +132,13 @@ def _feedback(checks):
     return lines + details, failed
 
 
-def _template_pattern(template):
+def _template_pattern(template: str) -> "re.Pattern[str]":
     """A regex matching what `template.format(**fields)` renders, each field a named group."""
     import re
     import string
 
-    out, seen = [], set()
+    out: list[str] = []
+    seen: set[str] = set()
     for literal, name, _, _ in string.Formatter().parse(template):
         out.append(re.escape(literal))
         if name:
@@ -137,10 +147,10 @@ def _template_pattern(template):
     return re.compile("".join(out) + r"\.?")
 
 
-_CAUSE_PATTERNS = []
+_CAUSE_PATTERNS: "list[tuple[str, re.Pattern[str]]]" = []
 
 
-def cause_id(text):
+def cause_id(text: str) -> tuple[str | None, dict[str, Any] | None]:
     """(catalog key, fields) of a likely cause's text in any language (the suites'
     `cause_*` messages), or (None, None): a class report counts one cause across
     languages and words it in its own."""
@@ -157,20 +167,20 @@ def cause_id(text):
     return None, None
 
 
-def check_records(checks, gated=()):
+def check_records(checks: dict[str, list[TestOutcome]], gated: Container[str] = ()) -> list[dict[str, Any]]:
     """Plain data per check of one question, from {test: [outcomes]}: cases scored,
     failed, failed on an evidence device, the likely causes its failures gave, and
     (`gated`) whether it is a property check held back by wrong values."""
-    records = []
+    records: list[dict[str, Any]] = []
     for test, items in checks.items():
         scored = [i for i in items if not i.evidence]
-        causes = []
+        causes: list[str] = []
         for i in items:
             if not i.passed:
                 cause = split_cause(i.message)[1]
                 if cause and cause not in causes:
                     causes.append(cause)
-        record = {"check": test, "cases": len(scored), "failed": sum(not i.passed for i in scored),
+        record: dict[str, Any] = {"check": test, "cases": len(scored), "failed": sum(not i.passed for i in scored),
                   "evidence_failed": sum(not i.passed for i in items if i.evidence), "causes": causes}
         if test in gated:
             record["gated"] = True
@@ -178,18 +188,20 @@ def check_records(checks, gated=()):
     return records
 
 
-def score(cfg, assignment, outcomes, kit_fault=False):
+def score(cfg: "Config", assignment: str, outcomes: Iterable[TestOutcome],
+          kit_fault: bool = False) -> dict[str, QuestionResult]:
     """{question: QuestionResult} from the suites' outcomes. `kit_fault`: the run had a
     grader fault, so a question no test ran for says so (not yet graded, not the student's)."""
     questions = {n: QuestionResult(n, float(p)) for n, p in cfg.questions(assignment).items()}
-    by_question = {}
+    by_question: dict[str, dict[str, list[TestOutcome]]] = {}
     for o in outcomes:
         by_question.setdefault(o.question, {}).setdefault(o.test, []).append(o)
     for name, checks in by_question.items():
         q = questions.get(name)
         if q is None:
             continue
-        shares = {}  # test -> (weight, share of its scored cases passed, is a property)
+        # test -> (weight, share of its scored cases passed, is a property)
+        shares: dict[str, tuple[float, float, bool]] = {}
         for test, items in checks.items():
             scored = [i for i in items if not i.evidence]
             if not scored:
@@ -216,7 +228,7 @@ def score(cfg, assignment, outcomes, kit_fault=False):
     return questions
 
 
-def note_stand_ins(questions, used):
+def note_stand_ins(questions: dict[str, QuestionResult], used: Mapping[str, Iterable[str]]) -> None:
     """Say, under a question graded with the judge standing in for a function
     it calls, that the student's own version of that function fails its checks."""
     from autograder.judge.detect import question_name

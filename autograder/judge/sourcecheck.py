@@ -24,6 +24,8 @@ cell `unparsed`).
 """
 import ast
 import re
+from collections.abc import Container, Iterable, Iterator
+from typing import Any, Protocol
 
 FORBIDDEN = ("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention")
 
@@ -45,19 +47,26 @@ _KIT_PATH = re.compile(rf"\s*{KIT}((?:\.[A-Za-z_]\w*)*)\s*")
 _KIT_IMPORT = re.compile(rf"\b(?:import|from)\s+{KIT}(?!\.{PRIVATE}\b)\b")
 
 
-def _reaches_kit(path):
+class SourceCell(Protocol):
+    """A cell as the checks read it (the reader's, or a `notebook.Cell`)."""
+
+    index: int
+    source: str
+
+
+def _reaches_kit(path: str) -> bool:
     """Whether a dotted module path is the kit's, outside its private package."""
     parts = path.split(".")
     return parts[0] == KIT and (len(parts) == 1 or parts[1] != PRIVATE)
 
 
-def _kit_in_string(text):
+def _kit_in_string(text: str) -> bool:
     m = _KIT_PATH.fullmatch(text)
     return bool(m and not m.group(1).startswith(f".{PRIVATE}")) or bool(_KIT_IMPORT.search(text))
 PARSE_ERRORS = (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError)
 
 
-def parse(source):
+def parse(source: str) -> tuple[ast.Module | None, str | None]:
     """(syntax tree, None), or (None, why it cannot be parsed: one line)."""
     try:
         return ast.parse(source), None
@@ -71,7 +80,7 @@ def parse(source):
         return None, f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
-def _parsed(cells):
+def _parsed(cells: Iterable[SourceCell]) -> Iterator[tuple[SourceCell, ast.Module]]:
     """(cell, syntax tree) for every cell that parses (a broken cell fails on its own)."""
     for cell in cells:
         tree, _ = parse(cell.source)
@@ -84,12 +93,12 @@ class Analysis:
     import aliases across the notebook, and tracing findings per cell. Trees
     are added one cell at a time; only the definitions' subtrees are kept."""
 
-    def __init__(self):
-        self.defs = {}  # name -> (cell index, node)
-        self.aliases = {}  # local name -> what it was imported as
-        self.tracing = []
+    def __init__(self) -> None:
+        self.defs: dict[str, tuple[int, ast.stmt]] = {}  # name -> (cell index, node)
+        self.aliases: dict[str, str] = {}  # local name -> what it was imported as
+        self.tracing: list[str] = []
 
-    def add(self, cell_index, tree):
+    def add(self, cell_index: int, tree: ast.Module) -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
@@ -106,14 +115,15 @@ class Analysis:
                         self.defs.setdefault(t.id, (cell_index, node))
         self.tracing += _tracing_in(cell_index, tree)
 
-    def direct(self, name):
+    def direct(self, name: str) -> tuple[dict[str, str | None], set[str]]:
         """{finding: the provided name that excuses it, or None} in `name`'s own
         definition, and the other definitions it names."""
         defs, aliases = self.defs, self.aliases
         cell_index, node = defs[name]
-        found, refs = {}, set()
+        found: dict[str, str | None] = {}
+        refs: set[str] = set()
 
-        def note(line, excuse=None):
+        def note(line: str, excuse: str | None = None) -> None:
             # A line found both excusable and not (two uses on one line) is never excused.
             found[line] = excuse if found.get(line, excuse) == excuse else None
 
@@ -136,10 +146,12 @@ class Analysis:
                                 note(f"{where}: looks up `{f}` by name", f)
         return found, refs
 
-    def forbidden(self, target):
+    def forbidden(self, target: str) -> dict[str, str | None]:
         """{finding: the provided name that excuses it, or None}: every use of
         torch's built-in attention in `target` and the definitions it reaches."""
-        found, seen, todo = {}, set(), [target]
+        found: dict[str, str | None] = {}
+        seen: set[str] = set()
+        todo = [target]
         while todo:
             name = todo.pop()
             if name in seen or name not in self.defs:
@@ -151,14 +163,18 @@ class Analysis:
             todo += refs
         return found
 
-    def forbidden_all(self, keep=5):
+    def forbidden_all(self, keep: int = 5) -> dict[str, dict[str, str | None]]:
         """{name: {finding: excuse}} for every definition that reaches a finding,
         each keeping its `keep` first findings per excuse (None included): enough
         for the first one a given set of provided names leaves. One pass over the
         definitions (strongly connected components, in the order Tarjan's
         algorithm closes them: a component after everything it reaches)."""
         direct = {n: self.direct(n) for n in self.defs}
-        index, low, on, stack, result = {}, {}, set(), [], {}
+        index: dict[str, int] = {}
+        low: dict[str, int] = {}
+        on: set[str] = set()
+        stack: list[str] = []
+        result: dict[str, dict[str, str | None]] = {}
         for root in direct:
             if root in index:
                 continue
@@ -189,13 +205,14 @@ class Analysis:
                             members.append(w)
                             if w == v:
                                 break
-                        merged, inside = {}, set(members)
+                        merged: dict[str, str | None] = {}
+                        inside = set(members)
                         parts = [direct[m][0] for m in members]
                         parts += [result[r] for r in {r for m in members for r in direct[m][1]} - inside if r in result]
                         for part in parts:
                             for line, excuse in part.items():
                                 merged[line] = excuse if merged.get(line, excuse) == excuse else None
-                        by_excuse = {}
+                        by_excuse: dict[str | None, list[str]] = {}
                         for line in sorted(merged):
                             kept = by_excuse.setdefault(merged[line], [])
                             if len(kept) < keep:
@@ -206,8 +223,8 @@ class Analysis:
         return {n: found for n, found in result.items() if found}
 
 
-def _tracing_in(cell_index, tree):
-    findings = []
+def _tracing_in(cell_index: int, tree: ast.Module) -> list[str]:
+    findings: list[str] = []
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                   and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
@@ -215,7 +232,8 @@ def _tracing_in(cell_index, tree):
                      if isinstance(n, ast.Attribute) and n.attr == PRIVATE and isinstance(n.value, ast.Name)}
     for node in ast.walk(tree):
         where = f"cell {cell_index}, line {getattr(node, 'lineno', '?')}"
-        names, kit = [], False
+        names: list[str] = []
+        kit = False
         if isinstance(node, ast.Attribute):
             names = [node.attr]
             kit = node.attr == KIT
@@ -241,7 +259,7 @@ def _tracing_in(cell_index, tree):
     return findings
 
 
-def forbidden_uses(cells, target, provided=()):
+def forbidden_uses(cells: Iterable[SourceCell], target: str, provided: Container[str] = ()) -> list[str]:
     """A list of one-line findings; empty when the target is from scratch."""
     analysis = Analysis()
     for cell, tree in _parsed(cells):
@@ -249,13 +267,13 @@ def forbidden_uses(cells, target, provided=()):
     return sorted(line for line, excuse in analysis.forbidden(target).items() if excuse is None or excuse not in provided)
 
 
-def tracing_tampering(cells):
+def tracing_tampering(cells: Iterable[SourceCell]) -> list[str]:
     """One-line findings of torch internals that could hide calls from the
     worker's counter, and of reaches for the kit's own modules, anywhere in
     the notebook: attribute access, imports and names looked up by string.
     (Deliberately obfuscated code can still get past a check of the source:
     README, "What the grader does not guarantee".)"""
-    findings = []
+    findings: list[str] = []
     for cell, tree in _parsed(cells):
         findings += _tracing_in(cell.index, tree)
     return sorted(set(findings))
@@ -264,14 +282,14 @@ def tracing_tampering(cells):
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _mentions(text):
+def _mentions(text: str) -> tuple[list[str], list[str]]:
     """The checked names a cell's text mentions (for a cell that could not be parsed)."""
     words = set(_WORDS.findall(text))
     tracing = sorted(words & set(TRACING_INTERNALS) | ({KIT} & words))
     return tracing, sorted(words & set(FORBIDDEN))
 
 
-def findings(parsed):
+def findings(parsed: Iterable[tuple[SourceCell, ast.Module | None, str | None]]) -> dict[str, Any]:
     """Every finding of the notebook, as plain data, from (cell, tree or None,
     why it did not parse) for each cell (each cell parsed once, by the caller;
     an iterator keeps one tree at a time, and of it only the definitions):
@@ -284,11 +302,13 @@ def findings(parsed):
                    parsed for its size or nesting (it counts against every function)
     """
     analysis = Analysis()
-    unchecked, tracing = [], []
+    unchecked: list[str] = []
+    tracing: list[str] = []
     for cell, tree, why in parsed:
         if tree is not None:
             analysis.add(cell.index, tree)
             continue
+        assert why is not None  # `parse` says why with every tree it could not make
         if why.startswith("SyntaxError"):
             continue  # the worker cannot compile it either: nothing in it runs
         words_tracing, words_forbidden = _mentions(cell.source)
@@ -297,7 +317,8 @@ def findings(parsed):
             tracing.append(f"cell {cell.index}: could not be parsed to check it ({why}), and {what}")
         for w in words_forbidden:
             unchecked.append(f"cell {cell.index}: could not be parsed to check it ({why}), and it names `{w}`")
-    forbidden, excused = {}, {}
+    forbidden: dict[str, list[str]] = {}
+    excused: dict[str, str] = {}
     for name, found in analysis.forbidden_all().items():
         forbidden[name] = sorted(found)
         excused.update({line: excuse for line, excuse in found.items() if excuse is not None})

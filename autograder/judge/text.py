@@ -15,7 +15,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u2
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>#!|~])")
 
 
-def one_line(text, limit=300):
+def one_line(text: object, limit: int = 300) -> str:
     """`text` as one printable line of at most `limit` characters."""
     text = str(text)
     if len(text) > 4 * limit:
@@ -26,7 +26,7 @@ def one_line(text, limit=300):
     return text if len(text) <= limit else text[: limit - 4].rstrip() + " ..."
 
 
-def markdown(text, limit=300):
+def markdown(text: object, limit: int = 300) -> str:
     """`text` as inert Markdown inside a table cell or a line: every character
     that Markdown or HTML would act on is backslash-escaped."""
     return _MD_SPECIAL.sub(r"\\\1", one_line(text, limit))
