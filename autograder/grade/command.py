@@ -1,0 +1,117 @@
+"""`python -m autograder grade`: the command around the batch (its checks, its score table, its exit status)."""
+import os
+import signal
+from pathlib import Path
+
+from autograder import config as config_mod
+from autograder import messages
+from autograder.grade import grades_csv
+from autograder.grade import shard as shard_mod
+from autograder.grade.batch import BATCH, export_limit, grade_batch
+from autograder.grade.grades_csv import CSV_NAME, first_line, was_graded
+from autograder.grade.interrupts import EXIT_GRADER_FAULT, EXIT_INTERRUPTED, BatchInterrupted
+from autograder.grade.progress import say
+from autograder.grade.text import display
+
+
+def _reason(data):
+    return first_line(data) if not was_graded(data) else ""
+
+
+def score_table(rows, cfg):
+    """A plain-text table: one row per submission, one column per question."""
+    lines = []
+    by_assignment = {}
+    for sid, path, data in rows:
+        by_assignment.setdefault(data.get("assignment"), []).append((sid, data))
+    for a, items in by_assignment.items():
+        qs = list(cfg.questions(a)) if a in cfg.assignments else []
+        maxes = {q: p for q, p in cfg.questions(a).items()} if qs else {}
+        width = max([len(s) for s, _ in items] + [10])
+        lines.append(f"\n{a or '(unknown assignment)'}")
+        lines.append("  " + "submission".ljust(width) + "".join(f"{q[:14]:>16}" for q in qs) + f"{'total':>10}")
+        for sid, data in items:
+            scores = {t["name"]: t["score"] for t in data.get("tests", [])}
+            cells = "".join(f"{scores.get(q, 0):>10g}/{maxes[q]:<5g}" for q in qs)
+            total = sum(maxes.values()) if maxes else 0
+            lines.append("  " + sid.ljust(width) + cells + f"{data.get('score', 0):>5g}/{total:<4g}")
+    return "\n".join(lines)
+
+
+def _usage_error(message):
+    say(f"grade: {message}")
+    return 2
+
+
+def main(args):
+    try:
+        cfg = config_mod.load()
+    except config_mod.ConfigError as exc:
+        return _usage_error(str(exc))
+    if args.assignment and args.assignment not in cfg.assignments:
+        return _usage_error(f"unknown assignment {display(args.assignment, 100)!r}; known: {', '.join(cfg.assignments)}")
+    if args.jobs is not None and args.jobs < 1:
+        return _usage_error(f"--jobs must be 1 or more (got {args.jobs})")
+    try:
+        lang = messages.normalize(args.lang) if getattr(args, "lang", None) else None
+    except messages.MessageError as exc:
+        return _usage_error(str(exc))
+    try:
+        shard = shard_mod.parse(args.shard) if getattr(args, "shard", None) is not None else None
+        export_limit(cfg)
+    except (shard_mod.ShardError, config_mod.ConfigError) as exc:
+        return _usage_error(str(exc))
+    out = Path(args.out)
+    if os.path.lexists(out) and not out.is_dir():
+        return _usage_error(f"--out {display(out)} exists and is not a folder")
+    if (out / CSV_NAME).is_dir():
+        return _usage_error(f"{display(out / CSV_NAME)} is a folder; move it away or choose another --out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return _usage_error(f"cannot create --out {display(out)}: {exc.strerror or exc}")
+    if shard and not args.assignment:
+        say(f"grade: --shard {shard[0]}/{shard[1]} without --assignment: the batch's assignment is detected "
+             "over every file found, as one run would (pass --assignment to skip reading them all)")
+    try:
+        rows = grade_batch(args.submissions, out, args.assignment or BATCH, args.resume, not args.no_progress,
+                           cfg, jobs=args.jobs, lang=lang, shard=shard)
+    except KeyboardInterrupt as stop:
+        signum = getattr(stop, "signum", None) or signal.SIGINT
+        done = f" after {len(stop.rows)} of {stop.total} submissions" if isinstance(stop, BatchInterrupted) else ""
+        say(f"\ngrade: stopped ({signal.Signals(signum).name}){done}; what was graded is in "
+             f"{display(out)}/<id>/results.json and {display(out / CSV_NAME)}. To grade the rest, run the same "
+             f"command again with --resume.")
+        return EXIT_INTERRUPTED.get(signum, 130)
+    if not rows and shard and rows.found:
+        print(f"grade: shard {shard[0]}/{shard[1]} holds none of the {rows.found} submissions found; "
+              f"wrote {display(out / shard_mod.SHARD_NAME)}")
+        return 0
+    if not rows:
+        say("grade: no submissions found")
+        return 2
+    print(score_table(rows, cfg))
+    faults = [(sid, data) for sid, _, data in rows if grades_csv.status(data) == grades_csv.INTERNAL_ERROR]
+    failed = [(sid, data) for sid, _, data in rows
+              if not was_graded(data) and grades_csv.status(data) != grades_csv.INTERNAL_ERROR]
+    for sid, data in failed:
+        say(f"grade: {sid}: {display(_reason(data), 300)}")
+    for sid, data in faults:
+        say(f"grade: {sid}: GRADER FAULT (internal_error, not the student's): {grades_csv.reason(data)}")
+    of = f" (shard {shard[0]}/{shard[1]} of {rows.found} submissions found)" if shard else ""
+    print(f"\nwrote {len(rows)} results{of} to {display(out)}/<id>/results.json (with feedback.md and "
+          f"feedback.html) and {display(out / CSV_NAME)}")
+    if not shard:  # a shard's report comes after the merge
+        from autograder import report
+
+        with messages.language(lang):
+            print(report.pointer(out))
+    if faults:
+        say(f"grade: the grader itself failed on {len(faults)} of {len(rows)} submissions (status internal_error "
+             f"in grades.csv, listed first in the report); fix the kit, then run the same command with --resume "
+             f"to regrade them")
+        return EXIT_GRADER_FAULT
+    if len(failed) == len(rows):
+        say("grade: no submission could be graded")
+        return 1
+    return 0
