@@ -30,8 +30,8 @@ from pathlib import Path
 
 import yaml
 
+from autograder import atomic, layout
 from autograder import config as config_mod
-from autograder import layout
 
 # otter's members that are kept; everything else (run_otter.py, otter's
 # run_autograder and setup.sh, environment.yml, requirements) is replaced.
@@ -187,10 +187,8 @@ def build_zip(assignment, otter_zip, dest, cfg=None):
         entries[name] = (text.encode(), 0o644)
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w") as zf:
+    with atomic.replacing(dest) as tmp, zipfile.ZipFile(tmp, "w") as zf:
         for name in sorted(entries):
             data, mode = entries[name]
             zf.writestr(member_info(name, mode), data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
-    tmp.replace(dest)
     return sorted(entries)

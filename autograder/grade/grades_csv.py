@@ -22,7 +22,7 @@ single run writes it. A text cell that a spreadsheet would run as a formula
 import csv
 import os
 
-from autograder import messages
+from autograder import atomic, messages
 from autograder.grade.text import clean, display
 from autograder.messages import t
 
@@ -121,10 +121,8 @@ def row(sid, path, data, names, cfg):
 def write_csv(out, rows, cfg):
     """OUT/grades.csv for [(id, path, results)] in that order (written whole, then renamed)."""
     names = question_names(rows, cfg)
-    tmp = os.path.join(out, CSV_NAME + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
+    with atomic.replacing(os.path.join(out, CSV_NAME)) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(columns(names))
         for sid, path, data in rows:
             w.writerow(row(sid, path, data, names, cfg))
-    os.replace(tmp, os.path.join(out, CSV_NAME))

@@ -20,6 +20,8 @@ import json
 import os
 import re
 
+from autograder import atomic
+
 SHARD_NAME = "shard.json"
 _SPEC = re.compile(r"\s*(\d{1,6})\s*/\s*(\d{1,6})\s*")
 
@@ -52,11 +54,7 @@ def number(rel, n):
 def write(out, shard, assignment, found, ids, positions):
     data = {"shard": shard[0], "of": shard[1], "assignment": assignment, "found": found,
             "ids": list(ids), "positions": list(positions)}
-    tmp = os.path.join(out, SHARD_NAME + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, os.path.join(out, SHARD_NAME))
+    atomic.write_json(os.path.join(out, SHARD_NAME), data, end="\n")
 
 
 def read(out):

@@ -19,9 +19,10 @@ import json
 import os
 import sys
 import traceback
-
-from autograder.messages import t
 from pathlib import Path
+
+from autograder import atomic
+from autograder.messages import t
 
 DEFAULT_ROOT = "/autograder"
 IGNORED_PARTS = ("__MACOSX", ".ipynb_checkpoints")
@@ -96,9 +97,7 @@ def _zero_result(assignment, message):
 
 def _write(results_dir, data):
     results_dir.mkdir(parents=True, exist_ok=True)
-    tmp = results_dir / "results.json.tmp"
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(results_dir / "results.json")
+    atomic.write_json(results_dir / "results.json", data, end="\n")
 
 
 def grade_root(root, assignment=None):
@@ -117,7 +116,7 @@ def grade_root(root, assignment=None):
 
         result = grade(path, assignment=assignment)  # notes a notebook whose metadata names another one
         data = result.to_gradescope()
-        for line in getattr(result, "internal_errors", []) or []:
+        for line in result.internal_errors:
             print(f"internal grader error: {line}", file=sys.stderr)
     except Exception:  # noqa: BLE001 - whatever happens, Gradescope gets a results.json
         print(traceback.format_exc(), file=sys.stderr)

@@ -21,6 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from autograder import atomic
 from autograder import config as config_mod
 from autograder.grade import shard as shard_mod
 from autograder.grade.grades_csv import CSV_NAME, write_csv
@@ -127,12 +128,11 @@ def _copy(src, dest):
     """dest becomes a copy of src (copied beside it, then put in place)."""
     if os.path.realpath(src) == os.path.realpath(dest):
         return
-    tmp = dest.with_name(f".{dest.name}.merging")
-    shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("*.tmp"))
-    if dest.exists():
-        shutil.rmtree(dest)
-    os.replace(tmp, dest)
+    with atomic.replacing(dest, f".{dest.name}.merging") as tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("*.tmp"))
+        if dest.exists():
+            shutil.rmtree(dest)
 
 
 def merge(outs, merged, cfg):

@@ -12,12 +12,11 @@ run's report equals a single run's.
 
 Language: `--lang`, else grading.yml's `language` (`messages.default()`).
 """
-import os
 import shlex
 import sys
 from pathlib import Path
 
-from autograder import messages
+from autograder import atomic, messages
 from autograder.messages import t
 
 
@@ -28,9 +27,7 @@ def pointer(out_dir):
 
 def _write(path, text):
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="")
-    os.replace(tmp, path)
+    atomic.write_text(path, text, newline="")
 
 
 def build(out_dir, lang):

@@ -23,9 +23,9 @@ each assignment column to its grade item (or a new one).
 """
 import csv
 import io
-import os
 from pathlib import Path
 
+from autograder import atomic
 from autograder.report import words
 
 FORMATS = ("canvas", "moodle")
@@ -109,7 +109,5 @@ def write(kind, assignments, out_dir):
     """Write OUT/<kind>.csv; returns (its path, the warning counts)."""
     text, counts = {"canvas": canvas, "moodle": moodle}[kind](assignments)
     path = Path(out_dir) / f"{kind}.csv"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="")
-    os.replace(tmp, path)
+    atomic.write_text(path, text, newline="")
     return path, counts
