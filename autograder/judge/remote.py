@@ -1,18 +1,27 @@
 """The submission as the hidden suites see it: a proxy to the sandboxed worker.
 
-Suites call `remote.call("masked_softmax", scores, mask)` and get a `Reply`
+Suites call `remote.call("masked_softmax", [scores], {"mask": mask})` and get a `Reply`
 holding plain tensors rebuilt from bytes. The worker starts (and runs the
 notebook's cells) on the first call. When it dies (crash, limit, timeout) the
 function that was running is marked dead: its remaining tests fail at once
 with the same reason, and the next call to any other function starts a fresh
-worker.
+worker. The protocol's options of a call (device, construction, cotangents,
+stand-ins...) are one `CallOptions`, apart from the student's arguments.
 """
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from autograder.judge.text import one_line
 from autograder.messages import t
 from autograder.sandbox.client import WorkerClient, WorkerDied
+from autograder.sandbox.limits import Limits
+
+if TYPE_CHECKING:
+    from autograder.judge.notebook import Submission
+    from autograder.judge.stand_in import StandIn
+    from autograder.sandbox.forkserver import ForkServer
 
 MAX_SKIPPED_CELLS = 2
 MAX_CELL_ERRORS = 10
@@ -21,16 +30,49 @@ MAX_CELL_ERRORS = 10
 @dataclass
 class Reply:
     ok: bool
-    value: object = None
+    value: Any = None
     error: str | None = None  # one line for the student
-    grads: dict | None = None
+    grads: dict[str, Any] | None = None
     op_count: int | None = None
-    forbidden_seen: list = field(default_factory=list)
-    inputs_after: list | None = None  # the input tensors as the call left them
-    params: dict | None = None
+    forbidden_seen: list[str] = field(default_factory=list)
+    inputs_after: list[Any] | None = None  # the input tensors as the call left them
+    params: dict[str, Any] | None = None
 
 
-def where_text(where, labels=None):
+@dataclass(frozen=True)
+class CallOptions:
+    """The protocol's options of one `Remote.call`, apart from the student's arguments (so a
+    student parameter may be called `device` or `to`).
+
+    `construct` ({"args", "kwargs"}) builds the target (a class) first, `state` loads a
+    state dict into it, `to` ({"dtype"}) moves it, and `invoke=False` stops there;
+    `cotangents` asks for the gradients; `trace` counts the operations run;
+    `return_inputs` sends the input tensors back as the call left them. `isolate`
+    (names) narrows the graded functions the judge stands in for during this call (a
+    provided driver that calls one graded function, `train_step`, with another,
+    `masked_loss`, stood in for). `call_with` passes functions first
+    (`[{"proxy": name} | {"own": name}]`, see `worker.runner`); `answer(message, count)`
+    answers the proxies' callbacks (`judge.proxies.Recorder`). `cpu_seconds` replaces
+    limits.cpu_seconds_per_call for this call (the training lab's run: its value is
+    grading.yml's, never the student's)."""
+    device: str = "cpu"
+    construct: dict[str, Any] | None = None
+    state: dict[str, Any] | None = None
+    to: dict[str, Any] | None = None
+    cotangents: list[Any] | None = None
+    trace: bool = False
+    return_inputs: bool = False
+    invoke: bool = True
+    isolate: Sequence[str] | None = None
+    call_with: Sequence[dict[str, str]] | None = None
+    answer: Callable[[dict[str, Any], int], dict[str, Any]] | None = None
+    cpu_seconds: float | None = None
+
+
+PLAIN = CallOptions()  # a plain call: the target called on the CPU, nothing else asked
+
+
+def where_text(where: object, labels: dict[int, str] | None = None) -> str | None:
     """`in dot_attention, line 3 of In [7]` from the worker's {"cell", "line", "function"}
     (checked here: the worker is untrusted); cells as the student sees them (`labels`)."""
     if isinstance(where, str):  # an older worker's words
@@ -44,14 +86,14 @@ def where_text(where, labels=None):
     return t("where_line", line=where["line"], cell=cell)
 
 
-def cell_label(label, index):
+def cell_label(label: object, index: int) -> str:
     """A cell as Jupyter shows it: the reader's "In [7]", or "#3" (its place among code cells)."""
     if isinstance(label, str) and label.startswith("#") and label[1:].isdigit():
         return t("code_cell", n=int(label[1:]))
     return label if isinstance(label, str) and label else t("cell_numbered", index=index)
 
 
-def _error_line(err, labels=None):
+def _error_line(err: object, labels: dict[int, str] | None = None) -> str:
     """One bounded line from the error the worker reported (student text:
     the type name, the place and the message are each cut and made inert)."""
     if not isinstance(err, dict):
@@ -65,26 +107,29 @@ def _error_line(err, labels=None):
 
 
 class Remote:
-    def __init__(self, submission, provided_source, limits, forkserver=None, stand_in=None):
+    def __init__(self, submission: "Submission", provided_source: str, limits: Limits,
+                 forkserver: "ForkServer | None" = None, stand_in: "StandIn | None" = None) -> None:
         self.submission = submission
-        self.stand_in = stand_in  # judge.stand_in.StandIn: graded functions the judge answers for (or None)
+        self.stand_in = stand_in  # graded functions the judge answers for (or None)
         # how the student sees each cell: its execution count (In [7]) or its place among code cells
-        self.labels = {c.index: c.label for c in submission.cells if getattr(c, "label", None)}
+        self.labels: dict[int, str] = {c.index: label for c in submission.cells
+                                       if (label := getattr(c, "label", None))}
         self.forkserver = forkserver
         self.provided_source = provided_source
         self.limits = limits
-        self.client = None
-        self.dead = {}  # target -> reason
-        self.load_failure = None
-        self.skipped = {}  # cell index -> why it was skipped (it killed the worker)
-        self.cell_errors = []
-        self.notes = {}  # target -> a submission-wide remark for the student
-        self.peak_mb = None  # the largest worker peak (where a control group measured it)
-        self._after_load = (None, None)  # (processes in its control group, Python threads) once loaded
+        self.client: WorkerClient | None = None
+        self.dead: dict[str, str] = {}  # target -> reason
+        self.load_failure: str | None = None
+        self.skipped: dict[int, str] = {}  # cell index -> why it was skipped (it killed the worker)
+        self.cell_errors: list[str] = []
+        self.notes: dict[str, str] = {}  # target -> a submission-wide remark for the student
+        self.peak_mb: float | None = None  # the largest worker peak (where a control group measured it)
+        # (processes in its control group, Python threads) once loaded
+        self._after_load: tuple[object, object] = (None, None)
         self.started = time.monotonic()  # the submission's wall-clock budget runs from here
-        self.over_budget = None  # the reason, once the budget is spent
+        self.over_budget: str | None = None  # the reason, once the budget is spent
 
-    def _label(self, index):
+    def _label(self, index: int) -> str:
         label = self.labels.get(index)
         if not label:
             return t("cell_numbered", index=index)
@@ -92,16 +137,16 @@ class Remote:
         # "the cell In [7]", but "code cell 3" alone (not "the cell code cell 3")
         return text if text != label else t("the_cell", label=text)
 
-    def _remaining(self):
+    def _remaining(self) -> float:
         """Seconds left of the submission's wall-clock budget (limits.submission_seconds)."""
         return self.limits.submission_seconds - (time.monotonic() - self.started)
 
-    def _spent(self):
+    def _spent(self) -> str:
         """The one-line reason once the budget is spent (kept for the notes)."""
-        self.over_budget = t("over_budget", seconds=f"{self.limits.submission_seconds:g}")
-        return self.over_budget
+        self.over_budget = reason = t("over_budget", seconds=f"{self.limits.submission_seconds:g}")
+        return reason
 
-    def _wall(self, seconds):
+    def _wall(self, seconds: float) -> float:
         """A request's wall-clock limit, cut to what is left of the submission's budget."""
         left = self._remaining()
         if left <= 0:
@@ -109,22 +154,23 @@ class Remote:
         return min(seconds, left)
 
     # -- lifecycle ------------------------------------------------------
-    def _ensure(self):
+    def _ensure(self) -> WorkerClient:
+        """The worker, started (and the notebook's cells run) if it is not running. Raises WorkerDied."""
         if self.load_failure:
             raise WorkerDied(self.load_failure)
         if self.client is not None and self.client.alive:
-            return
+            return self.client
         if self.client is not None:
             self.client.close()
         indices = {c.index for c in self.submission.cells}
         while True:
             wall = self._wall(self.limits.load_seconds * 1.5 + 10)
-            self.client = WorkerClient(self.limits, self.forkserver)
-            self.client.start()
+            self.client = client = WorkerClient(self.limits, self.forkserver)
+            client.start()
             cells = [{"index": c.index, "source": c.source} for c in self.submission.cells
                      if c.index not in self.skipped]
             try:
-                report = self.client.request(
+                report = client.request(
                     {"op": "load", "cells": cells, "provided": self.provided_source},
                     cpu_seconds=self.limits.load_seconds, wall_seconds=wall)
                 break
@@ -132,110 +178,104 @@ class Remote:
                 # The worker notes each cell before running it: skip the one
                 # that killed it and run the rest, so other questions keep
                 # what they earned.
-                culprit = self.client.read_scratch_int("progress")
+                culprit = client.read_scratch_int("progress")
                 self.close()
-                if culprit not in indices or culprit in self.skipped or len(self.skipped) >= MAX_SKIPPED_CELLS:
-                    self.load_failure = t("running_cells", reason=exc.reason)
-                    raise WorkerDied(self.load_failure) from None
+                if culprit is None or culprit not in indices or culprit in self.skipped \
+                        or len(self.skipped) >= MAX_SKIPPED_CELLS:
+                    self.load_failure = failure = t("running_cells", reason=exc.reason)
+                    raise WorkerDied(failure) from None
                 self.skipped[culprit] = exc.reason
         report = report if isinstance(report, dict) else {}
-        self._after_load = (self.client.processes(), report.get("py_threads"))
+        self._after_load = (client.processes(), report.get("py_threads"))
         failed = [c for c in report.get("cells", []) if isinstance(c, dict) and not c.get("ok")
                   and c.get("index") in indices] if isinstance(report.get("cells"), list) else []
         self.cell_errors = ([t("cell_skipped", cell=self._label(i), why=why) for i, why in self.skipped.items()]
                             + [f"{self._label(c['index'])} {_error_line(c.get('error'), self.labels)}"
                                for c in failed])[:MAX_CELL_ERRORS]
+        return client
 
-    def public(self, tests):
+    def public(self, tests: list[Any]) -> list[Any]:
         """Run otter's public tests (plain sources) beside the notebook's code:
         the self-check `grader.check_all()` gives. Raises WorkerDied."""
-        self._ensure()
+        client = self._ensure()
         budget = self.limits.cpu_seconds_per_call * max(len(tests), 1)
-        reply = self.client.request({"op": "public", "tests": tests}, cpu_seconds=budget,
+        reply = client.request({"op": "public", "tests": tests}, cpu_seconds=budget,
                                     wall_seconds=self._wall(budget * 2 + 10))
         results = reply.get("results", []) if isinstance(reply, dict) else []
         return results if isinstance(results, list) else []
 
-    def close(self):
+    def close(self) -> None:
         if self.client is not None:
             self.client.close()
             if self.client.peak_mb is not None:
                 self.peak_mb = max(self.peak_mb or 0.0, self.client.peak_mb)
             self.client = None
 
-    def _retire_if_left_running(self, target, raw):
+    def _retire_if_left_running(self, target: str, client: WorkerClient, raw: object) -> None:
         """A call that leaves threads or processes behind (they could act while
         another function is graded) ends its worker once it has answered; the
         next call starts a fresh one. Processes are counted by the control
         group (the judge's own view); Python threads as the worker reports
         them (torch's and CUDA's native threads are not counted: they start on
         first use). A worker that under-reports only spares its own threads."""
-        now = (self.client.processes(), raw.get("py_threads") if isinstance(raw, dict) else None)
+        now = (client.processes(), raw.get("py_threads") if isinstance(raw, dict) else None)
         grew = [isinstance(a, int) and isinstance(b, int) and b > a for a, b in zip(self._after_load, now)]
         if any(grew):
             self.notes.setdefault(target, t("left_running", target=target))
             self.close()
 
     # -- calls ----------------------------------------------------------
-    def call(self, target, args=(), kwargs=None, *, device="cpu", construct=None, state=None, to=None,
-             cotangents=None, trace=False, return_inputs=False, invoke=True, isolate=None, call_with=None,
-             answer=None, cpu_seconds=None):
-        """Call the student's `target(*args, **kwargs)` in the worker. The
-        protocol's options are keyword-only and apart from the student's
-        arguments, so a student parameter may be called `device` or `to`.
-        `isolate` (names) narrows the graded functions the judge stands in for
-        during this call (a provided driver that calls one graded function,
-        `train_step`, with another, `masked_loss`, stood in for). `call_with`
-        passes functions first (`[{"proxy": name} | {"own": name}]`, see
-        `worker.runner`); `answer(message, count)` answers the proxies' callbacks
-        (`judge.proxies.Recorder`). `cpu_seconds` replaces
-        limits.cpu_seconds_per_call for this call (the training lab's run: its
-        value is grading.yml's, never the student's)."""
+    def call(self, target: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
+             options: CallOptions = PLAIN) -> Reply:
+        """Call the student's `target(*args, **kwargs)` in the worker, with the
+        protocol's `options` (`CallOptions`)."""
         kwargs = dict(kwargs or {})
         if target in self.dead:
             return Reply(False, error=self.dead[target])
         try:
-            self._ensure()
-            budget = float(cpu_seconds or self.limits.cpu_seconds_per_call)
+            client = self._ensure()
+            budget = float(options.cpu_seconds or self.limits.cpu_seconds_per_call)
             wall = self._wall(budget * 2 + 10)
         except WorkerDied as exc:
             return Reply(False, error=exc.reason)
-        message = {
+        o = options
+        message: dict[str, Any] = {
             "op": "call", "target": target, "args": list(args), "kwargs": kwargs,
-            "device": device, "construct": construct, "state": state, "to": to,
-            "cotangents": cotangents, "trace": trace, "return_inputs": return_inputs,
-            "invoke": invoke,
+            "device": o.device, "construct": o.construct, "state": o.state, "to": o.to,
+            "cotangents": o.cotangents, "trace": o.trace, "return_inputs": o.return_inputs,
+            "invoke": o.invoke,
         }
-        if call_with:
-            message["call_with"] = list(call_with)
-        proxied = {c["proxy"] for c in call_with or () if isinstance(c, dict) and "proxy" in c}
-        on_callback = None
-        allowed = []
-        if self.stand_in is not None:
-            allowed = self.stand_in.allowed(target)
-            if isolate is not None:
-                allowed = [n for n in allowed if n in isolate]
+        if o.call_with:
+            message["call_with"] = list(o.call_with)
+        proxied = {c["proxy"] for c in o.call_with or () if isinstance(c, dict) and "proxy" in c}
+        on_callback: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        allowed: list[str] = []
+        stand_in, answer = self.stand_in, o.answer
+        if stand_in is not None:
+            allowed = stand_in.allowed(target)
+            if o.isolate is not None:
+                allowed = [n for n in allowed if n in o.isolate]
             message["isolate"] = allowed
-        if self.stand_in is not None or (answer is not None and proxied):
+        if stand_in is not None or (answer is not None and proxied):
             count = [0]
 
-            def on_callback(msg):
+            def on_callback(msg: dict[str, Any]) -> dict[str, Any]:
                 count[0] += 1
                 if answer is not None and msg.get("name") in proxied:
                     return answer(msg, count[0])
-                if self.stand_in is None:
+                if stand_in is None:
                     return {"ok": False, "error": t("stand_in_refused")}
-                return self.stand_in.answer(target, allowed, msg, count[0])
+                return stand_in.answer(target, allowed, msg, count[0])
         try:
-            raw = self.client.request(message, cpu_seconds=budget, wall_seconds=wall,
-                                      on_callback=on_callback)
+            raw = client.request(message, cpu_seconds=budget, wall_seconds=wall,
+                                 on_callback=on_callback)
         except WorkerDied as exc:
             self.close()
             if self._remaining() <= 0:  # the budget ran out during this call: say so, not "timed out"
                 return Reply(False, error=self._spent())
             self.dead[target] = t("function_died", target=target, reason=exc.reason)
             return Reply(False, error=self.dead[target])
-        self._retire_if_left_running(target, raw)
+        self._retire_if_left_running(target, client, raw)
         if not isinstance(raw, dict):
             return Reply(False, error="the worker sent a reply that is not a dict")
         if not raw.get("ok"):

@@ -13,18 +13,23 @@ false` turns this off.
 """
 import importlib
 import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from autograder.judge import detect
-from autograder.judge.grads import vjp
 from autograder.judge.text import one_line
 from autograder.messages import t
+from autograder.protocol.grads import vjp
+
+if TYPE_CHECKING:
+    from autograder.config import Config
 
 MAX_CALLBACKS = 256  # a loop over a batch calls its softmax a few times; a flood is the student's own loss
 
 
-def graded_functions(assignment):
+def graded_functions(assignment: str) -> dict[str, Callable[..., Any]]:
     """The assignment's graded functions (not classes; not provided ones) from its reference module."""
     try:
         module = importlib.import_module(f"autograder.private.solutions.{assignment}")
@@ -37,21 +42,21 @@ def graded_functions(assignment):
 
 
 class StandIn:
-    def __init__(self, assignment, cfg):
+    def __init__(self, assignment: str, cfg: "Config") -> None:
         on = cfg.scoring.get("isolate_dependencies", True)
         questions = cfg.questions(assignment)
         self.functions = {n: f for n, f in graded_functions(assignment).items()
                           if on and detect.question_name(n) in questions}
-        self.used = {}  # graded target -> names the judge stood in for while it ran
+        self.used: dict[str, set[str]] = {}  # graded target -> names the judge stood in for while it ran
         # the most a stand-in's answer may hold (what the judge reads from a worker at most):
         # broadcasting small inputs could otherwise make the judge build a huge result
         self.max_bytes = int(cfg.limits.get("reply_bytes") or 0)
 
-    def allowed(self, target):
+    def allowed(self, target: str) -> list[str]:
         """What the judge stands in for while `target` runs: the others."""
         return sorted(n for n in self.functions if n != target)
 
-    def answer(self, target, allowed, message, count):
+    def answer(self, target: str, allowed: list[str], message: dict[str, Any], count: int) -> dict[str, Any]:
         """The reply to one callback from the worker (plain data, checked here)."""
         reply = self._answer(target, allowed, message, count)
         if not reply.get("ok"):
@@ -59,12 +64,13 @@ class StandIn:
             reply["error"] = t("stand_in_error", name=one_line(name, 60), why=reply["error"])
         return reply
 
-    def _answer(self, target, allowed, message, count):
+    def _answer(self, target: str, allowed: list[str], message: dict[str, Any], count: int) -> dict[str, Any]:
         if count > MAX_CALLBACKS:
             return {"ok": False, "error": t("stand_in_flood", n=MAX_CALLBACKS)}
         name = message.get("name")
         args, kwargs = message.get("args"), message.get("kwargs")
-        if name not in allowed or not isinstance(args, list) or not isinstance(kwargs, dict):
+        if not isinstance(name, str) or name not in allowed or not isinstance(args, list) \
+                or not isinstance(kwargs, dict):
             return {"ok": False, "error": t("stand_in_refused")}
         self.used.setdefault(target, set()).add(name)
         fn = self.functions[name]
@@ -82,9 +88,9 @@ class StandIn:
             return {"ok": False, "error": one_line(f"{type(exc).__name__}: {exc}", 300)}
 
 
-def _output_bytes(fn, args, kwargs):
+def _output_bytes(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> int:
     """The bytes `fn`'s outputs would take, worked out on meta copies of the inputs."""
-    def meta(v):
+    def meta(v: Any) -> Any:
         return torch.empty(v.shape, dtype=v.dtype, device="meta") if isinstance(v, torch.Tensor) else v
 
     with torch.no_grad():
@@ -93,7 +99,7 @@ def _output_bytes(fn, args, kwargs):
     return sum(o.numel() * o.element_size() for o in outs if isinstance(o, torch.Tensor))
 
 
-def _detached(value):
+def _detached(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         return value.detach()
     if isinstance(value, (tuple, list)):
@@ -101,11 +107,12 @@ def _detached(value):
     return value
 
 
-def _backward(fn, args, kwargs, grads_out):
+def _backward(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any],
+              grads_out: object) -> list[torch.Tensor | None]:
     """Gradients of `fn` at the call's inputs, for the tensors among `args` and `kwargs` (in that order)."""
-    leaves = []
+    leaves: list[torch.Tensor | None] = []
 
-    def leaf(v):
+    def leaf(v: Any) -> Any:
         if isinstance(v, torch.Tensor) and v.is_floating_point():
             v = v.detach().clone().requires_grad_(True)
             leaves.append(v)
@@ -122,7 +129,7 @@ def _backward(fn, args, kwargs, grads_out):
         raise ValueError("gradients for a different number of outputs")
     pairs = [(o, g) for o, g in zip(outs, grads_out) if isinstance(g, torch.Tensor) and o.requires_grad]
     live = [v for v in leaves if v is not None]
-    grads = vjp([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs]) if pairs and live \
-        else [None] * len(live)
+    grads: Sequence[torch.Tensor | None] = vjp([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs]) \
+        if pairs and live else [None] * len(live)
     it = iter(grads)
     return [None if v is None else next(it) for v in leaves]

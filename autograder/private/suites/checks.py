@@ -22,10 +22,10 @@ import re
 import pytest
 import torch
 
-from autograder.judge.grads import vjp
-from autograder.judge.remote import cell_label
+from autograder.judge.remote import CallOptions, cell_label
 from autograder.messages import LANGUAGES, MessageError, t
 from autograder.protocol import wire
+from autograder.protocol.grads import vjp
 
 
 _CFG = []  # the cfg the judge grades this submission with (conftest.py sets it for each run)
@@ -304,7 +304,7 @@ def explain_errors(cause):
 
 def call(sub, name, args, kwargs=None, **opts):
     """Call the student's `name`; fail with its error unless it returned."""
-    reply = sub.call(name, args, kwargs, **opts)
+    reply = sub.call(name, args, kwargs, CallOptions(**opts))
     if not reply.ok:
         fail(f"{describe_call(name, args, kwargs)} {with_cause(reply.error)}")
     return reply
@@ -797,7 +797,7 @@ def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
 
 def expect_value_error(sub, name, args, kwargs=None, why="", **opts):
     """The call raises ValueError; `why` (rendered from the catalog) says why it must."""
-    reply = sub.call(name, args, kwargs, **opts)
+    reply = sub.call(name, args, kwargs, CallOptions(**opts))
     what = describe_call(name, args, kwargs)
     if reply.ok:
         fail(caused(t("returned_no_value_error", what=what, why=why), t("cause_sizes_unchecked")))

@@ -27,6 +27,7 @@ not why its assertion failed.
 import pytest
 
 from autograder.judge import proxies
+from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.solutions import classic_attention as ref
 from autograder.private.suites import checks as c
@@ -50,7 +51,7 @@ def run_with(sub, cfg, key, fn):
     runs = _cache(sub)
     if key not in runs:
         recorder = proxies.Recorder(fn, cfg.limits.get("reply_bytes"))
-        reply = sub.call(NAME, [], {}, call_with=[{"proxy": proxies.NAME}], answer=recorder)
+        reply = sub.call(NAME, [], {}, CallOptions(call_with=[{"proxy": proxies.NAME}], answer=recorder))
         runs[key] = (reply, recorder)
     return runs[key]
 
@@ -118,7 +119,7 @@ def test_passes_your_fix(sub, cfg):
     passes_reference(sub, cfg)
     if not own_fix_is_right(sub, cfg):
         return
-    reply = sub.call(NAME, [], {}, call_with=[{"own": FIXED}], isolate=["masked_softmax"])
+    reply = sub.call(NAME, [], {}, CallOptions(call_with=[{"own": FIXED}], isolate=["masked_softmax"]))
     if not reply.ok:
         c.fail(c.caused(t("drill_test_failed_own", name=FIXED, error=reply.error), t("cause_drill_test_too_strict")))
 

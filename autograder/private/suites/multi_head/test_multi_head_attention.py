@@ -12,9 +12,10 @@ import math
 import torch
 from torch import nn
 
-from autograder.judge.grads import vjp
+from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.protocol import wire
+from autograder.protocol.grads import vjp
 from autograder.private.suites import checks as c
 from autograder.private.solutions import multi_head as ref
 from autograder.private.solutions.classic_attention import masked_softmax
@@ -201,19 +202,19 @@ def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", *
     """Call the student's module; on an error, a likely cause when a simpler call works."""
     args = args if args is not None else case.args
     kwargs = kwargs if kwargs is not None else case.kwargs
-    reply = sub.call(NAME, args, kwargs, **case.opts(dtype, device), **opts)
+    reply = sub.call(NAME, args, kwargs, CallOptions(**case.opts(dtype, device), **opts))
     if reply.ok:
         return reply
     what = case.describe(args, kwargs, device)
     cause = None
     if device == "cpu" and not c.error_hint(reply.error):  # a known error names its own cause (see _join)
-        if kwargs.get("mask") is not None and sub.call(NAME, args, **case.opts(dtype, device)).ok:
+        if kwargs.get("mask") is not None and sub.call(NAME, args, options=CallOptions(**case.opts(dtype, device))).ok:
             cause = t("cause_mha_mask_as_is", shape=tuple(kwargs["mask"].shape))
         elif case.T_q != case.T_k:
             q, k, v = args
             T = case.T_q
             same = [q, _fit(k, T), _fit(v, T)]
-            if sub.call(NAME, same, **case.opts(dtype, device)).ok:
+            if sub.call(NAME, same, options=CallOptions(**case.opts(dtype, device))).ok:
                 cause = t("cause_mha_cross_attention", T_q=case.T_q, T_k=case.T_k)
     if device == "meta" and "device" in reply.error:
         cause = t("cause_mha_meta_device")
@@ -283,7 +284,7 @@ def test_parameters(sub, cfg):
     """q_proj, k_proj, v_proj, out_proj: weights (D, D), biases (D,) exactly when bias=True."""
     for bias in (True, False):
         case = Case(*SIZES[1], seed=110, bias=bias)
-        reply = sub.call(NAME, construct=case.construct(), to={"dtype": "float64"}, invoke=False)
+        reply = sub.call(NAME, options=CallOptions(construct=case.construct(), to={"dtype": "float64"}, invoke=False))
         what = f"MultiHeadAttention({case.D}, {case.h}, bias={bias})"
         if not reply.ok:
             c.fail(f"{what} {reply.error}")
@@ -435,7 +436,7 @@ def _accepted_mask(sub, case):
     B, h, T_q, T_k = case.B, case.h, case.T_q, case.T_k
     shapes = [case.mask, case.mask.expand(B, 1, T_q, T_k).clone(), case.mask.expand(B, h, T_q, T_k).clone()]
     for m in shapes:
-        if sub.call(NAME, case.args, {"mask": m}, **case.opts()).ok:
+        if sub.call(NAME, case.args, {"mask": m}, CallOptions(**case.opts())).ok:
             return m
     return case.mask
 
@@ -495,11 +496,11 @@ def test_inputs_unchanged(sub, cfg):
 
 def test_value_error_when_not_divisible(sub, cfg):
     valid = Case(*SIZES[1], seed=850)
-    reply = sub.call(NAME, construct=valid.construct(), invoke=False)
+    reply = sub.call(NAME, options=CallOptions(construct=valid.construct(), invoke=False))
     if not reply.ok:  # a module that always raises does not keep the error contract
         c.fail(t("mha_must_construct", what=f"MultiHeadAttention({valid.D}, {valid.h})", error=reply.error.rstrip()))
     for D, h in ((10, 3), (6, 4)):
-        reply = sub.call(NAME, construct={"args": [D, h], "kwargs": {}}, invoke=False)
+        reply = sub.call(NAME, options=CallOptions(construct={"args": [D, h], "kwargs": {}}, invoke=False))
         what = f"MultiHeadAttention({D}, {h})"
         if reply.ok:
             c.fail(c.caused(t("mha_constructed", what=what, D=D, h=h), t("cause_init_unchecked")))

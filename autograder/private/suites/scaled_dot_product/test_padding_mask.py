@@ -2,6 +2,7 @@
 import pytest
 import torch
 
+from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.suites.scaled_dot_product.common import check_mask
@@ -35,7 +36,7 @@ def _check(sub, lengths, max_len=None, device="cpu"):
     expected = ref.padding_mask(*args)
     send = c.as_meta(args) if device == "meta" else c.to(args, device)
     what = c.describe_call(NAME, send) + ("" if device == "cpu" else t("with_lengths_on", device=device))
-    reply = sub.call(NAME, send, device=device)
+    reply = sub.call(NAME, send, options=CallOptions(device=device))
     if not reply.ok:
         cause = None
         if "device" in reply.error:

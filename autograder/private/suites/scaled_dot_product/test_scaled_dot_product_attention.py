@@ -10,6 +10,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.solutions import scaled_dot_product as ref
@@ -118,7 +119,7 @@ def _batched_cause(sub, args, dtype=torch.float64, device="cpu"):
         return None
     two_d = [a[(0,) * (a.dim() - 2)] for a in args]  # (T, d) each: the first batch item
     two_d = c.as_meta(c.to(two_d, dtype=dtype)) if device == "meta" else c.to(two_d, device, dtype)
-    if sub.call(NAME, two_d, device=device).ok:
+    if sub.call(NAME, two_d, options=CallOptions(device=device)).ok:
         return t("cause_batched_as_matrix")
     return None
 
@@ -306,7 +307,7 @@ def test_meta_device(sub, cfg):
     mask = c.rand_mask((2, 3, 5), 701)
     for kwargs in ({}, {"mask": mask}):
         meta_args, meta_kwargs = c.as_meta(c.to(args, dtype=torch.float32)), c.as_meta(kwargs)
-        reply = sub.call(NAME, meta_args, meta_kwargs, device="meta")
+        reply = sub.call(NAME, meta_args, meta_kwargs, CallOptions(device="meta"))
         if not reply.ok and "device" in reply.error:
             c.fail(c.caused(t("on_meta_device", what=c.describe_call(NAME, meta_args, meta_kwargs),
                               error=reply.error.rstrip(".!")), t("cause_no_device_query")))

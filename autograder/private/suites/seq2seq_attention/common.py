@@ -5,6 +5,7 @@ gradients of every parameter against the reference module's.
 """
 import torch
 
+from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.protocol import wire
 from autograder.private.suites import checks as c
@@ -38,7 +39,7 @@ def describe(module, inputs, device="cpu"):
 def check_parameters(sub, name, construct, want, what):
     """The module built from `construct` has exactly the contract's parameter names
     and shapes (`want`: {name: shape}), moved by .to(float64)."""
-    reply = sub.call(name, construct=construct, to={"dtype": "float64"}, invoke=False)
+    reply = sub.call(name, options=CallOptions(construct=construct, to={"dtype": "float64"}, invoke=False))
     if not reply.ok:
         c.fail(f"{what} {reply.error}")
     params = reply.params or {}

@@ -10,6 +10,7 @@ state BEFORE the step (Bahdanau), so the weights do not depend on prev_token.
 import pytest
 import torch
 
+from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.protocol import wire
 from autograder.private.suites import checks as c
@@ -130,7 +131,7 @@ def hints(case):
 def runs(sub, case, args=None, dtype=torch.float64, **opts):
     """The step returns (logits, new_state, weights) of the contract's shapes and dtype. Returns (got, what, reply)."""
     args = c.to(args if args is not None else case.args, "cpu", dtype)
-    reply = sub.call(NAME, args, **case.opts(dtype), **opts)
+    reply = sub.call(NAME, args, options=CallOptions(**case.opts(dtype), **opts))
     what = case.what(args, dtype)
     if not reply.ok:
         c.fail(f"{what} {c.with_cause(reply.error)}")

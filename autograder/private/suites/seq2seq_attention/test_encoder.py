@@ -9,6 +9,7 @@ yardstick is the reference module with the same parameters, in float64.
 import pytest
 import torch
 
+from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.solutions import seq2seq_attention as ref
@@ -104,7 +105,7 @@ def shape_hints(case):
 def runs(sub, case, args=None, dtype=torch.float64, **opts):
     """The module returns (states, final) of the contract's shapes and dtype. Returns (got, what)."""
     args = args if args is not None else case.args
-    reply = sub.call(NAME, args, **case.opts(dtype), **opts)
+    reply = sub.call(NAME, args, options=CallOptions(**case.opts(dtype), **opts))
     what = case.what(args, dtype)
     if not reply.ok:
         cause = None

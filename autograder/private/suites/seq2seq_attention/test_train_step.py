@@ -13,6 +13,7 @@ reference, here, in float64.
 import pytest
 import torch
 
+from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.solutions import seq2seq_attention as ref
@@ -86,7 +87,7 @@ def _cause(run, losses):
 
 def trained(sub, run):
     """(losses, encoder_state, decoder_state) from the worker, checked to be plain data of the contract's kinds."""
-    reply = sub.call(DRIVER, run.args, {"optimizer": "sgd"}, isolate=["masked_loss"])
+    reply = sub.call(DRIVER, run.args, {"optimizer": "sgd"}, CallOptions(isolate=["masked_loss"]))
     if not reply.ok:
         c.fail(f"{run.what} {c.with_cause(reply.error)}")
     value = reply.value

@@ -15,6 +15,7 @@ import math
 
 import pytest
 
+from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.suites.seq2seq_attention import training
@@ -45,7 +46,8 @@ def run(sub, cfg):
 def _train(sub, task):
     s = task.settings
     what = t("lab_run_call", steps=s.steps, B=s.batch_size, max_len=s.max_len)
-    reply = sub.call(training.DRIVER, task.args, {"optimizer": "adam"}, isolate=[], cpu_seconds=s.cpu_seconds)
+    reply = sub.call(training.DRIVER, task.args, {"optimizer": "adam"},
+                     CallOptions(isolate=[], cpu_seconds=s.cpu_seconds))
     if not reply.ok:
         c.fail(f"{what} {c.with_cause(reply.error)}")
     value = reply.value
