@@ -11,3 +11,18 @@ docstring is YAML:
 
 and whose body defines those functions as a student would write them.
 """
+from collections.abc import Sequence
+
+
+def main(*, assignment: str | None = None, no_progress: bool = False, hostile: bool = False,
+         case: Sequence[str] | None = None) -> int:
+    """`audit`: grade every catalog entry (of `assignment`, default all) and print what the hidden
+    suites catch; `hostile`: grade the battery of hostile and broken submissions instead (only the
+    cases named in `case`, if any)."""
+    if hostile:
+        from autograder.audit.hostile import main as battery
+
+        return battery(no_progress=no_progress, case=case)
+    from autograder.audit.run import main as entries
+
+    return entries(assignment=assignment, no_progress=no_progress)

@@ -22,12 +22,11 @@ from pathlib import Path
 
 from autograder import config as config_mod
 from autograder.audit.catalog import entries, fill_entry
-from autograder.judge import scoring
-from autograder.judge.detect import question_name, runs
 from autograder.audit.examples import template_path
 from autograder.audit.public import public_failures
 from autograder.grade import grade_batch
-
+from autograder.judge import scoring
+from autograder.judge.detect import question_name, runs
 
 
 def first_failure(output):
@@ -134,11 +133,12 @@ def report(rows, cfg, out=sys.stdout):
     return bad
 
 
-def main(args):
+def main(*, assignment: str | None = None, no_progress: bool = False) -> int:
+    """`audit`: grade every catalog entry (of `assignment`, default all) and print what the suites catch."""
     cfg = config_mod.load()
-    if args.assignment and args.assignment not in cfg.assignments:
-        print(f"unknown assignment {args.assignment!r}", file=sys.stderr)
+    if assignment and assignment not in cfg.assignments:
+        print(f"unknown assignment {assignment!r}", file=sys.stderr)
         return 2
-    rows = audit(args.assignment, cfg, progress=not args.no_progress)
+    rows = audit(assignment, cfg, progress=not no_progress)
     bad = report(rows, cfg)
     return 1 if bad else 0

@@ -176,18 +176,20 @@ def refresh_examples(check=False, log=print):
     return [f"examples/submissions/{rel}: differs from what the build makes" for rel in changed] if check else []
 
 
-def main(args):
+def main(*, out: str = "dist", check: bool = False, dist_only: bool = False) -> int:
+    """`build`: the student notebooks, templates and autograder zips under `out`; `check`: only report
+    drift; `dist_only`: only the zips and the public wheel, no tracked file rewritten."""
     try:
-        drift = run(out=args.out, check=args.check, dist_only=getattr(args, "dist_only", False))
+        drift = run(out=out, check=check, dist_only=dist_only)
     except (sync.SyncError, assign.AssignError, editions.TranslationError, ValueError, OSError) as exc:
         print(f"build failed: {exc}", file=sys.stderr)
         return 2
-    if getattr(args, "dist_only", False) and drift:
+    if dist_only and drift:
         print("build --dist-only: the sources are out of sync (run `python -m autograder build`):", file=sys.stderr)
         for line in drift:
             print(f"  {line}", file=sys.stderr)
         return 1
-    if args.check:
+    if check:
         if drift:
             print("out of sync with solutions/, grading.yml or the translations (run `python -m autograder build`; "
                   "a translation line says what to change):")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from autograder import config as config_mod
 from autograder import messages
-from autograder.messages import t
 from autograder.judge import text
 from autograder.judge.notebook import SubmissionError, load_submission
 from autograder.judge.remote import Remote
+from autograder.messages import t
 from autograder.sandbox.client import WorkerDied
 from autograder.sandbox.limits import Limits
 
@@ -85,14 +85,17 @@ def summary_markdown(name, rows, cell_errors):
     return "\n".join(lines) + "\n"
 
 
-def main(args):
+def main(*, notebook: str, assignment: str | None = None, lang: str | None = None, summary: str | None = None) -> int:
+    """`check`: run `notebook`'s public tests (what grader.check_all() runs), print what passed, and
+    append a job summary to `summary` (default: $GITHUB_STEP_SUMMARY). `assignment` is taken and not
+    needed: the notebook's public tests are its own."""
     try:
-        lang = messages.normalize(args.lang) if getattr(args, "lang", None) else None
+        lang = messages.normalize(lang) if lang else None
     except messages.MessageError as exc:
         print(f"check: {exc}", file=sys.stderr)
         return 2
-    with messages.language(lang or _edition(args.notebook)):
-        return _main(args)
+    with messages.language(lang or _edition(notebook)):
+        return _main(notebook, summary)
 
 
 def _edition(path):
@@ -108,18 +111,18 @@ def _edition(path):
         return None
 
 
-def _main(args):
-    if Path(args.notebook).is_dir():
-        print(t("check_folder", path=args.notebook), file=sys.stderr)
+def _main(notebook: str, summary: str | None) -> int:
+    if Path(notebook).is_dir():
+        print(t("check_folder", path=notebook), file=sys.stderr)
         return 2
     try:
-        sub, cell_errors, results = run_checks(args.notebook)
+        sub, cell_errors, results = run_checks(notebook)
     except (SubmissionError, WorkerDied) as exc:
-        print(t("check_cannot", path=text.one_line(args.notebook), reason=text.one_line(getattr(exc, "reason", exc))),
+        print(t("check_cannot", path=text.one_line(notebook), reason=text.one_line(getattr(exc, "reason", exc))),
               file=sys.stderr)
         return 2
     rows = report(results)
-    print(t("check_title", name=text.one_line(Path(args.notebook).name),
+    print(t("check_title", name=text.one_line(Path(notebook).name),
             assignment=f" ({sub.assignment})" if sub.assignment else ""))
     for question, ok, good, total, errors in rows:
         print(f"  {text.one_line(question, 32):<32} {t('check_passed') if ok else t('check_failed')} ({good}/{total})")
@@ -129,8 +132,8 @@ def _main(args):
         print(f"  {t('check_note', text=text.one_line(line))}")
     failed = sum(not r[1] for r in rows)
     print(t("check_total", passed=len(rows) - failed, total=len(rows)))
-    target = getattr(args, "summary", None) or os.environ.get("GITHUB_STEP_SUMMARY")
+    target = summary or os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
         with open(target, "a", encoding="utf-8") as f:
-            f.write(summary_markdown(Path(args.notebook).name, rows, cell_errors))
+            f.write(summary_markdown(Path(notebook).name, rows, cell_errors))
     return 1 if failed else 0

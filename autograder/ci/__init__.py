@@ -23,7 +23,6 @@ from autograder.judge import text
 from autograder.messages import t
 
 
-
 def summary_markdown(result, threshold):
     with messages.language(result.language):
         return _summary_markdown(result, threshold)
@@ -48,42 +47,45 @@ def _summary_markdown(result, threshold):
     return "\n".join(lines) + "\n"
 
 
-def main(args):
-    if args.workflow:
+def main(*, notebook: str | None = None, assignment: str | None = None, lang: str | None = None,
+         out: str = "grading", summary: str | None = None, workflow: bool = False) -> int:
+    """`ci`: grade `notebook` into OUT/results.json, print (and append to `summary`) a job summary;
+    1 below the pass mark. `workflow`: print the GitHub Actions workflow template instead."""
+    if workflow:
         print(resources.files("autograder.ci").joinpath("github-workflow.yml").read_text(), end="")
         return 0
-    if not args.notebook:
+    if not notebook:
         print("ci: give a NOTEBOOK (or --workflow)", file=sys.stderr)
         return 2
     from autograder.judge import grade
 
     cfg = config_mod.load()
     try:
-        args.lang = messages.normalize(args.lang) if getattr(args, "lang", None) else None
+        lang = messages.normalize(lang) if lang else None
     except messages.MessageError as exc:
         print(f"ci: {exc}", file=sys.stderr)
         return 2
-    if args.assignment and args.assignment not in cfg.assignments:
-        print(f"ci: unknown assignment {text.one_line(args.assignment, 60)!r}; known: {', '.join(cfg.assignments)}",
+    if assignment and assignment not in cfg.assignments:
+        print(f"ci: unknown assignment {text.one_line(assignment, 60)!r}; known: {', '.join(cfg.assignments)}",
               file=sys.stderr)
         return 2
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        print(f"ci: --out {text.one_line(out, 120)} is a file, not a folder", file=sys.stderr)
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        print(f"ci: --out {text.one_line(folder, 120)} is a file, not a folder", file=sys.stderr)
         return 2
-    out.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     try:
-        result = grade(args.notebook, args.assignment, cfg, lang=args.lang or None)
+        result = grade(notebook, assignment, cfg, lang=lang or None)
     except Exception as exc:  # noqa: BLE001 - a grader bug still leaves a results.json behind
         import traceback
 
         traceback.print_exc()
-        (out / "results.json").write_text(json.dumps({
+        (folder / "results.json").write_text(json.dumps({
             "score": 0.0, "tests": [], "output_format": "text",
             "output": t("internal_error_batch", error=type(exc).__name__),
         }, indent=2))
         return 2
-    (out / "results.json").write_text(json.dumps(result.to_gradescope(), indent=2))
+    (folder / "results.json").write_text(json.dumps(result.to_gradescope(), indent=2))
     if result.status == "internal_error":  # the kit's fault: loud, whatever the score
         for line in result.internal_errors:
             print(f"ci: internal grader error: {text.one_line(line, 2000)}", file=sys.stderr)
@@ -93,10 +95,10 @@ def main(args):
         return 2
     fraction = float(cfg.ci.get("pass_fraction", 0.0))
     threshold = round(fraction * result.max_score, 2)
-    summary = summary_markdown(result, threshold)
-    print(summary, end="")
-    target = args.summary or os.environ.get("GITHUB_STEP_SUMMARY")
+    markdown = summary_markdown(result, threshold)
+    print(markdown, end="")
+    target = summary or os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
         with open(target, "a", encoding="utf-8") as f:
-            f.write(summary)
+            f.write(markdown)
     return 0 if result.score >= threshold else 1

@@ -53,23 +53,22 @@ def verdict(expect, scores, maxes):
     return lost == want, ("full marks" if not want else f"loses on {', '.join(want)}")
 
 
-def main(args):
+def main(*, out: str = "demo-out") -> int:
+    """`demo`: build everything into `out`, grade the example submissions, print a score table."""
     cfg = config_mod.load()
-    out = Path(args.out)
+    folder = Path(out)
     start = time.monotonic()
-    from types import SimpleNamespace
-
     from autograder import build
 
     print("== build", flush=True)
-    rc = build.main(SimpleNamespace(out=str(out / "dist"), check=False))
+    rc = build.main(out=str(folder / "dist"))
     if rc:
         return rc
     expected = examples_mod.expected()
     files = [examples_mod.EXAMPLES / rel for rel in sorted(expected)]
     print(f"\n== grade {len(files)} example submissions with the kit's judge", flush=True)
     t0 = time.monotonic()
-    rows = grade_batch(files, out / "grades", cfg=cfg, progress=True)
+    rows = grade_batch(files, folder / "grades", cfg=cfg, progress=True)
     judge_seconds = time.monotonic() - t0
     by_path = {Path(p).resolve(): data for _, p, data in rows}
 
@@ -78,9 +77,9 @@ def main(args):
     t0 = time.monotonic()
     for rel in sorted(expected):
         a = expected[rel]["assignment"]
-        zips = sorted((out / "dist" / a).glob("*-autograder*.zip"))
+        zips = sorted((folder / "dist" / a).glob("*-autograder*.zip"))
         if not zips:
-            print(f"no autograder zip for {a} under {out / 'dist' / a}", file=sys.stderr)
+            print(f"no autograder zip for {a} under {folder / 'dist' / a}", file=sys.stderr)
             return 1
         with tempfile.TemporaryDirectory(prefix="kit-gs-") as tmp:
             zip_scores[rel] = question_scores(run_zip(zips[0], examples_mod.EXAMPLES / rel, tmp))
@@ -106,7 +105,7 @@ def main(args):
               f"expected {want:<45} {flag}")
     print(f"\njudge: {judge_seconds:.1f} s for {len(files)} submissions; "
           f"zips: {zip_seconds:.1f} s; total {time.monotonic() - start:.1f} s")
-    print(f"results: {out / 'grades'}/<id>/results.json and {out / 'grades' / 'grades.csv'}")
+    print(f"results: {folder / 'grades'}/<id>/results.json and {folder / 'grades' / 'grades.csv'}")
     if failures:
         print(f"{failures} example(s) did not score as expected", file=sys.stderr)
         return 1

@@ -21,6 +21,7 @@ spaces and `_ . / : = + @ % , -` (no quote, `$`, `;`, glob or redirection).
 """
 import re
 import sys
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 
@@ -88,18 +89,19 @@ def _listing():
     return "\n".join(lines)
 
 
-def main(args):
-    if args.list or not args.template:
+def main(*, template: str | None = None, listing: bool = False, settings: Sequence[str] = ()) -> int:
+    """`deploy`: print the template `template` with `settings` (["VAR=VALUE"]) filled in, or the list."""
+    if listing or not template:
         print(_listing())
-        return 0 if args.list else 2
+        return 0 if listing else 2
     values = {}
-    for item in args.set:
+    for item in settings:
         var, sep, value = item.partition("=")
         if not sep:
             print(f"deploy: --set takes VAR=VALUE (got {item[:60]!r})", file=sys.stderr)
             return 2
         values[var.strip()] = value
-    if args.template in catalog() and "ASSIGNMENT" in values:
+    if template in catalog() and "ASSIGNMENT" in values:
         from autograder import config
 
         known = config.load().assignments
@@ -108,7 +110,7 @@ def main(args):
                   file=sys.stderr)
             return 2
     try:
-        print(render(args.template, values), end="")
+        print(render(template, values), end="")
     except TemplateError as exc:
         print(f"deploy: {exc}", file=sys.stderr)
         return 2

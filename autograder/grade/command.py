@@ -1,6 +1,7 @@
 """`python -m autograder grade`: the command around the batch (its checks, its score table, its exit status)."""
 import os
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 
 from autograder import config as config_mod
@@ -43,49 +44,53 @@ def _usage_error(message):
     return 2
 
 
-def main(args):
+def main(*, submissions: Sequence[str], out: str, assignment: str | None = None, resume: bool = False,
+         jobs: int | None = None, no_progress: bool = False, lang: str | None = None, shard: str | None = None) -> int:
+    """`grade`: grade `submissions` (files or folders) into `out`, print a score table; the exit
+    status says what happened (0, 1: none could be graded, 2: a usage error, EXIT_GRADER_FAULT,
+    EXIT_INTERRUPTED). `shard`: "I/N". The batch's own API is `grade_batch`."""
     try:
         cfg = config_mod.load()
     except config_mod.ConfigError as exc:
         return _usage_error(str(exc))
-    if args.assignment and args.assignment not in cfg.assignments:
-        return _usage_error(f"unknown assignment {display(args.assignment, 100)!r}; known: {', '.join(cfg.assignments)}")
-    if args.jobs is not None and args.jobs < 1:
-        return _usage_error(f"--jobs must be 1 or more (got {args.jobs})")
+    if assignment and assignment not in cfg.assignments:
+        return _usage_error(f"unknown assignment {display(assignment, 100)!r}; known: {', '.join(cfg.assignments)}")
+    if jobs is not None and jobs < 1:
+        return _usage_error(f"--jobs must be 1 or more (got {jobs})")
     try:
-        lang = messages.normalize(args.lang) if getattr(args, "lang", None) else None
+        lang = messages.normalize(lang) if lang else None
     except messages.MessageError as exc:
         return _usage_error(str(exc))
     try:
-        shard = shard_mod.parse(args.shard) if getattr(args, "shard", None) is not None else None
+        part = shard_mod.parse(shard) if shard is not None else None
         export_limit(cfg)
     except (shard_mod.ShardError, config_mod.ConfigError) as exc:
         return _usage_error(str(exc))
-    out = Path(args.out)
-    if os.path.lexists(out) and not out.is_dir():
-        return _usage_error(f"--out {display(out)} exists and is not a folder")
-    if (out / CSV_NAME).is_dir():
-        return _usage_error(f"{display(out / CSV_NAME)} is a folder; move it away or choose another --out")
+    folder = Path(out)
+    if os.path.lexists(folder) and not folder.is_dir():
+        return _usage_error(f"--out {display(folder)} exists and is not a folder")
+    if (folder / CSV_NAME).is_dir():
+        return _usage_error(f"{display(folder / CSV_NAME)} is a folder; move it away or choose another --out")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        return _usage_error(f"cannot create --out {display(out)}: {exc.strerror or exc}")
-    if shard and not args.assignment:
-        say(f"grade: --shard {shard[0]}/{shard[1]} without --assignment: the batch's assignment is detected "
+        return _usage_error(f"cannot create --out {display(folder)}: {exc.strerror or exc}")
+    if part and not assignment:
+        say(f"grade: --shard {part[0]}/{part[1]} without --assignment: the batch's assignment is detected "
              "over every file found, as one run would (pass --assignment to skip reading them all)")
     try:
-        rows = grade_batch(args.submissions, out, args.assignment or BATCH, args.resume, not args.no_progress,
-                           cfg, jobs=args.jobs, lang=lang, shard=shard)
+        rows = grade_batch(submissions, folder, assignment or BATCH, resume, not no_progress,
+                           cfg, jobs=jobs, lang=lang, shard=part)
     except KeyboardInterrupt as stop:
         signum = getattr(stop, "signum", None) or signal.SIGINT
         done = f" after {len(stop.rows)} of {stop.total} submissions" if isinstance(stop, BatchInterrupted) else ""
         say(f"\ngrade: stopped ({signal.Signals(signum).name}){done}; what was graded is in "
-             f"{display(out)}/<id>/results.json and {display(out / CSV_NAME)}. To grade the rest, run the same "
+             f"{display(folder)}/<id>/results.json and {display(folder / CSV_NAME)}. To grade the rest, run the same "
              f"command again with --resume.")
         return EXIT_INTERRUPTED.get(signum, 130)
-    if not rows and shard and rows.found:
-        print(f"grade: shard {shard[0]}/{shard[1]} holds none of the {rows.found} submissions found; "
-              f"wrote {display(out / shard_mod.SHARD_NAME)}")
+    if not rows and part and rows.found:
+        print(f"grade: shard {part[0]}/{part[1]} holds none of the {rows.found} submissions found; "
+              f"wrote {display(folder / shard_mod.SHARD_NAME)}")
         return 0
     if not rows:
         say("grade: no submissions found")
@@ -98,14 +103,14 @@ def main(args):
         say(f"grade: {sid}: {display(_reason(data), 300)}")
     for sid, data in faults:
         say(f"grade: {sid}: GRADER FAULT (internal_error, not the student's): {grades_csv.reason(data)}")
-    of = f" (shard {shard[0]}/{shard[1]} of {rows.found} submissions found)" if shard else ""
-    print(f"\nwrote {len(rows)} results{of} to {display(out)}/<id>/results.json (with feedback.md and "
-          f"feedback.html) and {display(out / CSV_NAME)}")
-    if not shard:  # a shard's report comes after the merge
+    of = f" (shard {part[0]}/{part[1]} of {rows.found} submissions found)" if part else ""
+    print(f"\nwrote {len(rows)} results{of} to {display(folder)}/<id>/results.json (with feedback.md and "
+          f"feedback.html) and {display(folder / CSV_NAME)}")
+    if not part:  # a shard's report comes after the merge
         from autograder import report
 
         with messages.language(lang):
-            print(report.pointer(out))
+            print(report.pointer(folder))
     if faults:
         say(f"grade: the grader itself failed on {len(faults)} of {len(rows)} submissions (status internal_error "
              f"in grades.csv, listed first in the report); fix the kit, then run the same command with --resume "

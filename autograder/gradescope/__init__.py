@@ -15,7 +15,6 @@ with the trusted judge (`autograder.judge.grade`), and writes
 - results.json is always written, with a score of 0 and a message when the
   submission cannot be graded, and even when the grader itself fails.
 """
-import json
 import os
 import sys
 import traceback
@@ -125,15 +124,15 @@ def grade_root(root, assignment=None):
     return data
 
 
-def main(args):
-    root = resolve_root(getattr(args, "root", None))
-    assignment = getattr(args, "assignment", None)
+def main(*, root: str | None = None, assignment: str | None = None) -> int:
+    """`gradescope`: grade ROOT/submission into ROOT/results/results.json (run_autograder)."""
+    folder = resolve_root(root)
     try:
-        data = grade_root(root, assignment)
+        data = grade_root(folder, assignment)
     except BaseException:  # noqa: BLE001 - last resort: still write results.json
         print(traceback.format_exc(), file=sys.stderr)
         try:
-            _write(root / "results", _zero_result(assignment or os.environ.get("KIT_ASSIGNMENT"),
+            _write(folder / "results", _zero_result(assignment or os.environ.get("KIT_ASSIGNMENT"),
                                                    "the autograder failed; please tell the course staff"))
         except OSError:
             pass

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from autograder import atomic
@@ -151,17 +152,18 @@ def merge(outs, merged, cfg):
     return rows, warnings
 
 
-def main(args):
+def main(*, outs: Sequence[str], out: str) -> int:
+    """`merge`: join the --out folders `outs` of `grade --shard` runs into `out`, as a single run writes it."""
     try:
         cfg = config_mod.load()
     except config_mod.ConfigError as exc:
         _say(f"merge: {exc}")
         return 2
-    for out in args.outs:
-        if not os.path.isdir(out):
-            _say(f"merge: {display(out)}: not a folder written by grade")
+    for part in outs:
+        if not os.path.isdir(part):
+            _say(f"merge: {display(part)}: not a folder written by grade")
             return 2
-    merged = Path(args.out)
+    merged = Path(out)
     if os.path.lexists(merged) and not merged.is_dir():
         _say(f"merge: --out {display(merged)} exists and is not a folder")
         return 2
@@ -169,7 +171,7 @@ def main(args):
         _say(f"merge: {display(merged / CSV_NAME)} is a folder; move it away or choose another --out")
         return 2
     try:
-        rows, warnings = merge(args.outs, merged, cfg)
+        rows, warnings = merge(outs, merged, cfg)
     except Refused as exc:
         _say(f"merge: {exc}")
         return 2
@@ -178,7 +180,7 @@ def main(args):
         return 2
     for w in warnings:
         _say(w)
-    print(f"merged {len(rows)} results from {len(args.outs)} folders into {display(merged)}/<id>/ and "
+    print(f"merged {len(rows)} results from {len(outs)} folders into {display(merged)}/<id>/ and "
           f"{display(merged / CSV_NAME)}")
     from autograder import report
 

@@ -14,6 +14,7 @@ Language: `--lang`, else grading.yml's `language` (`messages.default()`).
 """
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from autograder import atomic, messages
@@ -39,27 +40,30 @@ def build(out_dir, lang):
     return folder, assignments, page.render(folder, assignments, lang)
 
 
-def main(args):
-    from autograder.report import export, load, terminal
+def main(*, out_dir: str, out: str | None = None, lang: str | None = None,
+         export: Sequence[str] | None = None) -> int:
+    """`report`: the class report of `out_dir` (HTML at `out`, default OUT/report.html), with LMS `export`s."""
+    from autograder.report import export as lms
+    from autograder.report import load, terminal
 
     try:
-        lang = messages.normalize(args.lang) if args.lang else messages.default()
+        lang = messages.normalize(lang) if lang else messages.default()
     except messages.MessageError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2
     try:
-        folder, assignments, html = build(args.out_dir, lang)
+        folder, assignments, html = build(out_dir, lang)
     except load.NotResults as exc:
         key, fields = exc.args
         print(t(key, lang, **fields), file=sys.stderr)
         return 2
-    target = Path(args.out) if args.out else Path(args.out_dir) / "report.html"
+    target = Path(out) if out else Path(out_dir) / "report.html"
     written = []
     try:
         _write(target, html)
         written.append(target)
-        for kind in dict.fromkeys(args.export or []):
-            path, counts = export.write(kind, assignments, args.out_dir)
+        for kind in dict.fromkeys(export or []):
+            path, counts = lms.write(kind, assignments, out_dir)
             written.append(path)
             for what, key in (("no_identity", "report_export_no_identity"), ("blank", "report_export_blank"),
                               ("duplicates", "report_export_duplicates")):

@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
@@ -30,7 +31,14 @@ import yaml
 from autograder import config as config_mod
 from autograder import layout
 from autograder.audit.hostile import (  # noqa: F401 - they register cases
-    cases_batch, cases_by_hand, cases_deaths, cases_drill, cases_judge, cases_malformed, cases_training_run)
+    cases_batch,
+    cases_by_hand,
+    cases_deaths,
+    cases_drill,
+    cases_judge,
+    cases_malformed,
+    cases_training_run,
+)
 from autograder.audit.hostile.cases import BATTERY, CASES, SECRET_ENV, reference
 
 MAX_RESULTS_BYTES = 200_000  # no case may inflate results.json past this
@@ -269,12 +277,13 @@ def _print(report, elapsed, out):
           f"judge MB: the judge process's own peak resident memory while it graded the case", file=out)
 
 
-def main(args):
-    names = getattr(args, "case", None) or []
+def main(*, no_progress: bool = False, case: Sequence[str] | None = None) -> int:
+    """`audit --hostile`: grade the battery (only the cases named in `case`, if any) and print the verdicts."""
+    names = case or []
     unknown = [n for n in names if n not in {c.name for c in CASES}]
     if unknown:
         print(f"audit --hostile: no case named {unknown[0]!r}", file=sys.stderr)
         return 2
     chosen = [c for c in CASES if c.name in names] if names else None
-    report = run(progress=not getattr(args, "no_progress", False), cases=chosen)
+    report = run(progress=not no_progress, cases=chosen)
     return 1 if any(r[3] == "VIOLATED" for r in report) else 0
