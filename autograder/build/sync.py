@@ -42,10 +42,6 @@ IMPORTS_TAG = "kit-imports"
 PROVIDED_HEADER = texts.get("provided_header", "en")  # both editions' texts: texts.yml
 IMPORTS_HEADER = texts.get("imports_header", "en")
 
-# solutions/ name -> grading.yml question name, where the rule below does not fit
-QUESTION_OVERRIDES = {}
-
-
 class SyncError(Exception):
     """A master notebook cannot be synced (a missing cell, an unknown question)."""
 
@@ -69,8 +65,6 @@ def master_path(assignment, root=None):
 def question_name(obj_name):
     """The grading.yml question name of a graded function or class: the function's
     name, or the class's in snake case (`MultiHeadAttention` -> `multi_head_attention`)."""
-    if obj_name in QUESTION_OVERRIDES:
-        return QUESTION_OVERRIDES[obj_name]
     return detect.question_name(obj_name)  # the judge's rule: one place
 
 

@@ -26,7 +26,6 @@ import io
 import json
 import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from autograder import config, layout  # noqa: E402
 from autograder.audit.examples import EXAMPLES  # noqa: E402

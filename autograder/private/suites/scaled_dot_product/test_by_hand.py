@@ -186,7 +186,6 @@ def _rounding(got, want, cfg):
 
 def scores_hint(cfg):
     def hint(got, want, off):
-        near = _near(cfg)
         cause = _known(got, "scores", cfg) or _rounding(got, want, cfg)
         if cause is None and len(off) == 1:
             cause = t("cause_by_hand_one_score", i=off[0], number=off[0] + 1)
@@ -210,7 +209,6 @@ def weights_hint(sub, cfg):
 
 def output_hint(sub, cfg):
     def hint(got, want, off):
-        near = _near(cfg)
         return _known(got, "output", cfg) or _from_your(sub, cfg, got, "output") or _rounding(got, want, cfg)
     return hint
 
