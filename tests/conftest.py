@@ -91,3 +91,143 @@ def suite_skeleton(tmp_path, assignment, monkeypatch):
         (suite / f).write_text((layout.SUITES / f).read_text())
     monkeypatch.setattr(judge, "SUITES", suite)
     return suite / assignment
+
+
+# ---------------------------------------------------------------------------------------------
+# The test command's shape: two tiers, parallel workers, heavy work built once.
+#
+# Tiers. `pytest tests -m "not slow"` is the quick tier for the edit-test loop. A test that
+# needs a kernel, a build, a venv, a class of submissions or the browser is marked slow; an
+# unmarked test that takes longer than QUICK_LIMIT_S (its setup, call and teardown together)
+# fails, so the quick tier stays quick.
+#
+# Parallel. pyproject's addopts run the tests on xdist workers with `--dist loadgroup`. A test
+# that uses a module-scoped fixture of its own module runs on its module's worker (the fixture
+# is built once); one that uses a session fixture named in SHARED_GROUPS runs on that group's
+# worker (`catalog`: the audit, the pt-BR feedback and the public checks share one grading of
+# the catalog). The groups listed in HEAVY_FIRST are sent to the workers first, so the run does
+# not end waiting on one of them. `shared_build` builds an artifact once for every worker.
+# ---------------------------------------------------------------------------------------------
+QUICK_LIMIT_S = 10.0
+SHARED_GROUPS = {"catalog_graded": "catalog", "catalog_public": "catalog"}
+HEAVY_FIRST = ("catalog", "tests/test_hostile.py", "tests/test_deployments.py", "tests/test_grading.py",
+               "tests/test_notebooks.py")
+_SPENT = pytest.StashKey[float]()
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One thread each for torch in the workers and what they start (kernels, judges): the
+    # workers share the machine's cores, and more threads than cores only slow every one down.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def _group(item):
+    """The xdist group an item runs in, or None (any worker)."""
+    defs = getattr(item, "_fixtureinfo", None)
+    names = defs.names_closure if defs else ()
+    for name in names:
+        if name in SHARED_GROUPS:
+            return SHARED_GROUPS[name]
+    module = item.nodeid.split("::")[0]
+    for name in names:
+        for fixturedef in (defs.name2fixturedefs.get(name) or ())[-1:]:
+            if fixturedef.scope in ("module", "session") and fixturedef.baseid == module:
+                return module
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups in the node ids
+def pytest_collection_modifyitems(config, items):
+    """Each item's xdist group, and the heaviest groups first (the same order on every worker)."""
+    groups = {}
+    for item in items:
+        groups[item.nodeid] = group = _group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+    def rank(pair):
+        index, item = pair
+        group = groups[item.nodeid] or item.nodeid.split("::")[0]
+        return (HEAVY_FIRST.index(group) if group in HEAVY_FIRST else len(HEAVY_FIRST), index)
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=rank)]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """An unmarked (quick-tier) test over QUICK_LIMIT_S fails, naming what to do."""
+    outcome = yield
+    report = outcome.get_result()
+    spent = item.stash.get(_SPENT, 0.0) + report.duration
+    item.stash[_SPENT] = spent
+    if report.when == "teardown" and spent > QUICK_LIMIT_S and item.get_closest_marker("slow") is None:
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} took {spent:.1f} s (setup, call and teardown), over the quick tier's "
+                           f"{QUICK_LIMIT_S:g} s: mark it @pytest.mark.slow, or make it quicker")
+
+
+def shared_build(tmp_path_factory, name, build):
+    """A folder that `build(folder)` fills once for the whole run: the first worker that needs it
+    builds it under a lock, the others wait for it and reuse it (without xdist: once per session)."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, shared by its workers
+    folder, done = base / f"shared-{name}", base / f"shared-{name}.done"
+    with open(base / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            if folder.exists():
+                import shutil
+
+                shutil.rmtree(folder)  # a build that failed half-way
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory):
+    """`python -m autograder build --dist-only`'s output (the zips and the public wheel), built once."""
+    return shared_build(tmp_path_factory, "dist", lambda out: run_cli("build", "--out", out, "--dist-only"))
+
+
+@pytest.fixture(scope="session")
+def catalog_graded(tmp_path_factory):
+    """Every catalog entry filled into the course's edition (pt-BR) of its assignment and graded
+    once by the judge (`grade_batch`, the real batch path): [(entry, its results.json data)].
+    The audit's verdicts and the pt-BR feedback test read the same grading."""
+    from autograder.audit import catalog
+    from autograder.audit import run as audit_run
+    from autograder.grade import grade_batch
+
+    tmp = tmp_path_factory.mktemp("catalog")
+    chosen = list(catalog.entries())
+    files = audit_run.fill_catalog(chosen, tmp / "in", "pt-BR")
+    rows = grade_batch(files, tmp / "out", progress=False, cfg=config.load(ROOT / "grading.yml"))
+    assert [str(path) for _, path, _ in rows] == [str(f) for f in files], "grade_batch keeps the input order"
+    return [(e, data) for e, (_, _, data) in zip(chosen, rows)]
+
+
+@pytest.fixture(scope="session")
+def catalog_public(tmp_path_factory):
+    """{(assignment, name): (kind, failing public checks)} for every catalog entry (kind "correct"
+    or "buggy"), each assignment's reference and its untouched template ("reference", "template"),
+    filled into the English edition as `audit` fills them and checked once (`public_failures`)."""
+    from autograder.audit.catalog import entries, fill_entry, fill_reference
+    from autograder.audit.public import public_failures
+
+    tmp = tmp_path_factory.mktemp("public")
+    files = {}
+    for a in ASSIGNMENTS:
+        nb = template(a)
+        (tmp / a).mkdir()
+        todo = [("(reference)", "reference", fill_reference(nb, a)), ("(template)", "template", nb)]
+        todo += [(e.name, "correct" if e.correct else "buggy", fill_entry(nb, e)) for e in entries(a)]
+        for name, kind, filled in todo:
+            path = tmp / a / f"{name.strip('()')}.ipynb"
+            path.write_text(json.dumps(filled))
+            files[(a, name)] = (kind, path)
+    found = public_failures([path for _, path in files.values()], config.load(ROOT / "grading.yml"))
+    return {key: (kind, found[str(path)]) for key, (kind, path) in files.items()}

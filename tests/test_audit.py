@@ -1,20 +1,45 @@
 """The mutation audit: every catalog bug is caught on its questions, every
-correct variant keeps full marks (a change that weakens a hidden test fails here)."""
+correct variant keeps full marks (a change that weakens a hidden test fails here).
+
+The catalog is graded once for the whole run (conftest's `catalog_graded`, in the
+course's edition, pt-BR) and checked once by the public checks (`catalog_public`,
+the English edition, as `python -m autograder audit` checks it); this test makes
+the audit's verdicts and report from them with the audit's own functions."""
+import io
 import re
 
-from conftest import run_cli
+import pytest
+
+from autograder import config
+from autograder.audit import run as audit_run
+from conftest import ROOT, run_cli
+
+CFG = config.load(ROOT / "grading.yml")
 
 
-def test_audit_catches_every_bug_and_passes_every_correct_variant():
-    proc = run_cli("audit", "--no-progress", check=False)
-    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
-    caught = re.search(r"caught on their questions: (\d+)/(\d+)", proc.stdout)
-    correct = re.search(r"correct entries at full marks: (\d+)/(\d+)", proc.stdout)
+@pytest.mark.slow
+def test_audit_catches_every_bug_and_passes_every_correct_variant(catalog_graded, catalog_public):
+    chosen = [e for e, _ in catalog_graded]
+    flagged = [catalog_public[(e.assignment, e.name)][1] for e in chosen]
+    rows = audit_run.verdicts(chosen, [data for _, data in catalog_graded], flagged, CFG)
+    out = io.StringIO()
+    bad = audit_run.report(rows, CFG, out=out)
+    text = out.getvalue()
+    print(text[text.index("(* marks"):])  # the figures, for `pytest -s` and the log of a failure
+    assert bad == 0, text[-5000:]
+    caught = re.search(r"caught on their questions: (\d+)/(\d+)", text)
+    correct = re.search(r"correct entries at full marks: (\d+)/(\d+)", text)
     assert caught and caught.group(1) == caught.group(2) and int(caught.group(2)) >= 50
     assert correct and correct.group(1) == correct.group(2) and int(correct.group(2)) >= 8
-    rate = re.search(r"likely-cause rate .*?: (\d+)/(\d+)", proc.stdout)
+    rate = re.search(r"likely-cause rate .*?: (\d+)/(\d+)", text)
     assert rate and int(rate.group(1)) >= 0.9 * int(rate.group(2)), "at least 90% of caught bugs get a likely cause"
-    real = re.search(r"likely-cause rate on real code .*?: (\d+)/(\d+)", proc.stdout)
+    real = re.search(r"likely-cause rate on real code .*?: (\d+)/(\d+)", text)
     assert real and int(real.group(2)) >= 20 and int(real.group(1)) >= 0.9 * int(real.group(2)), \
         "at least 90% of the caught bugs from real tutorial and library code get a likely cause"
-    assert "CHARGED AGAIN" not in proc.stdout, "a bug costs points only on the questions of the functions it defines"
+    assert "CHARGED AGAIN" not in text, "a bug costs points only on the questions of the functions it defines"
+    assert all(data["extra_data"]["language"] == "pt-BR" for _, data in catalog_graded)
+
+
+def test_the_audit_command_refuses_an_unknown_assignment_in_one_line():
+    proc = run_cli("audit", "--assignment", "no_such_assignment", check=False)
+    assert proc.returncode == 2 and proc.stderr.strip() == "unknown assignment 'no_such_assignment'", proc.stderr

@@ -121,6 +121,7 @@ def test_detection_reads_the_same_graded_names_as_the_build():
 
 
 # -- through the CLI --------------------------------------------------------------
+@pytest.mark.slow
 def test_resume_keeps_each_result_with_its_own_file_and_regrades_a_changed_one(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     write_nb(subs / "A" / "hw.ipynb", nb(SDP / "reference.ipynb"))
@@ -149,6 +150,7 @@ def test_resume_keeps_each_result_with_its_own_file_and_regrades_a_changed_one(t
     assert [rows[i]["total"] for i in ("A__hw", "A-hw", "B__hw")] == [full, full, "0.0"]
 
 
+@pytest.mark.slow
 def test_odd_and_colliding_names_stay_inside_out_and_each_file_is_one_row(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     ref = (SDP / "reference.ipynb").read_bytes()
@@ -178,6 +180,7 @@ def test_odd_and_colliding_names_stay_inside_out_and_each_file_is_one_row(tmp_pa
     assert_each_result_is_its_own(out)
 
 
+@pytest.mark.slow
 def test_missing_paths_python_files_and_truncated_notebooks(tmp_path):
     py = tmp_path / "solution.py"
     py.write_text("def causal_mask(n):\n    return None\n")
@@ -227,6 +230,7 @@ def test_bad_options_are_one_line_errors(tmp_path, args, message):
     assert file.read_text() == "x"
 
 
+@pytest.mark.slow
 def test_the_batch_has_one_assignment_whatever_a_notebook_claims(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     write_nb(subs / "honest.ipynb", nb(SDP / "reference.ipynb"))
@@ -326,6 +330,7 @@ def _nothing_left(proc, out, seen, within=5.0):
     assert not left, {p: open(f"/proc/{p}/cmdline", "rb").read()[:120] for p in left if _stat(p)}
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_within_seconds_writes_what_is_done_and_says_how_to_resume(tmp_path):
     proc, out, seen = _start_batch(tmp_path)
     start = time.monotonic()
@@ -343,6 +348,7 @@ def test_ctrl_c_stops_within_seconds_writes_what_is_done_and_says_how_to_resume(
     _nothing_left(proc, out, seen)
 
 
+@pytest.mark.slow
 def test_kill_9_takes_every_process_of_the_batch_with_it(tmp_path):
     proc, out, seen = _start_batch(tmp_path)
     os.kill(proc.pid, signal.SIGKILL)

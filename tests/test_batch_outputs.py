@@ -14,6 +14,8 @@ from autograder.grade import export, feedback
 from autograder.grade.grades_csv import columns
 from conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.slow  # every test here grades, builds or runs a kernel
+
 SDP = examples_mod.EXAMPLES / "scaled_dot_product"
 SDP_FULL = sum(config.load(ROOT / "grading.yml").questions("scaled_dot_product").values())
 MAXES = config.load(ROOT / "grading.yml").questions("scaled_dot_product")

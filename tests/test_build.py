@@ -13,6 +13,7 @@ from autograder.build import assign, sync
 from conftest import ASSIGNMENTS, ROOT, run_cli, template
 
 
+@pytest.mark.slow
 def test_master_notebooks_templates_and_examples_are_in_sync():
     """Fails on drift between solutions/ or grading.yml and the committed
     master notebooks, student templates or example submissions."""

@@ -70,13 +70,6 @@ def kit_wheel(tmp_path_factory):
     return next(out.glob("attention_autograder_kit-*.whl"))
 
 
-@pytest.fixture(scope="session")
-def dist(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dist")
-    _run([sys.executable, "-m", "autograder", "build", "--out", out, "--dist-only"], cwd=ROOT)
-    return out
-
-
 def _scores(results):
     data = json.loads(Path(results).read_text())
     return {t["name"]: t["score"] for t in data["tests"]}, data

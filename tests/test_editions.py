@@ -127,6 +127,7 @@ def _build_check(course):
                           capture_output=True, text=True, timeout=600, env=env)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["english cell", "docstring", "pt-BR alone"])
 def test_build_check_exits_1_naming_what_drifted(tmp_path, change):
     course = _course_copy(tmp_path)

@@ -10,6 +10,8 @@ from autograder.audit import examples as examples_mod
 from autograder.audit.catalog import fill_reference
 from conftest import ASSIGNMENTS, ROOT, run_cli, scores, template
 
+pytestmark = pytest.mark.slow  # every test here grades, builds or runs a kernel
+
 EXPECTED = examples_mod.expected()
 
 
@@ -106,18 +108,11 @@ def test_same_names_in_different_folders_get_distinct_ids_and_broken_files_do_no
     assert broken["score"] == 0 and "not a notebook" in broken["output"]
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dist")
-    run_cli("build", "--out", out, "--dist-only")
-    return out
-
-
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_otter_zip_in_gradescope_layout_agrees_with_the_judge(tmp_path, assignment, graded, built):
+def test_otter_zip_in_gradescope_layout_agrees_with_the_judge(tmp_path, assignment, graded, dist):
     from autograder.demo import question_scores, run_zip
 
-    zips = sorted((built / assignment).glob("*-autograder*.zip"))
+    zips = sorted((dist / assignment).glob("*-autograder*.zip"))
     assert len(zips) == 1, zips
     for name in ("reference", "template"):
         sub = examples_mod.EXAMPLES / assignment / f"{name}.ipynb"

@@ -1,6 +1,10 @@
 """`python -m autograder audit --hostile`: every hostile or broken submission is graded as it must be."""
+import pytest
+
 from autograder.audit.hostile.cases import CASES
 from conftest import run_cli
+
+pytestmark = pytest.mark.slow  # every test here grades, builds or runs a kernel
 
 
 def test_hostile_battery_holds():

@@ -61,6 +61,7 @@ def test_reference_encoder_against_sequences_run_alone():
         assert states[b, n:].abs().max() == 0 if n < 5 else True
 
 
+@pytest.mark.slow
 def test_train_step_keeps_its_points_when_encoder_and_loss_are_wrong(tmp_path):
     by_name = {e.name: e for e in entries(ASSIGNMENT)}
     sources = reference_sources(ASSIGNMENT)

@@ -30,6 +30,7 @@ def test_unknown_language_is_one_clear_line():
     assert messages.normalize("pt_BR") == messages.normalize("pt") == "pt-BR"
 
 
+@pytest.mark.slow
 def test_same_scores_in_both_languages_and_the_judge_speaks_each(tmp_path):
     path = _buggy(tmp_path)
     en, pt = grade(path, cfg=CFG, lang="en"), grade(path, cfg=CFG, lang="pt-BR")
@@ -45,6 +46,7 @@ def test_same_scores_in_both_languages_and_the_judge_speaks_each(tmp_path):
     assert en.to_gradescope()["extra_data"]["language"] == "en"
 
 
+@pytest.mark.slow
 def test_the_notebooks_edition_chooses_unless_lang_is_given(tmp_path):
     path = _buggy(tmp_path, lang="en")
     assert grade(path, cfg=CFG).language == "en"
@@ -52,6 +54,7 @@ def test_the_notebooks_edition_chooses_unless_lang_is_given(tmp_path):
     assert grade(_buggy(tmp_path, lang=None, name="plain"), cfg=CFG).language == messages.default(CFG)
 
 
+@pytest.mark.slow
 def test_grade_check_and_ci_take_lang(tmp_path):
     path = _buggy(tmp_path, lang="en")
     run_cli("grade", path, "--out", tmp_path / "out", "--lang", "pt-BR", "--no-progress", "--jobs", "1",

@@ -250,6 +250,7 @@ def graded_both(tmp_path_factory):
     return {lang: grade(path, lang=lang) for lang in ("pt-BR", "en")}
 
 
+@pytest.mark.slow
 def test_a_buggy_submission_scores_the_same_in_both_languages(graded_both):
     pt, en = graded_both["pt-BR"], graded_both["en"]
     scores = {q: (r.score, r.max_score) for q, r in en.questions.items()}
@@ -259,6 +260,7 @@ def test_a_buggy_submission_scores_the_same_in_both_languages(graded_both):
         assert len(en.questions[q].lines) == len(pt.questions[q].lines), q
 
 
+@pytest.mark.slow
 def test_the_english_feedback_reads_as_before(graded_both):
     lines = [line for r in graded_both["en"].questions.values() for line in r.lines]
     text = "\n".join(lines)
@@ -270,6 +272,7 @@ def test_the_english_feedback_reads_as_before(graded_both):
     assert any(line.startswith("FAIL test_shapes_and_values") for line in lines), lines
 
 
+@pytest.mark.slow
 def test_the_portuguese_feedback_has_no_english_prose(graded_both):
     """The FAIL lines and the likely-cause lines (the suites' text), outside code."""
     lines = [line for r in graded_both["pt-BR"].questions.values() for line in r.lines]

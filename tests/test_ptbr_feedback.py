@@ -1,17 +1,11 @@
 """A pt-BR build emits no English to a student: every buggy and correct entry of
-the catalog, filled into the pt-BR edition of its assignment, is graded, and
-every line of its feedback (summaries, likely causes, failures, notes) is read
-for English words outside code."""
-import json
+the catalog, filled into the pt-BR edition of its assignment, is graded (once for
+the whole run: conftest's `catalog_graded`, which the audit reads too), and every
+line of its feedback (summaries, likely causes, failures, notes) is read for
+English words outside code."""
 import re
 
 import pytest
-
-from autograder import config
-from autograder.audit.catalog import entries, fill_entry
-from autograder.audit.examples import template_path
-from autograder.grade import grade_batch
-from conftest import ROOT
 
 # Common English words that no Portuguese sentence of the kit uses; the course's
 # English terms (query, key, value(s), shape, batch, softmax, scores, padding) are not here.
@@ -34,21 +28,12 @@ def test_the_detector_finds_english():
 
 
 @pytest.mark.slow
-def test_every_line_of_pt_br_feedback_is_portuguese(tmp_path):
-    cfg = config.load(ROOT / "grading.yml")
-    files = []
-    for e in entries():
-        nb = fill_entry(json.loads(template_path(e.assignment, "pt-BR").read_text()), e)
-        assert nb["metadata"]["kit_language"] == "pt-BR"
-        path = tmp_path / e.assignment / f"{e.name}.ipynb"
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps(nb, ensure_ascii=False))
-        files.append(path)
-    rows = grade_batch(files, tmp_path / "out", progress=False, cfg=cfg)
-    assert len(rows) >= 100
+def test_every_line_of_pt_br_feedback_is_portuguese(catalog_graded):
+    assert len(catalog_graded) >= 100
     leaks = []
-    for _, path, data in rows:
-        assert data["extra_data"]["language"] == "pt-BR", path
+    for entry, data in catalog_graded:
+        assert data["extra_data"]["language"] == "pt-BR", entry.name
         for text in [data.get("output", "")] + [t["output"] for t in data.get("tests", [])]:
-            leaks += [f"{path.name}: {english_in(line)}: {line[:160]}" for line in text.splitlines() if english_in(line)]
+            leaks += [f"{entry.assignment}/{entry.name}: {english_in(line)}: {line[:160]}"
+                      for line in text.splitlines() if english_in(line)]
     assert not leaks, "\n".join(leaks[:20])

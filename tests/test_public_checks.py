@@ -3,15 +3,13 @@ submission, pass every correct implementation, fail on the untouched stub, and k
 every message in one place per check."""
 import ast
 import io
-import json
 import re
 
 import pytest
 
 from autograder import config
 from autograder.audit import run as audit_run
-from autograder.audit.catalog import Entry, entries, fill_entry, fill_reference
-from autograder.audit.public import public_failures
+from autograder.audit.catalog import Entry
 from autograder.build import sync
 from conftest import ASSIGNMENTS, ROOT, template
 
@@ -23,28 +21,10 @@ def public_test_names(nb):
     return {q: re.findall(r"^def (test_\w+)", src, re.M) for q, src in nb["metadata"]["otter"]["tests"].items()}
 
 
-@pytest.fixture(scope="module")
-def catalog_run(tmp_path_factory):
-    """{(assignment, name): (kind, failing public checks)} for every catalog entry (kind
-    "correct" or "buggy"), each assignment's reference and its untouched template, checked once."""
-    tmp = tmp_path_factory.mktemp("public")
-    files = {}
-    for a in ASSIGNMENTS:
-        nb = template(a)
-        (tmp / a).mkdir()
-        todo = [("(reference)", "reference", fill_reference(nb, a)), ("(template)", "template", nb)]
-        todo += [(e.name, "correct" if e.correct else "buggy", fill_entry(nb, e)) for e in entries(a)]
-        for name, kind, filled in todo:
-            path = tmp / a / f"{name.strip('()')}.ipynb"
-            path.write_text(json.dumps(filled))
-            files[(a, name)] = (kind, path)
-    found = public_failures([path for _, path in files.values()], CFG)
-    return {key: (kind, found[str(path)]) for key, (kind, path) in files.items()}
-
-
-def test_catalog_bugs_flagged_and_correct_entries_pass(catalog_run):
+@pytest.mark.slow
+def test_catalog_bugs_flagged_and_correct_entries_pass(catalog_public):
     def of(kind):
-        return {k: v for k, (kd, v) in catalog_run.items() if kd == kind}
+        return {k: v for k, (kd, v) in catalog_public.items() if kd == kind}
     buggy, correct, refs = of("buggy"), of("correct"), of("reference")
     assert len(refs) == len(ASSIGNMENTS) and not any(refs.values()), refs
     assert correct and not any(correct.values()), {k: v for k, v in correct.items() if v}
@@ -58,11 +38,12 @@ def test_catalog_bugs_flagged_and_correct_entries_pass(catalog_run):
     assert any("matches_torch" in f for f in unsqueezed), unsqueezed
 
 
-def test_the_untouched_stub_fails_every_public_check(catalog_run):
+@pytest.mark.slow
+def test_the_untouched_stub_fails_every_public_check(catalog_public):
     for a in ASSIGNMENTS:
         every = {f"{q}/{t}" for q, ts in public_test_names(template(a)).items() for t in ts}
         assert len(every) >= 2 * len(CFG.questions(a))
-        assert set(catalog_run[(a, "(template)")][1]) == every
+        assert set(catalog_public[(a, "(template)")][1]) == every
 
 
 def _test_cells(assignment):

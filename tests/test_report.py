@@ -24,6 +24,8 @@ from autograder.messages import t
 from autograder.report import load, pointer, stats, words
 from conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.slow  # every test here grades, builds or runs a kernel
+
 REAL = ROOT / "examples" / "submissions" / "scaled_dot_product" / "sdpa_scaled_by_dk.ipynb"
 NEW_COLUMNS = ["id", "path", "assignment", "name", "email", "sid", "status", "reason"]
 TOY = {"q1": 2.0, "q2": 3.0}

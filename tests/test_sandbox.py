@@ -103,6 +103,7 @@ def test_memory_limit_is_an_error_not_a_crash(remote):
     assert remote.call("double", [torch.ones(2)]).ok
 
 
+@pytest.mark.slow
 def test_a_cell_that_never_finishes_is_skipped_and_the_rest_still_runs():
     loop = "while True:\n    pass\n"
     ok = "def double(x):\n    return x * 2\n"
@@ -115,6 +116,7 @@ def test_a_cell_that_never_finishes_is_skipped_and_the_rest_still_runs():
         r.close()
 
 
+@pytest.mark.slow
 def test_a_notebook_that_never_finishes_loading_fails_every_call_with_the_reason():
     src = "while True:\n    pass\n"
     sub = Submission(Path("loop.ipynb"), {}, [Cell(3, src, src), Cell(4, src, src), Cell(5, src, src)])

@@ -118,6 +118,7 @@ def sharded(tmp_path_factory):
     return tmp, subs, single, shards, merged, proc
 
 
+@pytest.mark.slow
 def test_merged_shards_are_the_single_run(sharded):
     tmp, subs, single, shards, merged, proc = sharded
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
@@ -131,6 +132,7 @@ def test_merged_shards_are_the_single_run(sharded):
     assert len(one["submission_5__attention"]["results.json"]["extra_data"]["submitters"]) == 2
 
 
+@pytest.mark.slow
 def test_each_shard_holds_its_part_and_says_so(sharded):
     tmp, subs, single, shards, merged, proc = sharded
     infos = [json.loads((s / "shard.json").read_text()) for s in shards]
@@ -147,6 +149,7 @@ def test_each_shard_holds_its_part_and_says_so(sharded):
     assert [sid for _, sid in placed] == order
 
 
+@pytest.mark.slow
 def test_a_shard_with_no_file_writes_its_shard_json_and_succeeds(sharded, tmp_path):
     tmp, subs, single, shards, merged, proc = sharded
     rels = [tuple(p.relative_to(subs).parts) for p in subs.rglob("*.ipynb")]
@@ -159,6 +162,7 @@ def test_a_shard_with_no_file_writes_its_shard_json_and_succeeds(sharded, tmp_pa
     assert (tmp_path / "o" / "grades.csv").read_text().startswith("id,path,assignment,")
 
 
+@pytest.mark.slow
 def test_merge_warns_about_a_missing_shard_and_merges_the_rest(sharded, tmp_path):
     tmp, subs, single, shards, merged, proc = sharded
     proc = run_cli("merge", shards[0], shards[2], "--out", tmp_path / "m", check=False)
@@ -171,6 +175,7 @@ def test_merge_warns_about_a_missing_shard_and_merges_the_rest(sharded, tmp_path
     assert [r.split(",")[0] for r in rows[1:]] == [w.split(",")[0] for w in want]
 
 
+@pytest.mark.slow
 def test_merge_refuses_one_id_with_two_contents_and_writes_nothing(sharded, tmp_path):
     tmp, subs, single, shards, merged, proc = sharded
     info = json.loads((shards[0] / "shard.json").read_text())
@@ -196,6 +201,7 @@ def test_merge_refuses_one_id_with_two_contents_and_writes_nothing(sharded, tmp_
     assert (tmp_path / "m2" / "grades.csv").read_bytes() == (single / "grades.csv").read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, message", [
     ({"of": 4}, "different splits"),
     ({"assignment": "multi_head"}, "different assignments"),

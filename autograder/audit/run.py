@@ -39,26 +39,25 @@ def first_failure(output):
     return ""
 
 
-def audit(assignment=None, cfg=None, progress=True, log=print, public=True):
-    """[(entry, {question: (score, max)}, {question: output}, verdict, failing public checks)]
+def fill_catalog(chosen, folder, lang=None):
+    """Each entry of `chosen` filled into its assignment's student template (the edition
+    `lang`, default the source's), written as folder/<assignment>/<name>.ipynb; the paths."""
+    files = []
+    for e in chosen:
+        template = json.loads((template_path(e.assignment, lang) if lang else template_path(e.assignment)).read_text())
+        path = Path(folder) / e.assignment / f"{e.name}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(fill_entry(template, e)))
+        files.append(path)
+    return files
 
-    The last item lists the entry's failing public checks ("question/test"; empty
-    when every one passes), or is None when `public` is off."""
-    cfg = cfg or config_mod.load()
-    chosen = [e for e in entries(assignment)]
+
+def verdicts(chosen, graded, flagged, cfg):
+    """The audit's rows from what the judge gave each entry of `chosen` (`graded`: its
+    results.json data, in order) and its failing public checks (`flagged`: a list per
+    entry, in order, or None when the public column is off)."""
     rows = []
-    with tempfile.TemporaryDirectory(prefix="kit-audit-") as tmp:
-        tmp = Path(tmp)
-        files = []
-        for e in chosen:
-            template = json.loads(template_path(e.assignment).read_text())
-            path = tmp / e.assignment / f"{e.name}.ipynb"
-            path.parent.mkdir(exist_ok=True)
-            path.write_text(json.dumps(fill_entry(template, e)))
-            files.append(path)
-        graded = grade_batch(files, tmp / "out", progress=progress, cfg=cfg)
-        flagged = public_failures(files, cfg) if public else {}
-    for e, f, (_, _, data) in zip(chosen, files, graded):
+    for e, data, public in zip(chosen, graded, flagged or [None] * len(chosen)):
         scores = {t["name"]: (t["score"], t["max_score"]) for t in data.get("tests", [])}
         outputs = {t["name"]: t["output"] for t in data.get("tests", [])}
         lost = {q for q, (s, m) in scores.items() if s < m}
@@ -77,8 +76,24 @@ def audit(assignment=None, cfg=None, progress=True, log=print, public=True):
             twice = sorted(lost - own) if cfg.scoring.get("isolate_dependencies", True) else []
             verdict = ("caught" if not missed else f"MISSED on {', '.join(missed)}") if not twice else \
                 f"CHARGED AGAIN on {', '.join(twice)}"
-        rows.append((e, scores, outputs, verdict, flagged.get(str(f)) if public else None))
+        rows.append((e, scores, outputs, verdict, public))
     return rows
+
+
+def audit(assignment=None, cfg=None, progress=True, log=print, public=True, lang=None):
+    """[(entry, {question: (score, max)}, {question: output}, verdict, failing public checks)]
+
+    The last item lists the entry's failing public checks ("question/test"; empty
+    when every one passes), or is None when `public` is off. `lang`: the edition the
+    entries are filled into (default the source's, English)."""
+    cfg = cfg or config_mod.load()
+    chosen = list(entries(assignment))
+    with tempfile.TemporaryDirectory(prefix="kit-audit-") as tmp:
+        files = fill_catalog(chosen, tmp, lang)
+        graded = grade_batch(files, Path(tmp) / "out", progress=progress, cfg=cfg)
+        found = public_failures(files, cfg) if public else None
+    flagged = [found[str(f)] for f in files] if found is not None else None
+    return verdicts(chosen, [data for _, _, data in graded], flagged, cfg)
 
 
 def report(rows, cfg, out=sys.stdout):

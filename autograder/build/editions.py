@@ -265,8 +265,9 @@ def skeleton(src):
 
 def _plain_strings(src):
     """Strings without a space outside f-strings: names (colour maps, styles), kept as they are."""
-    inside = {id(v) for n in ast.walk(ast.parse(src)) if isinstance(n, ast.JoinedStr) for v in n.values}
-    return [n.value for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    tree = ast.parse(src)  # one tree: the ids below are of its live nodes (two parses could share freed ids)
+    inside = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
             and id(n) not in inside and not re.search(r"\s", n.value)]
 
 
