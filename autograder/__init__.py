@@ -1,3 +1,3 @@
-"""The attention autograder kit (README.md: the layout by side of the trust boundary)."""
+"""The attention autograder kit (docs/pages/layout.md: the layout by side of the trust boundary)."""
 
 __version__ = "0.2.0"  # the one place the version is written (pyproject.toml reads it)

@@ -5,6 +5,7 @@ feedback files, grades.csv, shard.json, the class report, the LMS exports, a
 merged folder) is written beside its place under another name and renamed
 over it, so a reader finds the old file or the new one, never half of one.
 """
+
 import json
 import os
 from collections.abc import Iterator

@@ -7,6 +7,7 @@ parsed arguments as keywords. So the Python API and the CLI are the same
 function: `python -m autograder grade subs --out out` is
 `autograder.grade.main(submissions=["subs"], out="out")`.
 """
+
 import argparse
 import importlib
 import sys
@@ -29,22 +30,32 @@ class Verb(NamedTuple):
 def _build(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="dist", help="output folder (default: dist)")
     p.add_argument("--check", action="store_true", help="only report drift between solutions/ and the notebooks")
-    p.add_argument("--dist-only", action="store_true",
-                   help="write only the zips and the public wheel under --out; rewrite no tracked file")
+    p.add_argument(
+        "--dist-only",
+        action="store_true",
+        help="write only the zips and the public wheel under --out; rewrite no tracked file",
+    )
 
 
 def _grade(p: argparse.ArgumentParser) -> None:
     p.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="files or folders of submissions")
-    p.add_argument("--assignment",
-                   help="assignment name (default: the batch's, detected from what the notebooks' code defines)")
+    p.add_argument(
+        "--assignment", help="assignment name (default: the batch's, detected from what the notebooks' code defines)"
+    )
     p.add_argument("--out", required=True, help="folder for <id>/results.json and grades.csv")
-    p.add_argument("--resume", action="store_true",
-                   help="keep results.json written for the same file with the same bytes; grade the rest")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep results.json written for the same file with the same bytes; grade the rest",
+    )
     p.add_argument("--jobs", type=int, default=None, help="judges in parallel (default: one per CPU)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--lang", help="feedback language, pt-BR or en (default: each notebook's edition, else grading.yml)")
-    p.add_argument("--shard", metavar="I/N",
-                   help="grade only the I-th of N fixed parts of the submissions found (writes OUT/shard.json)")
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="grade only the I-th of N fixed parts of the submissions found (writes OUT/shard.json)",
+    )
 
 
 def _merge(p: argparse.ArgumentParser) -> None:
@@ -55,8 +66,14 @@ def _merge(p: argparse.ArgumentParser) -> None:
 def _deploy(p: argparse.ArgumentParser) -> None:
     p.add_argument("template", nargs="?", metavar="NAME", help="the template (--list names them)")
     p.add_argument("--list", action="store_true", dest="listing", help="list the templates and their variables")
-    p.add_argument("--set", action="append", default=[], metavar="VAR=VALUE", dest="settings",
-                   help="a template variable's value (repeatable; default: the template's own)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="VAR=VALUE",
+        dest="settings",
+        help="a template variable's value (repeatable; default: the template's own)",
+    )
 
 
 def _check(p: argparse.ArgumentParser) -> None:
@@ -90,8 +107,12 @@ def _report(p: argparse.ArgumentParser) -> None:
     p.add_argument("out_dir", metavar="OUT", help="the --out folder of `grade` (results.json files and grades.csv)")
     p.add_argument("--out", help="HTML file to write (default: OUT/report.html)")
     p.add_argument("--lang", help="language of the report, pt-BR or en (default: grading.yml's)")
-    p.add_argument("--export", action="append", choices=("canvas", "moodle"),
-                   help="also write OUT/canvas.csv or OUT/moodle.csv, the CSV that LMS imports (repeatable)")
+    p.add_argument(
+        "--export",
+        action="append",
+        choices=("canvas", "moodle"),
+        help="also write OUT/canvas.csv or OUT/moodle.csv, the CSV that LMS imports (repeatable)",
+    )
 
 
 def _demo(p: argparse.ArgumentParser) -> None:
@@ -99,22 +120,29 @@ def _demo(p: argparse.ArgumentParser) -> None:
 
 
 VERBS = {  # in the order `--help` lists them
-    "build": Verb("build student notebooks (refreshing student_template/) and autograder zips", _build,
-                  "autograder.build"),
-    "grade": Verb("grade submissions (notebooks or otter export zips) in the trusted judge", _grade,
-                  "autograder.grade"),
-    "merge": Verb("merge the --out folders of grade --shard runs into one, as a single run writes it", _merge,
-                  "autograder.merge"),
-    "deploy": Verb("print a template for grading a class on many machines (GitHub Actions, Kubernetes, Slurm)",
-                   _deploy, "autograder.deploy"),
+    "build": Verb(
+        "build student notebooks (refreshing student_template/) and autograder zips", _build, "autograder.build"
+    ),
+    "grade": Verb(
+        "grade submissions (notebooks or otter export zips) in the trusted judge", _grade, "autograder.grade"
+    ),
+    "merge": Verb(
+        "merge the --out folders of grade --shard runs into one, as a single run writes it", _merge, "autograder.merge"
+    ),
+    "deploy": Verb(
+        "print a template for grading a class on many machines (GitHub Actions, Kubernetes, Slurm)",
+        _deploy,
+        "autograder.deploy",
+    ),
     "check": Verb("run a notebook's public tests (what grader.check_all() runs)", _check, "autograder.check"),
-    "ci": Verb("grade one notebook in a CI job, write a Markdown job summary, fail below the pass mark", _ci,
-               "autograder.ci"),
-    "gradescope": Verb("grade /autograder/submission into /autograder/results (run_autograder)", _gradescope,
-                       "autograder.gradescope"),
+    "ci": Verb(
+        "grade one notebook in a CI job, write a Markdown job summary, fail below the pass mark", _ci, "autograder.ci"
+    ),
+    "gradescope": Verb(
+        "grade /autograder/submission into /autograder/results (run_autograder)", _gradescope, "autograder.gradescope"
+    ),
     "audit": Verb("grade every catalog entry and print what the hidden suites catch", _audit, "autograder.audit"),
-    "report": Verb("the class report of a graded folder (HTML, a summary, LMS exports)", _report,
-                   "autograder.report"),
+    "report": Verb("the class report of a graded folder (HTML, a summary, LMS exports)", _report, "autograder.report"),
     "demo": Verb("build everything, grade the example submissions, print a score table", _demo, "autograder.demo"),
 }
 
@@ -142,12 +170,15 @@ def main(argv: list[str] | None = None, judge: bool = False, parse_only: bool = 
     from autograder import layout
 
     if args.verb in PRIVATE_VERBS and not layout.has_private():
-        print(f"{args.verb}: this is the public part of the kit (no hidden suites or solutions); "
-              "grades come from Gradescope or a staff-run `grade`. Use `check NOTEBOOK` for the public checks.",
-              file=sys.stderr)
+        print(
+            f"{args.verb}: this is the public part of the kit (no hidden suites or solutions); "
+            "grades come from Gradescope or a staff-run `grade`. Use `check NOTEBOOK` for the public checks.",
+            file=sys.stderr,
+        )
         return 2
     single = args.verb in ("ci", "gradescope") or (
-        args.verb == "grade" and len(args.submissions) == 1 and args.submissions[0].endswith((".ipynb", ".zip")))
+        args.verb == "grade" and len(args.submissions) == 1 and args.submissions[0].endswith((".ipynb", ".zip"))
+    )
     if single and not judge and not (args.verb == "ci" and args.workflow):
         # one submission: the judge and its fork server share one torch import (autograder.zygote)
         from autograder import zygote

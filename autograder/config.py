@@ -7,6 +7,7 @@ path given to `load`, else `$KIT_GRADING_YML`, else `grading.yml` in the
 current folder, else the packaged one. Its `assignments` replace the packaged
 ones; in the other sections each key it sets replaces the default's.
 """
+
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -91,15 +92,29 @@ def _validate(data, path):
             raise ConfigError(f"{path}: missing section '{key}'")
     for name, spec in data["assignments"].items():
         qs = (spec or {}).get("questions")
-        if not isinstance(qs, dict) or not qs or not all(
-                isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0 for p in qs.values()):
+        if (
+            not isinstance(qs, dict)
+            or not qs
+            or not all(isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0 for p in qs.values())
+        ):
             raise ConfigError(f"{path}: assignment {name} needs questions with positive points")
     if "training_run" in data:
         _validate_training_run(data["training_run"], path)
 
 
-TRAINING_RUN_KEYS = ("seed", "steps", "batch_size", "max_len", "n_symbols", "sizes", "lr", "eval_lengths",
-                     "eval_per_length", "cpu_seconds", "thresholds")
+TRAINING_RUN_KEYS = (
+    "seed",
+    "steps",
+    "batch_size",
+    "max_len",
+    "n_symbols",
+    "sizes",
+    "lr",
+    "eval_lengths",
+    "eval_per_length",
+    "cpu_seconds",
+    "thresholds",
+)
 
 
 def _validate_training_run(run, path):
@@ -110,6 +125,7 @@ def _validate_training_run(run, path):
     missing = [k for k in TRAINING_RUN_KEYS if k not in run]
     if missing:
         raise ConfigError(f"{path}: training_run needs {', '.join(missing)}")
+
     def positive(value, integer=True):
         kinds = int if integer else (int, float)
         return isinstance(value, kinds) and not isinstance(value, bool) and value > 0
@@ -133,8 +149,9 @@ def _validate_training_run(run, path):
     for key in ("accuracy", "gap_over_baseline"):
         at = th.get(key)
         if not isinstance(at, dict) or not at or not set(at) <= lengths:
-            raise ConfigError(f"{path}: training_run.thresholds.{key} must map lengths of eval_lengths "
-                              f"{sorted(lengths)} to numbers")
+            raise ConfigError(
+                f"{path}: training_run.thresholds.{key} must map lengths of eval_lengths {sorted(lengths)} to numbers"
+            )
     for key in ("zeroed_context_at_most", "loss_ratio_at_most"):
         if isinstance(th.get(key), bool) or not isinstance(th.get(key), (int, float)):
             raise ConfigError(f"{path}: training_run.thresholds.{key} must be a number")

@@ -1,14 +1,15 @@
 """Where the kit's parts are, computed once (standard library only).
 
-    PACKAGE   this copy of the `autograder` package
-    KIT_ROOT  the folder that holds it: a checkout, site-packages, or a zip's kit/
-    PRIVATE   the one private root (`autograder/private/`): reference solutions,
-              hidden suites, the audit catalog. No worker ever reaches it.
-    WORKER_SIDE  what of the package a worker may see: the protocol and the
-              worker (see `autograder.sandbox.view`).
-    COURSE    the course's own folder (master notebooks, examples, student
-              templates): the checkout, when this copy is one; else None.
+PACKAGE   this copy of the `autograder` package
+KIT_ROOT  the folder that holds it: a checkout, site-packages, or a zip's kit/
+PRIVATE   the one private root (`autograder/private/`): reference solutions,
+          hidden suites, the audit catalog. No worker ever reaches it.
+WORKER_SIDE  what of the package a worker may see: the protocol and the
+          worker (see `autograder.sandbox.view`).
+COURSE    the course's own folder (master notebooks, examples, student
+          templates): the checkout, when this copy is one; else None.
 """
+
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent

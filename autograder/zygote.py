@@ -26,6 +26,7 @@ SIGINT or SIGTERM sent to the command alone is passed on to the judge. Should
 the fork server die (the kernel's OOM killer), the judge starts a fresh one
 (`ForkServer._restart`), as before.
 """
+
 import json
 import os
 import signal
@@ -45,9 +46,13 @@ def run(argv):
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     for s in (ours, theirs):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, MAX_REQUEST)
-    proc = subprocess.Popen([interpreter(), "-m", "autograder", "--zygote", str(theirs.fileno())],
-                            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd="/",
-                            env=startup_env())
+    proc = subprocess.Popen(
+        [interpreter(), "-m", "autograder", "--zygote", str(theirs.fileno())],
+        pass_fds=(theirs.fileno(),),
+        stdin=subprocess.DEVNULL,
+        cwd="/",
+        env=startup_env(),
+    )
     theirs.close()
 
     def forward(signum, frame):
@@ -171,4 +176,3 @@ def _exit(code):
         except (OSError, ValueError):
             pass
     os._exit(code if isinstance(code, int) and 0 <= code < 256 else 1)
-

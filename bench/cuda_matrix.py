@@ -11,6 +11,7 @@ prints, per submission and per device/dtype case, how many parametrised test
 cases passed: the reference must pass everything, each bug must fail on its
 questions. Exit status 1 when the reference fails any case.
 """
+
 import argparse
 import sys
 import time
@@ -34,7 +35,9 @@ def main():
 
     cfg = config.load()
     wanted = args.examples.split(",")
-    print(f"torch {torch.__version__}, CUDA {'available: ' + torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'not available'}")
+    print(
+        f"torch {torch.__version__}, CUDA {'available: ' + torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'not available'}"
+    )
     start = time.monotonic()
     failures = 0
     for a in cfg.assignments:

@@ -7,7 +7,7 @@ Each command runs as a child process; its peak memory is the largest sum of
 the proportional set sizes (Pss: shared pages counted once) of its whole
 process tree (judge, fork server, worker, kernels), sampled from /proc every
 50 ms. Prints a table of medians. Figures, not a
-pass/fail: the README quotes them with this command.
+pass/fail: docs/pages/measurements.md quotes them with this command.
 
 `--box CPUS MB` also grades the one submission inside a control group
 limited to CPUS processors (cfs quota) and MB of memory (Gradescope's default
@@ -16,6 +16,7 @@ memory (memory.max_usage_in_bytes: the whole tree, shared pages counted once)
 and whether the kernel killed anything for memory. Needs root and a writable
 cgroup v1 `cpu` and `memory` hierarchy (as here).
 """
+
 import argparse
 import os
 import shutil
@@ -89,8 +90,9 @@ def _reap(proc, sample=None):
 def measure(cmd, cwd=ROOT, env=None):
     """(seconds, peak MB of the process tree, exit status, CPU seconds of the tree)."""
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env={**os.environ, **(env or {})},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     peak = [0]
 
     def sample():
@@ -142,8 +144,9 @@ def in_box(cmd, cpus, memory_mb):
     box = Box(cpus, memory_mb)
     try:
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                preexec_fn=box.join)
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=box.join
+        )
         rc, cpu = _reap(proc)
         return time.monotonic() - start, box.peak_mb(), box.oom_kills(), rc, cpu
     finally:
@@ -163,8 +166,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--assignment", default="scaled_dot_product")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--box", nargs=2, type=float, metavar=("CPUS", "MB"),
-                    help="also grade the one submission in a cgroup with this CPU quota and memory limit")
+    ap.add_argument(
+        "--box",
+        nargs=2,
+        type=float,
+        metavar=("CPUS", "MB"),
+        help="also grade the one submission in a cgroup with this CPU quota and memory limit",
+    )
     ap.add_argument("--box-only", action="store_true", help="only the --box row")
     args = ap.parse_args()
     from autograder.audit import examples as examples_mod
@@ -182,28 +190,74 @@ def main():
             runs = []
             for i in range(max(1, args.repeat)):
                 out = tmp / f"box{i}"
-                t, m, kills, rc, cpu = in_box([py, "-m", "autograder", "grade", sub, "--assignment", args.assignment,
-                                               "--out", out, "--no-progress"], cpus, int(mb))
+                t, m, kills, rc, cpu = in_box(
+                    [
+                        py,
+                        "-m",
+                        "autograder",
+                        "grade",
+                        sub,
+                        "--assignment",
+                        args.assignment,
+                        "--out",
+                        out,
+                        "--no-progress",
+                    ],
+                    cpus,
+                    int(mb),
+                )
                 scores = [json.loads(p.read_text())["score"] for p in out.glob("*/results.json")]
                 runs.append((t, m, kills, rc, cpu, scores[0] if scores else "-"))
             t = statistics.median(r[0] for r in runs)
             figures["box"] = t
-            rows.append((f"kit grade, 1 submission, in a {cpus:g}-CPU {mb:g} MB box (exit "
-                         f"{max(r[3] for r in runs)}, {sum(r[2] for r in runs)} OOM kills, score {runs[0][5]})",
-                         t, max(r[1] for r in runs), statistics.median(r[4] for r in runs)))
+            rows.append(
+                (
+                    f"kit grade, 1 submission, in a {cpus:g}-CPU {mb:g} MB box (exit "
+                    f"{max(r[3] for r in runs)}, {sum(r[2] for r in runs)} OOM kills, score {runs[0][5]})",
+                    t,
+                    max(r[1] for r in runs),
+                    statistics.median(r[4] for r in runs),
+                )
+            )
         if args.box_only:
             args.repeat = 0
             _print(rows, args)
             return
-        t, m, cpu = median_of([py, "-m", "autograder", "grade", sub, "--assignment", args.assignment,
-                               "--out", tmp / "one", "--no-progress"], args.repeat)
+        t, m, cpu = median_of(
+            [
+                py,
+                "-m",
+                "autograder",
+                "grade",
+                sub,
+                "--assignment",
+                args.assignment,
+                "--out",
+                tmp / "one",
+                "--no-progress",
+            ],
+            args.repeat,
+        )
         rows.append((f"kit grade, 1 submission ({args.assignment}/reference)", t, m, cpu))
         figures["kit_cpu"] = cpu
         # one grade per assignment's folder (a folder is graded as one assignment: the batch's)
         folder = examples_mod.EXAMPLES / args.assignment
         n = len(list(folder.rglob("*.ipynb")))
-        t, m, cpu = median_of([py, "-m", "autograder", "grade", folder, "--assignment", args.assignment,
-                               "--out", tmp / "all", "--no-progress"], 1)
+        t, m, cpu = median_of(
+            [
+                py,
+                "-m",
+                "autograder",
+                "grade",
+                folder,
+                "--assignment",
+                args.assignment,
+                "--out",
+                tmp / "all",
+                "--no-progress",
+            ],
+            1,
+        )
         rows.append((f"kit grade, the {args.assignment} examples folder ({n} submissions)", t, m, cpu))
         otter = shutil.which("otter", path=str(Path(py).parent)) or shutil.which("otter")
         if otter:
@@ -212,8 +266,9 @@ def main():
             named.parent.mkdir()
             shutil.copy(sub, named)
             (tmp / "otter-out").mkdir()
-            t, m, cpu = median_of([otter, "run", "-a", built.autograder_zip, "-o", tmp / "otter-out", named],
-                                  args.repeat)
+            t, m, cpu = median_of(
+                [otter, "run", "-a", built.autograder_zip, "-o", tmp / "otter-out", named], args.repeat
+            )
             rows.append(("otter run, 1 submission (public tests only)", t, m, cpu))
             figures["otter_cpu"] = cpu
     _print(rows, args, figures)
@@ -225,11 +280,15 @@ def _print(rows, args, figures=None):
     print(f"{'what'.ljust(width)}  {'seconds':>8}  {'CPU s':>8}  {'peak MB':>8}")
     for what, t, m, cpu in rows:
         print(f"{what.ljust(width)}  {t:8.2f}  {cpu:8.2f}  {m:8.0f}")
-    print(f"(median of {args.repeat} runs for single submissions; CPU s = user + system of the whole process "
-          f"tree; peak = whole process tree; {os.cpu_count()} CPUs)")
+    print(
+        f"(median of {args.repeat} runs for single submissions; CPU s = user + system of the whole process "
+        f"tree; peak = whole process tree; {os.cpu_count()} CPUs)"
+    )
     if "kit_cpu" in figures and "otter_cpu" in figures:
-        print(f"one submission, CPU time kit / otter run: {figures['kit_cpu'] / figures['otter_cpu']:.2f} "
-              f"(target at most 0.60)")
+        print(
+            f"one submission, CPU time kit / otter run: {figures['kit_cpu'] / figures['otter_cpu']:.2f} "
+            f"(target at most 0.60)"
+        )
     if "box" in figures:
         print(f"one submission in the box: {figures['box']:.2f} s (target under 8 s)")
 

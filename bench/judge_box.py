@@ -8,9 +8,10 @@ For each case: the wall time, the box's own peak (the whole tree: judge,
 reader, fork server, workers), the judge process's own peak (results.json
 `extra_data.judge_peak_mb`), whether the kernel killed anything for memory,
 whether results.json was written, and the battery's verdict for the case.
-Figures, not a pass/fail: the README quotes them with this command. Needs
+Figures, not a pass/fail: docs/pages/measurements.md quotes them with this command. Needs
 root and writable cgroup v1 `cpu` and `memory` hierarchies (as here).
 """
+
 import argparse
 import json
 import sys
@@ -23,8 +24,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grade_one import in_box  # noqa: E402
 
 # The worst case of each kind the judge takes from a submission.
-WORST = ("million_statements_cell", "json_nested_deep", "stored_outputs_20mb", "zip_corrupt_deflate", "huge_exception_text", "forged_replies",
-         "feedback_injection", "mha_hidden_bias", "search_disk_for_answers", "reference")
+WORST = (
+    "million_statements_cell",
+    "json_nested_deep",
+    "stored_outputs_20mb",
+    "zip_corrupt_deflate",
+    "huge_exception_text",
+    "forged_replies",
+    "feedback_injection",
+    "mha_hidden_bias",
+    "search_disk_for_answers",
+    "reference",
+)
 
 
 def main():
@@ -46,16 +57,28 @@ def main():
             path.parent.mkdir()
             path.write_bytes(data)
             out = Path(tmp) / name / "out"
-            cmd = [sys.executable, "-m", "autograder", "grade", str(path), "--out", str(out),
-                   "--assignment", case.assignment, "--no-progress"]
+            cmd = [
+                sys.executable,
+                "-m",
+                "autograder",
+                "grade",
+                str(path),
+                "--out",
+                str(out),
+                "--assignment",
+                case.assignment,
+                "--no-progress",
+            ]
             seconds, peak, kills, _, _ = in_box(cmd, cpus, int(mb))
             found = list(out.glob("*/results.json"))
             results = json.loads(found[0].read_text()) if found else None
             judge = ((results or {}).get("extra_data") or {}).get("judge_peak_mb")
             problems = hostile.check(case, results, {}) if results else ["no results.json"]
             verdict = "held" if not problems else "VIOLATED: " + problems[0]
-            print(f"  {name:<26}{seconds:>8.1f}{peak:>8.0f}{(judge or 0):>10.0f}{kills:>5}  "
-                  f"{'written' if results else 'MISSING':<8} {verdict}")
+            print(
+                f"  {name:<26}{seconds:>8.1f}{peak:>8.0f}{(judge or 0):>10.0f}{kills:>5}  "
+                f"{'written' if results else 'MISSING':<8} {verdict}"
+            )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ model; `bench/grade_one.py --assignment seq2seq_attention` measures that).
 
     python bench/lab_seeds.py [--seeds 10] [--first 0]
 """
+
 import argparse
 import resource
 import sys
@@ -53,11 +54,13 @@ def main():
     torch.set_num_threads(1)  # as in the worker
     cfg = config.load()
     s0 = training.settings(cfg)
-    print(f"grading.yml training_run: {s0.steps} Adam steps x {s0.batch_size} sequences of 1..{s0.max_len}, "
-          f"{s0.n_symbols} symbols (chance {1 / s0.n_symbols:.3f}), E={s0.emb_dim} H={s0.hidden_dim} "
-          f"A={s0.attn_dim}, lr {s0.lr:g}; lengths {list(s0.eval_lengths)}; thresholds: accuracy "
-          f"{dict(s0.min_accuracy)}, gap {dict(s0.min_gap)}, zeroed <= {s0.max_zeroed}, "
-          f"loss ratio <= {s0.max_loss_ratio}")
+    print(
+        f"grading.yml training_run: {s0.steps} Adam steps x {s0.batch_size} sequences of 1..{s0.max_len}, "
+        f"{s0.n_symbols} symbols (chance {1 / s0.n_symbols:.3f}), E={s0.emb_dim} H={s0.hidden_dim} "
+        f"A={s0.attn_dim}, lr {s0.lr:g}; lengths {list(s0.eval_lengths)}; thresholds: accuracy "
+        f"{dict(s0.min_accuracy)}, gap {dict(s0.min_gap)}, zeroed <= {s0.max_zeroed}, "
+        f"loss ratio <= {s0.max_loss_ratio}"
+    )
     worst, held = {}, 0
     for seed in range(args.first, args.first + args.seeds):
         s = training.settings(cfg, seed=seed)
@@ -67,11 +70,16 @@ def main():
         for k, m in margins.items():
             worst[k] = min(worst.get(k, m), m)
         fmt = lambda d: " ".join(f"{v:.2f}" for v in d.values())  # noqa: E731
-        print(f"seed {seed}: attention {fmt(acc)}  baseline {fmt(base)}  zeroed {fmt(zeroed)}  "
-              f"loss ratio {ratio:.2f}  (CPU s: attention {sec:.1f}, baseline {base_sec:.1f})  "
-              f"{'all thresholds hold' if ok else 'A THRESHOLD FAILS'}", flush=True)
-    print(f"thresholds held on {held} of {args.seeds} seeds; worst margins: "
-          + ", ".join(f"{k} {m:+.2f}" for k, m in worst.items()))
+        print(
+            f"seed {seed}: attention {fmt(acc)}  baseline {fmt(base)}  zeroed {fmt(zeroed)}  "
+            f"loss ratio {ratio:.2f}  (CPU s: attention {sec:.1f}, baseline {base_sec:.1f})  "
+            f"{'all thresholds hold' if ok else 'A THRESHOLD FAILS'}",
+            flush=True,
+        )
+    print(
+        f"thresholds held on {held} of {args.seeds} seeds; worst margins: "
+        + ", ".join(f"{k} {m:+.2f}" for k, m in worst.items())
+    )
     print(f"peak MB of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
     return 0 if held == args.seeds else 1
 

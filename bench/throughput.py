@@ -11,6 +11,7 @@ submission (the kit's from each results.json's execution_time, i.e. the
 judge's time for one submission inside the batch), and the peak memory of one
 grading's whole process tree (`bench/grade_one.py` measures that the same way).
 """
+
 import argparse
 import json
 import os
@@ -36,8 +37,11 @@ def main():
     ap.add_argument("-n", type=int, default=100)
     ap.add_argument("--otter-sample", type=int, default=20)
     ap.add_argument("--jobs", type=int, default=None)
-    ap.add_argument("--assignment", default="scaled_dot_product",
-                    help="the batch's assignment (a batch is one assignment's submissions)")
+    ap.add_argument(
+        "--assignment",
+        default="scaled_dot_product",
+        help="the batch's assignment (a batch is one assignment's submissions)",
+    )
     args = ap.parse_args()
     from autograder.audit import examples as examples_mod
     from autograder.build import assign, sync
@@ -53,8 +57,18 @@ def main():
             dst.parent.mkdir(parents=True)
             shutil.copy(src, dst)
             subs.append(dst)
-        cmd = [py, "-m", "autograder", "grade", tmp / "subs", "--out", tmp / "out", "--no-progress",
-               "--assignment", args.assignment]
+        cmd = [
+            py,
+            "-m",
+            "autograder",
+            "grade",
+            tmp / "subs",
+            "--out",
+            tmp / "out",
+            "--no-progress",
+            "--assignment",
+            args.assignment,
+        ]
         if args.jobs:
             cmd += ["--jobs", str(args.jobs)]
         kit_s, kit_peak, rc, _ = measure(cmd)
@@ -80,15 +94,21 @@ def main():
 
     kit_rate = args.n / kit_s * 60
     print(f"{'':28}{'subs/min':>10}{'p50 s':>8}{'p95 s':>8}{'peak MB':>10}")
-    print(f"{'kit grade (' + str(args.n) + ' submissions)':28}{kit_rate:10.1f}{pct(per, .5):8.2f}{pct(per, .95):8.2f}"
-          f"{kit_peak:10.0f}")
+    print(
+        f"{'kit grade (' + str(args.n) + ' submissions)':28}{kit_rate:10.1f}{pct(per, 0.5):8.2f}{pct(per, 0.95):8.2f}"
+        f"{kit_peak:10.0f}"
+    )
     if otter_times:
         otter_rate = len(otter_times) / sum(otter_times) * 60
-        print(f"{'otter run (' + str(len(otter_times)) + ', one by one)':28}{otter_rate:10.1f}"
-              f"{pct(otter_times, .5):8.2f}{pct(otter_times, .95):8.2f}{otter_peak:10.0f}")
+        print(
+            f"{'otter run (' + str(len(otter_times)) + ', one by one)':28}{otter_rate:10.1f}"
+            f"{pct(otter_times, 0.5):8.2f}{pct(otter_times, 0.95):8.2f}{otter_peak:10.0f}"
+        )
         print(f"ratio kit/otter: {kit_rate / otter_rate:.1f}x")
-    print(f"kit wall time {kit_s:.1f} s on {os.cpu_count()} CPUs; kit peak = the whole batch's process tree "
-          "(pool of judges, fork servers, workers); otter peak = one `otter run`")
+    print(
+        f"kit wall time {kit_s:.1f} s on {os.cpu_count()} CPUs; kit peak = the whole batch's process tree "
+        "(pool of judges, fork servers, workers); otter peak = one `otter run`"
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,7 @@
-"""Shared helpers for the kit's own tests."""
+"""Shared helpers for the kit's own tests, and the shape of the test command (below)."""
+
+import ast
+import functools
 import json
 import os
 import subprocess
@@ -29,11 +32,16 @@ def run_cli(*args, check=True, timeout=900, env=None):
     """Run `python -m autograder ARGS` as a user would; return the CompletedProcess."""
     proc = subprocess.run(
         [sys.executable, "-m", "autograder", *map(str, args)],
-        cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         env={**os.environ, **(env or {})},
     )
     if check and proc.returncode != 0:
-        raise AssertionError(f"autograder {' '.join(map(str, args))} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        raise AssertionError(
+            f"autograder {' '.join(map(str, args))} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
     return proc
 
 
@@ -58,14 +66,23 @@ def root():
 
 def notebook(*cells):
     """A minimal nbformat-4 notebook (a dict) holding `cells`."""
-    return {"cells": list(cells), "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
-            "nbformat": 4, "nbformat_minor": 5}
+    return {
+        "cells": list(cells),
+        "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
 def code_cell(source, tags=None):
     """A code cell (a dict) with `source` and, optionally, these tags."""
-    return {"cell_type": "code", "source": source, "metadata": {"tags": tags} if tags else {}, "outputs": [],
-            "execution_count": None}
+    return {
+        "cell_type": "code",
+        "source": source,
+        "metadata": {"tags": tags} if tags else {},
+        "outputs": [],
+        "execution_count": None,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -101,17 +118,23 @@ def suite_skeleton(tmp_path, assignment, monkeypatch):
 # unmarked test that takes longer than QUICK_LIMIT_S (its setup, call and teardown together)
 # fails, so the quick tier stays quick.
 #
-# Parallel. pyproject's addopts run the tests on xdist workers with `--dist loadgroup`. A test
-# that uses a module-scoped fixture of its own module runs on its module's worker (the fixture
-# is built once); one that uses a session fixture named in SHARED_GROUPS runs on that group's
-# worker (`catalog`: the audit, the pt-BR feedback and the public checks share one grading of
-# the catalog). The groups listed in HEAVY_FIRST are sent to the workers first, so the run does
-# not end waiting on one of them. `shared_build` builds an artifact once for every worker.
+# Parallel. pyproject's addopts run the tests on xdist workers, which this file schedules in
+# units (`_unit`): every test of a module that defines a module- or session-scoped fixture runs
+# on one worker (the fixture is built once), every test that takes a fixture named in
+# SHARED_GROUPS runs on that group's worker (`catalog`: the audit, the pt-BR feedback and the
+# public checks share one grading of the catalog), any other test alone. The units in
+# HEAVY_FIRST are sent first, so the run does not end waiting on one of them. `shared_build`
+# builds an artifact once for every worker.
 # ---------------------------------------------------------------------------------------------
 QUICK_LIMIT_S = 10.0
 SHARED_GROUPS = {"catalog_graded": "catalog", "catalog_public": "catalog"}
-HEAVY_FIRST = ("catalog", "tests/test_hostile.py", "tests/test_deployments.py", "tests/test_grading.py",
-               "tests/test_notebooks.py")
+HEAVY_FIRST = (
+    "catalog",
+    "tests/test_hostile.py",
+    "tests/test_deployments.py",
+    "tests/test_grading.py",
+    "tests/test_notebooks.py",
+)
 _SPENT = pytest.StashKey[float]()
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -120,34 +143,62 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-def _group(item):
-    """The xdist group an item runs in, or None (any worker)."""
-    defs = getattr(item, "_fixtureinfo", None)
-    names = defs.names_closure if defs else ()
-    for name in names:
-        if name in SHARED_GROUPS:
-            return SHARED_GROUPS[name]
-    module = item.nodeid.split("::")[0]
-    for name in names:
-        for fixturedef in (defs.name2fixturedefs.get(name) or ())[-1:]:
-            if fixturedef.scope in ("module", "session") and fixturedef.baseid == module:
-                return module
-    return None
+def _fixture_scope(decorator):
+    """The scope of a `@pytest.fixture(scope=...)` decorator, or None for anything else."""
+    if not (isinstance(decorator, ast.Call) and ast.unparse(decorator.func) in ("pytest.fixture", "fixture")):
+        return None
+    scope = next((k.value for k in decorator.keywords if k.arg == "scope"), None)
+    return scope.value if isinstance(scope, ast.Constant) else "function"
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist names the groups in the node ids
-def pytest_collection_modifyitems(config, items):
-    """Each item's xdist group, and the heaviest groups first (the same order on every worker)."""
+@functools.cache
+def _module_units(module):
+    """(the module's own unit or None, {test name: group}) from the module's source: a module that
+    defines a module- or session-scoped fixture is one unit; a test taking a SHARED_GROUPS fixture
+    is in that group."""
+    path = ROOT / module
+    if path.suffix != ".py" or not path.is_file():
+        return None, {}
+    tree = ast.parse(path.read_text())
+    defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    own = any(_fixture_scope(d) in ("module", "session") for n in defs for d in n.decorator_list)
     groups = {}
-    for item in items:
-        groups[item.nodeid] = group = _group(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+    for n in defs:
+        if n.name.startswith("test"):
+            shared = [SHARED_GROUPS[a.arg] for a in n.args.args if a.arg in SHARED_GROUPS]
+            if shared:
+                groups[n.name] = shared[0]
+    return (module if own else None), groups
+
+
+def _unit(nodeid):
+    """The scheduling unit of a test: its SHARED_GROUPS group, its module, or itself."""
+    module, _, rest = nodeid.partition("::")
+    own, groups = _module_units(module)
+    name = rest.split("::")[-1].split("[")[0]
+    return groups.get(name) or own or nodeid
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's load-by-scope scheduling with this file's units (pytest-xdist's own groups,
+    `--dist loadgroup`, rename node ids in a way pytest 9 no longer reads)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Units(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return _unit(nodeid)
+
+    return Units(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The heaviest units first (the same order on every worker)."""
 
     def rank(pair):
         index, item = pair
-        group = groups[item.nodeid] or item.nodeid.split("::")[0]
-        return (HEAVY_FIRST.index(group) if group in HEAVY_FIRST else len(HEAVY_FIRST), index)
+        unit = _unit(item.nodeid)
+        unit = unit if unit in HEAVY_FIRST else item.nodeid.split("::")[0]
+        return (HEAVY_FIRST.index(unit) if unit in HEAVY_FIRST else len(HEAVY_FIRST), index)
 
     items[:] = [item for _, item in sorted(enumerate(items), key=rank)]
 
@@ -161,8 +212,10 @@ def pytest_runtest_makereport(item, call):
     item.stash[_SPENT] = spent
     if report.when == "teardown" and spent > QUICK_LIMIT_S and item.get_closest_marker("slow") is None:
         report.outcome = "failed"
-        report.longrepr = (f"{item.nodeid} took {spent:.1f} s (setup, call and teardown), over the quick tier's "
-                           f"{QUICK_LIMIT_S:g} s: mark it @pytest.mark.slow, or make it quicker")
+        report.longrepr = (
+            f"{item.nodeid} took {spent:.1f} s (setup, call and teardown), over the quick tier's "
+            f"{QUICK_LIMIT_S:g} s: mark it @pytest.mark.slow, or make it quicker"
+        )
 
 
 def shared_build(tmp_path_factory, name, build):

@@ -5,6 +5,7 @@ The catalog is graded once for the whole run (conftest's `catalog_graded`, in th
 course's edition, pt-BR) and checked once by the public checks (`catalog_public`,
 the English edition, as `python -m autograder audit` checks it); this test makes
 the audit's verdicts and report from them with the audit's own functions."""
+
 import io
 import re
 
@@ -25,7 +26,7 @@ def test_audit_catches_every_bug_and_passes_every_correct_variant(catalog_graded
     out = io.StringIO()
     bad = audit_run.report(rows, CFG, out=out)
     text = out.getvalue()
-    print(text[text.index("(* marks"):])  # the figures, for `pytest -s` and the log of a failure
+    print(text[text.index("(* marks") :])  # the figures, for `pytest -s` and the log of a failure
     assert bad == 0, text[-5000:]
     caught = re.search(r"caught on their questions: (\d+)/(\d+)", text)
     correct = re.search(r"correct entries at full marks: (\d+)/(\d+)", text)
@@ -34,8 +35,9 @@ def test_audit_catches_every_bug_and_passes_every_correct_variant(catalog_graded
     rate = re.search(r"likely-cause rate .*?: (\d+)/(\d+)", text)
     assert rate and int(rate.group(1)) >= 0.9 * int(rate.group(2)), "at least 90% of caught bugs get a likely cause"
     real = re.search(r"likely-cause rate on real code .*?: (\d+)/(\d+)", text)
-    assert real and int(real.group(2)) >= 20 and int(real.group(1)) >= 0.9 * int(real.group(2)), \
+    assert real and int(real.group(2)) >= 20 and int(real.group(1)) >= 0.9 * int(real.group(2)), (
         "at least 90% of the caught bugs from real tutorial and library code get a likely cause"
+    )
     assert "CHARGED AGAIN" not in text, "a bug costs points only on the questions of the functions it defines"
     assert all(data["extra_data"]["language"] == "pt-BR" for _, data in catalog_graded)
 

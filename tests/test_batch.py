@@ -1,6 +1,7 @@
 """A batch as instructors run it (`python -m autograder grade ... --out DIR`): no student
 ever gets another's result, odd file names and bad arguments never crash it, and
 neither Ctrl-C nor kill -9 leaves a process of it behind."""
+
 import csv
 import glob
 import hashlib
@@ -87,8 +88,17 @@ def found(*rels, base="/course/subs"):
 
 
 def test_ids_are_safe_names_and_do_not_move_when_other_files_come_and_go():
-    before = found("A/hw.ipynb", "A-hw.ipynb", "alice.ipynb", "...ipynb", "grades.csv.ipynb", "hw 1.ipynb",
-                   "A__hw.ipynb", ".ipynb", "x" * 300 + ".ipynb")
+    before = found(
+        "A/hw.ipynb",
+        "A-hw.ipynb",
+        "alice.ipynb",
+        "...ipynb",
+        "grades.csv.ipynb",
+        "hw 1.ipynb",
+        "A__hw.ipynb",
+        ".ipynb",
+        "x" * 300 + ".ipynb",
+    )
     ids = assign_ids(before)
     assert len(set(v.lower() for v in ids.values())) == len(before)
     for v in ids.values():
@@ -161,11 +171,21 @@ def test_odd_and_colliding_names_stay_inside_out_and_each_file_is_one_row(tmp_pa
     write_nb(subs / "A" / "hw.ipynb", nb(SDP / "template.ipynb"))
     before = sorted(os.listdir(os.fsencode(tmp_path)))
     # the folder, and a file in it again: one row for it
-    proc = run_cli("grade", subs, subs / "A" / "hw.ipynb", subs / "A" / ".." / "A-hw.ipynb", "--out", out,
-                   "--no-progress", "--jobs", "2")
+    proc = run_cli(
+        "grade",
+        subs,
+        subs / "A" / "hw.ipynb",
+        subs / "A" / ".." / "A-hw.ipynb",
+        "--out",
+        out,
+        "--no-progress",
+        "--jobs",
+        "2",
+    )
     assert sorted(os.listdir(os.fsencode(tmp_path))) == sorted(before + [b"out"]), "nothing is written beside --out"
-    assert sorted(os.listdir(os.fsencode(subs))) == sorted([b"...ipynb", b"grades.csv.ipynb", b"bad\xffname.ipynb",
-                                                            b"A-hw.ipynb", b"A"])
+    assert sorted(os.listdir(os.fsencode(subs))) == sorted(
+        [b"...ipynb", b"grades.csv.ipynb", b"bad\xffname.ipynb", b"A-hw.ipynb", b"A"]
+    )
     got = results(out)
     assert len(got) == 5 and all(SAFE_ID.fullmatch(i) for i in got), sorted(got)
     assert (out / "grades.csv").is_file()
@@ -190,8 +210,9 @@ def test_missing_paths_python_files_and_truncated_notebooks(tmp_path):
 
     proc = run_cli("grade", missing, "--out", tmp_path / "o1", "--no-progress", check=False)
     assert proc.returncode == 2
-    assert [line for line in proc.stderr.splitlines() if "nope.ipynb" in line] == \
-        [f"grade: {missing}: no such file or folder; skipped"]
+    assert [line for line in proc.stderr.splitlines() if "nope.ipynb" in line] == [
+        f"grade: {missing}: no such file or folder; skipped"
+    ]
 
     proc = run_cli("grade", py, truncated, "--out", tmp_path / "o2", "--no-progress", "--jobs", "1", check=False)
     assert proc.returncode == 1, "nothing could be graded"
@@ -201,8 +222,18 @@ def test_missing_paths_python_files_and_truncated_notebooks(tmp_path):
     for data in results(tmp_path / "o2").values():
         assert data["score"] == 0 and "Not graded" in data["output"] and "not a notebook" in data["output"]
 
-    proc = run_cli("grade", missing, truncated, SDP / "reference.ipynb", "--out", tmp_path / "o3", "--no-progress",
-                   "--jobs", "2", check=False)
+    proc = run_cli(
+        "grade",
+        missing,
+        truncated,
+        SDP / "reference.ipynb",
+        "--out",
+        tmp_path / "o3",
+        "--no-progress",
+        "--jobs",
+        "2",
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"grade: {missing}: no such file or folder; skipped" in proc.stderr
     got = results(tmp_path / "o3")
@@ -213,12 +244,15 @@ def test_missing_paths_python_files_and_truncated_notebooks(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--out", "{file}"], "exists and is not a folder"),
-    (["--out", "{tmp}/o", "--jobs", "0"], "--jobs must be 1 or more"),
-    (["--out", "{tmp}/o", "--jobs", "-2"], "--jobs must be 1 or more"),
-    (["--out", "{tmp}/o", "--assignment", "nope"], "unknown assignment 'nope'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--out", "{file}"], "exists and is not a folder"),
+        (["--out", "{tmp}/o", "--jobs", "0"], "--jobs must be 1 or more"),
+        (["--out", "{tmp}/o", "--jobs", "-2"], "--jobs must be 1 or more"),
+        (["--out", "{tmp}/o", "--assignment", "nope"], "unknown assignment 'nope'"),
+    ],
+)
 def test_bad_options_are_one_line_errors(tmp_path, args, message):
     file = tmp_path / "afile"
     file.write_text("x")
@@ -239,9 +273,13 @@ def test_the_batch_has_one_assignment_whatever_a_notebook_claims(tmp_path):
     write_nb(subs / "claims_classic.ipynb", names_assignment(nb(SDP / "reference.ipynb"), "classic_attention"))
     # and one that also answers every classic question, the drill's typed cell included (its code fits both equally)
     both = names_assignment(nb(SDP / "reference.ipynb"), "classic_attention")
-    both["cells"] += [c for c in nb(CLASSIC / "reference.ipynb")["cells"]
-                      if c["cell_type"] == "code" and "PROVIDED" not in "".join(c["source"])
-                      and ("def " in "".join(c["source"]) or "kit-shapes-drill" in c["metadata"].get("tags", []))]
+    both["cells"] += [
+        c
+        for c in nb(CLASSIC / "reference.ipynb")["cells"]
+        if c["cell_type"] == "code"
+        and "PROVIDED" not in "".join(c["source"])
+        and ("def " in "".join(c["source"]) or "kit-shapes-drill" in c["metadata"].get("tags", []))
+    ]
     write_nb(subs / "defines_both.ipynb", both)
     proc = run_cli("grade", subs, "--out", out, "--no-progress", "--jobs", "2")
     got = results(out)
@@ -254,8 +292,10 @@ def test_the_batch_has_one_assignment_whatever_a_notebook_claims(tmp_path):
         assert got[sid]["score"] == SDP_FULL
         assert "classic_attention" in got[sid]["output"] and "graded as scaled_dot_product" in got[sid]["output"]
     # its code fits both: the batch's note says what it looks like (the judge's says what its metadata names)
-    assert ("this notebook looks like it is for classic_attention; it was graded as scaled_dot_product, "
-            "the batch's assignment") in got["defines_both"]["output"], got["defines_both"]["output"]
+    assert (
+        "this notebook looks like it is for classic_attention; it was graded as scaled_dot_product, "
+        "the batch's assignment"
+    ) in got["defines_both"]["output"], got["defines_both"]["output"]
     assert "classic_attention" not in got["honest"].get("output", "")
     assert "graded every submission as scaled_dot_product" in proc.stderr
 
@@ -306,9 +346,14 @@ def _start_batch(tmp_path, n=8):
     subs.mkdir()
     for i in range(n):
         shutil.copy(SDP / "reference.ipynb", subs / f"s{i}.ipynb")
-    proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--jobs", "2",
-                             "--no-progress"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # a process group of its own, as a terminal's job
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--jobs", "2", "--no-progress"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )  # a process group of its own, as a terminal's job
     seen, deadline = {}, time.monotonic() + 300
     while not list(out.glob("*/results.json")):
         assert proc.poll() is None, proc.communicate()

@@ -1,6 +1,7 @@
 """What a batch leaves for the course: grades.csv in the columns an LMS import takes, the
 submitters of a Gradescope export folder, and per-student feedback files (feedback.md, and
 feedback.html rendering exactly the judge's Markdown subset, nothing more)."""
+
 import csv
 import html.parser
 import json
@@ -34,8 +35,9 @@ def write_nb(path, data):
 
 
 def with_cell(data, source):
-    data["cells"].append({"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-                          "source": source})
+    data["cells"].append(
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}
+    )
     return data
 
 
@@ -44,10 +46,16 @@ def make_export(folder):
     write_nb(folder / "submission_1001" / "attention.ipynb", nb(SDP / "reference.ipynb"))
     write_nb(folder / "submission_1002" / "attention.ipynb", nb(SDP / "causal_mask_triu_pt-BR.ipynb"))
     # a group of two; causal_mask raises a message full of Markdown and HTML
-    write_nb(folder / "submission_1003" / "work.ipynb", with_cell(
-        nb(SDP / "reference.ipynb"), f"def causal_mask(n, device=None):\n    raise ValueError({HOSTILE!r})\n"))
+    write_nb(
+        folder / "submission_1003" / "work.ipynb",
+        with_cell(
+            nb(SDP / "reference.ipynb"), f"def causal_mask(n, device=None):\n    raise ValueError({HOSTILE!r})\n"
+        ),
+    )
     # a cell that kills the worker: skipped, the rest graded (partial)
-    write_nb(folder / "submission_1004" / "hw.ipynb", with_cell(nb(SDP / "reference.ipynb"), "import os\nos._exit(3)\n"))
+    write_nb(
+        folder / "submission_1004" / "hw.ipynb", with_cell(nb(SDP / "reference.ipynb"), "import os\nos._exit(3)\n")
+    )
     (folder / "submission_1005").mkdir()
     (folder / "submission_1005" / "broken.ipynb").write_bytes((SDP / "reference.ipynb").read_bytes()[:700])
     write_nb(folder / "loose.ipynb", nb(SDP / "template.ipynb"))  # no entry in the metadata
@@ -67,7 +75,7 @@ def make_export(folder):
         "    :email: joao@example.edu\n"
         "submission_1003:\n"
         "  :submitters:\n"
-        "  - :name: \"=HYPERLINK(\\\"http://x\\\")\"\n"
+        '  - :name: "=HYPERLINK(\\"http://x\\")"\n'
         "    :sid: '7'\n"
         "    :email: eve@example.edu\n"
         "  - :name: Grace Hopper\n"
@@ -81,7 +89,8 @@ def make_export(folder):
         "  :submitters:\n"
         "  - :name: Broken File\n"
         "    :sid: '5'\n"
-        "    :email: broken@example.edu\n")
+        "    :email: broken@example.edu\n"
+    )
     return folder
 
 
@@ -98,13 +107,34 @@ def graded(tmp_path_factory):
 
 def test_grades_csv_has_the_lms_columns_in_order(graded):
     out, proc, results, rows = graded
-    assert rows[0] == ["id", "path", "assignment", "name", "email", "sid", "status", "reason", *QUESTIONS, "total",
-                       *[f"{q}_max" for q in QUESTIONS], "total_max"]
+    assert rows[0] == [
+        "id",
+        "path",
+        "assignment",
+        "name",
+        "email",
+        "sid",
+        "status",
+        "reason",
+        *QUESTIONS,
+        "total",
+        *[f"{q}_max" for q in QUESTIONS],
+        "total_max",
+    ]
     assert rows[0] == columns(QUESTIONS)
     by_id = {r[0]: dict(zip(rows[0], r)) for r in rows[1:]}
-    assert set(by_id) == set(results) == {"submission_1001__attention", "submission_1002__attention",
-                                          "submission_1003__work", "submission_1004__hw", "submission_1005__broken",
-                                          "loose"}
+    assert (
+        set(by_id)
+        == set(results)
+        == {
+            "submission_1001__attention",
+            "submission_1002__attention",
+            "submission_1003__work",
+            "submission_1004__hw",
+            "submission_1005__broken",
+            "loose",
+        }
+    )
     for sid, r in by_id.items():
         data = results[sid]
         assert r["assignment"] == "scaled_dot_product" and r["total_max"] == str(float(SDP_FULL)), r
@@ -120,9 +150,13 @@ def test_status_and_reason_say_what_could_not_run(graded):
     out, proc, results, rows = graded
     by_id = {r[0]: dict(zip(rows[0], r)) for r in rows[1:]}
     assert {sid: r["status"] for sid, r in by_id.items()} == {
-        "submission_1001__attention": "graded", "submission_1002__attention": "graded",
-        "submission_1003__work": "graded", "submission_1004__hw": "partial",
-        "submission_1005__broken": "not_graded", "loose": "graded"}
+        "submission_1001__attention": "graded",
+        "submission_1002__attention": "graded",
+        "submission_1003__work": "graded",
+        "submission_1004__hw": "partial",
+        "submission_1005__broken": "not_graded",
+        "loose": "graded",
+    }
     assert results["submission_1004__hw"]["extra_data"]["flags"]["skipped_cells"] == 1
     assert results["submission_1004__hw"]["score"] == SDP_FULL, "the skipped cell costs nothing else"
     assert by_id["submission_1004__hw"]["reason"] == "1 cell(s) skipped: running them stopped the worker"
@@ -136,19 +170,23 @@ def test_a_gradescope_export_gives_each_submission_its_submitters(graded):
     out, proc, results, rows = graded
     ed = {sid: d["extra_data"] for sid, d in results.items()}
     assert ed["submission_1001__attention"]["submitters"] == [
-        {"name": "Ada Lovelace", "email": "ada@example.edu", "sid": "1815"}]
+        {"name": "Ada Lovelace", "email": "ada@example.edu", "sid": "1815"}
+    ]
     assert ed["submission_1002__attention"]["submitters"] == [
-        {"name": "João da Silva", "email": "joao@example.edu", "sid": "2024001"}]  # an unquoted sid: still text
+        {"name": "João da Silva", "email": "joao@example.edu", "sid": "2024001"}
+    ]  # an unquoted sid: still text
     assert ed["submission_1004__hw"]["submitters"] == [{"name": "Alan Turing", "email": "alan@example.edu", "sid": ""}]
     assert len(ed["submission_1003__work"]["submitters"]) == 2
     assert "submitters" not in ed["loose"]
     by_id = {r[0]: dict(zip(rows[0], r)) for r in rows[1:]}
     group = by_id["submission_1003__work"]
     # several submitters joined with "; "; a name a spreadsheet would run as a formula starts with '
-    assert group["name"] == "'=HYPERLINK(\"http://x\"); Grace Hopper"
+    assert group["name"] == '\'=HYPERLINK("http://x"); Grace Hopper'
     assert group["email"] == "eve@example.edu; grace@example.edu" and group["sid"] == "7; 1906"
     assert (by_id["submission_1001__attention"]["name"], by_id["submission_1001__attention"]["sid"]) == (
-        "Ada Lovelace", "1815")
+        "Ada Lovelace",
+        "1815",
+    )
     assert by_id["submission_1005__broken"]["email"] == "broken@example.edu", "a file not graded keeps its names"
     assert (by_id["loose"]["name"], by_id["loose"]["email"], by_id["loose"]["sid"]) == ("", "", "")
     assert "Traceback" not in proc.stderr and "submission_metadata" not in proc.stderr
@@ -182,7 +220,8 @@ def test_feedback_files_hold_the_gradescope_text_in_the_feedbacks_language(grade
         lang = data["extra_data"]["language"]
         # feedback.md: the output, then each test's name and output, as results.json has them
         pieces = ([data["output"]] if data.get("output") else []) + [
-            x for t in data["tests"] for x in (feedback.md_escape(t["name"]), t["output"])]
+            x for t in data["tests"] for x in (feedback.md_escape(t["name"]), t["output"])
+        ]
         at = 0
         for piece in pieces:
             at = md.index(piece, at) + len(piece)
@@ -216,19 +255,22 @@ def test_student_text_in_the_html_feedback_is_literal(graded):
 
 
 # -- the Markdown subset, without grading ----------------------------------------------------
-@pytest.mark.parametrize("md, expected", [
-    ("one\n\ntwo", "<p>one</p>\n<p>two</p>"),
-    ("a line\nthe same paragraph", "<p>a line\nthe same paragraph</p>"),
-    ("**Failed 1 of 2 checks.**", "<p><strong>Failed 1 of 2 checks.</strong></p>"),
-    ("x **a** and **b**", "<p>x <strong>a</strong> and <strong>b</strong></p>"),
-    (r"\*\*not bold\*\* \<b\> \[x\](y) \` \# \| \~ \!", "<p>**not bold** &lt;b&gt; [x](y) ` # | ~ !</p>"),
-    ("** unpaired", "<p>** unpaired</p>"),
-    ("**open only", "<p>**open only</p>"),
-    ("_x_ *y* `z` # h <i>i</i> &amp;", "<p>_x_ *y* `z` # h &lt;i&gt;i&lt;/i&gt; &amp;amp;</p>"),
-    (r"back\slash \\ end\\", r"<p>back\slash \ end\</p>"),
-    ("'\"quotes\"'", "<p>&#x27;&quot;quotes&quot;&#x27;</p>"),
-    ("\n\n  \n", ""),
-])
+@pytest.mark.parametrize(
+    "md, expected",
+    [
+        ("one\n\ntwo", "<p>one</p>\n<p>two</p>"),
+        ("a line\nthe same paragraph", "<p>a line\nthe same paragraph</p>"),
+        ("**Failed 1 of 2 checks.**", "<p><strong>Failed 1 of 2 checks.</strong></p>"),
+        ("x **a** and **b**", "<p>x <strong>a</strong> and <strong>b</strong></p>"),
+        (r"\*\*not bold\*\* \<b\> \[x\](y) \` \# \| \~ \!", "<p>**not bold** &lt;b&gt; [x](y) ` # | ~ !</p>"),
+        ("** unpaired", "<p>** unpaired</p>"),
+        ("**open only", "<p>**open only</p>"),
+        ("_x_ *y* `z` # h <i>i</i> &amp;", "<p>_x_ *y* `z` # h &lt;i&gt;i&lt;/i&gt; &amp;amp;</p>"),
+        (r"back\slash \\ end\\", r"<p>back\slash \ end\</p>"),
+        ("'\"quotes\"'", "<p>&#x27;&quot;quotes&quot;&#x27;</p>"),
+        ("\n\n  \n", ""),
+    ],
+)
 def test_the_renderer_knows_paragraphs_bold_and_escapes_and_nothing_else(md, expected):
     assert feedback.render(md) == expected
 
@@ -239,14 +281,17 @@ def test_plain_text_escaped_for_markdown_renders_as_written():
 
 
 # -- the export's metadata, without grading ------------------------------------------------------
-@pytest.mark.parametrize("text, message", [
-    (": : [", "not a Gradescope export's metadata"),
-    ("- a\n- b\n", "not a mapping of submissions"),
-    ("submission_1: {':submitters': 3}\n", "has no list of :submitters:"),
-    ("[" * 20000 + "]" * 20000, "not a Gradescope export's metadata"),
-    (b"\xff\xfe\x00garbage", "not a Gradescope export's metadata"),
-    ("x" * 2000, "larger than"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (": : [", "not a Gradescope export's metadata"),
+        ("- a\n- b\n", "not a mapping of submissions"),
+        ("submission_1: {':submitters': 3}\n", "has no list of :submitters:"),
+        ("[" * 20000 + "]" * 20000, "not a Gradescope export's metadata"),
+        (b"\xff\xfe\x00garbage", "not a Gradescope export's metadata"),
+        ("x" * 2000, "larger than"),
+    ],
+)
 def test_a_broken_metadata_file_costs_one_line_and_its_names(tmp_path, text, message):
     path = tmp_path / "submission_metadata.yml"
     if isinstance(text, bytes):
@@ -264,10 +309,13 @@ def test_metadata_entries_read_as_plain_data_whatever_their_tags(tmp_path):
         "submission_1: !ruby/hash:ActiveSupport::HashWithIndifferentAccess\n"
         "  :submitters: [{':name': !!python/object:os.system {x: 1}, ':sid': 12, ':email': null}]\n"
         "submission_2: {':submitters': []}\n"
-        "other_key: {anything: 1}\n")
+        "other_key: {anything: 1}\n"
+    )
     said = []
     assert export.read(tmp_path, 1 << 20, said.append) == {
-        "submission_1": [{"name": "", "email": "", "sid": "12"}], "submission_2": []}
+        "submission_1": [{"name": "", "email": "", "sid": "12"}],
+        "submission_2": [],
+    }
     assert said == []
 
 

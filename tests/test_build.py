@@ -1,5 +1,6 @@
 """Generated files stay in sync with their single sources (golden files with an
 update switch: `python -m autograder build` rewrites them)."""
+
 import ast
 import copy
 import inspect
@@ -88,7 +89,9 @@ def test_question_names_agree_everywhere():
         tests = template(a)["metadata"]["otter"]["tests"]
         assert list(cfg.questions(a)) == sorted(cfg.questions(a), key=list(cfg.questions(a)).index)
         assert set(tests) == set(cfg.questions(a)), "every question has public tests under its grading.yml name"
-        suites = {p.stem.removeprefix("test_") for p in (ROOT / "autograder" / "private" / "suites" / a).glob("test_*.py")}
+        suites = {
+            p.stem.removeprefix("test_") for p in (ROOT / "autograder" / "private" / "suites" / a).glob("test_*.py")
+        }
         assert suites == set(cfg.questions(a)), "one hidden suite file per question"
 
 

@@ -8,6 +8,7 @@ filling of the cell, and the hidden suite's verdicts through the real judge:
 partial credit for a student whose steps follow from wrong scores, and the
 step that went wrong named.
 """
+
 import json
 import re
 
@@ -19,7 +20,8 @@ from autograder.judge import by_hand, grade
 from autograder.judge.reader import SubmissionError, _submission_dict, read_bytes, read_file
 from autograder.private.solutions import scaled_dot_product as sdp
 from conftest import EDITIONS, ROOT, template
-from conftest import code_cell as _code, notebook as _nb
+from conftest import code_cell as _code
+from conftest import notebook as _nb
 
 CFG = config.load(ROOT / "grading.yml")
 SDP = "scaled_dot_product"
@@ -33,13 +35,19 @@ def _read(nb):
 
 # -- the cell's rule ------------------------------------------------------------------
 def test_a_marked_cell_is_read_as_numbers_and_counts_as_the_question_for_detection():
-    result = _read(_nb(_code("def causal_mask(T, device=None):\n    pass\n"),
-                       _code("# kit-by-hand: numbers only\n" + RIGHT.replace("output = [3.1171, 0.4188]",
-                                                                          "output = [[3, -0.5]]"))))
+    result = _read(
+        _nb(
+            _code("def causal_mask(T, device=None):\n    pass\n"),
+            _code("# kit-by-hand: numbers only\n" + RIGHT.replace("output = [3.1171, 0.4188]", "output = [[3, -0.5]]")),
+        )
+    )
     bh = result["by_hand"]
     assert bh["cells"] == [2] and bh["problem"] is None
-    assert bh["answers"] == {"scores": [0.0, 2.8284, 1.4142], "weights": [0.0454, 0.7679, 0.1867],
-                             "output": [[3.0, -0.5]]}
+    assert bh["answers"] == {
+        "scores": [0.0, 2.8284, 1.4142],
+        "weights": [0.0454, 0.7679, 0.1867],
+        "output": [[3.0, -0.5]],
+    }
     assert "by_hand" in result["defined"] and "causal_mask" in result["defined"]
 
 
@@ -56,41 +64,45 @@ def test_dots_mean_not_answered_and_a_missing_name_too():
     assert bh["answers"] == {"scores": [None, None, None], "weights": None, "output": None}
 
 
-@pytest.mark.parametrize("text,key,fields", [
-    ("import os", "by_hand_statement", {"line": 2}),
-    ("print(1)", "by_hand_call", {"line": 2}),
-    ("scores = [__import__('os').getpid(), 1, 2]", "by_hand_call", {"line": 2}),
-    ("scores = [float('nan'), 1, 2]", "by_hand_call", {"line": 2}),
-    ("scores = [1e999, 1, 2]", "by_hand_not_finite", {"line": 2}),
-    ("scores = [-1e999]", "by_hand_not_finite", {"line": 2}),
-    ("scores = [math.pi]", "by_hand_name", {"line": 2, "name": "pi"}),
-    ("scores = [x, 1, 2]", "by_hand_name", {"line": 2, "name": "x"}),
-    ("scores = [1 / 3, 1, 2]", "by_hand_operator", {"line": 2}),
-    ("scores = [--1]", "by_hand_operator", {"line": 2}),
-    ("scores = ['0', '1', '2']", "by_hand_string", {"line": 2}),
-    ("scores = [True, 1, 2]", "by_hand_not_number", {"line": 2}),
-    ("scores = [1j]", "by_hand_not_number", {"line": 2}),
-    ("scores = {'a': 1}", "by_hand_not_number", {"line": 2}),
-    ("scores = [[[0]]]", "by_hand_too_deep", {"line": 2, "depth": 2}),
-    ("scores = [" + "[" * 150 + "0" + "]" * 150 + "]", "by_hand_too_deep", {"line": 2, "depth": 2}),
-    ("scores = " + "[" * 1000 + "]" * 1000, "by_hand_syntax", {"line": 2}),
-    ("scores = [0] * 3", "by_hand_operator", {"line": 2}),
-    ("scores = list(range(40))", "by_hand_call", {"line": 2}),
-    ("scores = " + str(list(range(40))), "by_hand_too_many", {"line": 2, "n": 40, "limit": 16}),
-    ("scores = [" + "0.0, " * 2000 + "]", "by_hand_too_big", {"limit": 4000}),
-    ("answer = 42", "by_hand_target", {"line": 2, "name": "answer"}),
-    ("scores = [1]\nscores = [2]", "by_hand_twice", {"line": 3, "name": "scores"}),
-    ("scores = weights = [1]", "by_hand_statement", {"line": 2}),
-    ("scores, weights = [1], [2]", "by_hand_statement", {"line": 2}),
-    ("scores: list = [1]", "by_hand_statement", {"line": 2}),
-    ("scores = [1,", "by_hand_syntax", {}),
-    ("%time scores = [1]", "by_hand_syntax", {}),
-])
+@pytest.mark.parametrize(
+    "text,key,fields",
+    [
+        ("import os", "by_hand_statement", {"line": 2}),
+        ("print(1)", "by_hand_call", {"line": 2}),
+        ("scores = [__import__('os').getpid(), 1, 2]", "by_hand_call", {"line": 2}),
+        ("scores = [float('nan'), 1, 2]", "by_hand_call", {"line": 2}),
+        ("scores = [1e999, 1, 2]", "by_hand_not_finite", {"line": 2}),
+        ("scores = [-1e999]", "by_hand_not_finite", {"line": 2}),
+        ("scores = [math.pi]", "by_hand_name", {"line": 2, "name": "pi"}),
+        ("scores = [x, 1, 2]", "by_hand_name", {"line": 2, "name": "x"}),
+        ("scores = [1 / 3, 1, 2]", "by_hand_operator", {"line": 2}),
+        ("scores = [--1]", "by_hand_operator", {"line": 2}),
+        ("scores = ['0', '1', '2']", "by_hand_string", {"line": 2}),
+        ("scores = [True, 1, 2]", "by_hand_not_number", {"line": 2}),
+        ("scores = [1j]", "by_hand_not_number", {"line": 2}),
+        ("scores = {'a': 1}", "by_hand_not_number", {"line": 2}),
+        ("scores = [[[0]]]", "by_hand_too_deep", {"line": 2, "depth": 2}),
+        ("scores = [" + "[" * 150 + "0" + "]" * 150 + "]", "by_hand_too_deep", {"line": 2, "depth": 2}),
+        ("scores = " + "[" * 1000 + "]" * 1000, "by_hand_syntax", {"line": 2}),
+        ("scores = [0] * 3", "by_hand_operator", {"line": 2}),
+        ("scores = list(range(40))", "by_hand_call", {"line": 2}),
+        ("scores = " + str(list(range(40))), "by_hand_too_many", {"line": 2, "n": 40, "limit": 16}),
+        ("scores = [" + "0.0, " * 2000 + "]", "by_hand_too_big", {"limit": 4000}),
+        ("answer = 42", "by_hand_target", {"line": 2, "name": "answer"}),
+        ("scores = [1]\nscores = [2]", "by_hand_twice", {"line": 3, "name": "scores"}),
+        ("scores = weights = [1]", "by_hand_statement", {"line": 2}),
+        ("scores, weights = [1], [2]", "by_hand_statement", {"line": 2}),
+        ("scores: list = [1]", "by_hand_statement", {"line": 2}),
+        ("scores = [1,", "by_hand_syntax", {}),
+        ("%time scores = [1]", "by_hand_syntax", {}),
+    ],
+)
 def test_anything_but_literal_numbers_makes_the_answer_unreadable_naming_the_rule(text, key, fields):
     bh = _read(_nb(_code("# kit-by-hand\n" + text)))["by_hand"]
     assert bh["answers"] is None and bh["problem"]["key"] == key, bh["problem"]
     assert fields.items() <= bh["problem"]["fields"].items()
     from autograder.messages import t
+
     line = t(key, "en", **bh["problem"]["fields"])  # a one-line reason, in both languages
     assert "\n" not in line and line == line.strip() and t(key, "pt-BR", **bh["problem"]["fields"])
 
@@ -109,14 +121,30 @@ def test_the_helper_sends_it_back_and_the_judge_checks_its_shape(tmp_path):
     assert got["by_hand"]["answers"]["output"] == [3.1171, 0.4188]
     good = _read(_nb(_code("# kit-by-hand\n" + RIGHT)))
     forged = [
-        {"cells": [1], "labels": [None], "answers": {"scores": [float("nan")], "weights": None, "output": None},
-         "problem": None},
-        {"cells": [1], "labels": [None], "answers": {"scores": [True], "weights": None, "output": None},
-         "problem": None},
-        {"cells": [1], "labels": [None], "answers": {"scores": [[[1.0]]], "weights": None, "output": None},
-         "problem": None},
-        {"cells": [1], "labels": [None], "answers": {"scores": [0.0] * 17, "weights": None, "output": None},
-         "problem": None},
+        {
+            "cells": [1],
+            "labels": [None],
+            "answers": {"scores": [float("nan")], "weights": None, "output": None},
+            "problem": None,
+        },
+        {
+            "cells": [1],
+            "labels": [None],
+            "answers": {"scores": [True], "weights": None, "output": None},
+            "problem": None,
+        },
+        {
+            "cells": [1],
+            "labels": [None],
+            "answers": {"scores": [[[1.0]]], "weights": None, "output": None},
+            "problem": None,
+        },
+        {
+            "cells": [1],
+            "labels": [None],
+            "answers": {"scores": [0.0] * 17, "weights": None, "output": None},
+            "problem": None,
+        },
         {"cells": [1], "labels": [None], "answers": {"scores": "1", "weights": None, "output": None}, "problem": None},
         {"cells": [1], "labels": [None], "answers": {"x": None}, "problem": None},
         {"cells": [1], "labels": [None], "answers": None, "problem": {"key": "json_invalid", "fields": {}}},
@@ -148,12 +176,20 @@ def test_each_edition_shows_the_instance_the_judge_grades_and_a_cell_it_can_read
     assert [[float(x) for x in v.split(",")] for _, _, v in rows] == spec["value"]
     q = ", ".join(f"{x:g}" for x in spec["query"][0])
     assert f"$q = ({q})$" in intro and "d_k = 2" in intro
-    marked = [(src, c) for src, c in _cells(nb) if c["cell_type"] == "code" and by_hand.is_marked(src, c["metadata"].get("tags", []))]
+    marked = [
+        (src, c)
+        for src, c in _cells(nb)
+        if c["cell_type"] == "code" and by_hand.is_marked(src, c["metadata"].get("tags", []))
+    ]
     assert len(marked) == 1 and by_hand.TAG in marked[0][1]["metadata"]["tags"]
     assert marked[0][0].startswith(by_hand.MARK)
     assert by_hand.parse_cell(marked[0][0]) == {"scores": [None] * 3, "weights": [None] * 3, "output": [None] * 2}
-    intuition = [src for src, c in _cells(nb) if c["cell_type"] == "markdown"
-                 and ("not graded automatically" in src or "não é corrigida automaticamente" in src)]
+    intuition = [
+        src
+        for src, c in _cells(nb)
+        if c["cell_type"] == "markdown"
+        and ("not graded automatically" in src or "não é corrigida automaticamente" in src)
+    ]
     assert len(intuition) == 1
 
 
@@ -205,6 +241,7 @@ def test_no_student_notebook_shows_an_answer(lang):
     """The answers to 3 and 4 decimals appear nowhere in a student notebook (cells or
     otter's public tests in its metadata): only the instance is shown."""
     import math
+
     import torch
 
     q, k, v = (torch.tensor(sdp.BY_HAND["by_hand"][n], dtype=torch.float64) for n in ("query", "key", "value"))

@@ -1,6 +1,7 @@
 """One source of settings: the hidden suites collect their cases, mark evidence and
 judge likely causes with the cfg the judge was given (`judge.grade(cfg=...)`), the
 same one its scores come from, never with a grading.yml of the working folder."""
+
 import pytest
 
 from autograder import config
@@ -8,8 +9,7 @@ from autograder.judge import grade
 from conftest import ROOT
 
 SDP = ROOT / "examples" / "submissions" / "scaled_dot_product"
-GIVEN = ("devices: {cpu: [float64], meta: [float32], cuda: []}\n"
-         "scoring: {evidence_devices: [meta]}\n")
+GIVEN = "devices: {cpu: [float64], meta: [float32], cuda: []}\nscoring: {evidence_devices: [meta]}\n"
 
 
 @pytest.fixture
@@ -31,8 +31,7 @@ def elsewhere(tmp_path, monkeypatch):
 
 
 def test_the_cases_and_evidence_marks_follow_the_given_cfg_not_the_working_folders(given, elsewhere):
-    (elsewhere / "grading.yml").write_text("devices: {cpu: [float32, float16]}\n"
-                                           "scoring: {evidence_devices: [cuda]}\n")
+    (elsewhere / "grading.yml").write_text("devices: {cpu: [float32, float16]}\nscoring: {evidence_devices: [cuda]}\n")
     assert config.load().devices["cpu"] == ["float32", "float16"]  # what a read of the folder's file would give
     result = grade(SDP / "reference.ipynb", cfg=given, lang="en")
     assert result.status == "graded" and not result.internal_errors, result.internal_errors

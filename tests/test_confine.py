@@ -1,6 +1,7 @@
 """The worker's confinement fails closed (autograder/sandbox/confine.py): a step the
 kernel refuses ends the worker before any student code runs, and the judge names
 the step as the grading machine's fault; a confined worker has no network."""
+
 import errno
 import os
 from pathlib import Path
@@ -17,7 +18,7 @@ from conftest import limits
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and the uid drop need a root judge")
 NOBODY = 65534
 
-CODE = '''
+CODE = """
 import os, socket
 def double(x):
     return x * 2
@@ -32,7 +33,7 @@ def reach_out():
         return exc.errno
 def exit_like_a_failed_step():
     os._exit(72)
-'''
+"""
 
 
 @pytest.fixture(params=["spawned", "forked"])

@@ -2,6 +2,7 @@
 closed or flooded) costs the call it was in, with a one-line reason, and
 nothing else: the next call gets a fresh worker. Real workers (under a worker
 uid and a control group where the judge is root), no mocks."""
+
 import signal
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from autograder.judge.remote import Remote
 from autograder.sandbox.client import _signal_name
 from conftest import limits
 
-CODE = '''
+CODE = """
 import os, signal, time
 def double(x):
     return x * 2
@@ -54,7 +55,7 @@ def job_control_stops(x):
         os.kill(os.getpid(), s)
     time.sleep(0.2)
     return x * 2
-'''
+"""
 LIMITS = dict(cpu_seconds_per_call=3, load_seconds=30, memory_mb=2048, output_bytes=1_000_000)
 
 
@@ -88,13 +89,16 @@ def _fails_alone(remote, target, args, wanted, seconds=8):
     return first.error
 
 
-@pytest.mark.parametrize("n,wanted", [
-    (40, ["crashed with signal 40"]),
-    (int(signal.SIGRTMIN) + 2, [f"crashed with signal {int(signal.SIGRTMIN) + 2}"]),
-    (63, ["crashed with signal 63"]),  # a number Python's signal module has no name for
-    (int(signal.SIGSYS), [f"signal {int(signal.SIGSYS)} (SIGSYS)"]),
-    (int(signal.SIGTERM), [f"signal {int(signal.SIGTERM)} (SIGTERM)"]),
-])
+@pytest.mark.parametrize(
+    "n,wanted",
+    [
+        (40, ["crashed with signal 40"]),
+        (int(signal.SIGRTMIN) + 2, [f"crashed with signal {int(signal.SIGRTMIN) + 2}"]),
+        (63, ["crashed with signal 63"]),  # a number Python's signal module has no name for
+        (int(signal.SIGSYS), [f"signal {int(signal.SIGSYS)} (SIGSYS)"]),
+        (int(signal.SIGTERM), [f"signal {int(signal.SIGTERM)} (SIGTERM)"]),
+    ],
+)
 def test_a_death_by_any_signal_fails_only_that_call(remote, n, wanted):
     error = _fails_alone(remote, "kill_with", [n], wanted)
     if _signal_name(n) is None:
@@ -107,14 +111,20 @@ def test_a_sigxcpu_the_code_sent_itself_is_not_called_the_cpu_limit(remote):
 
 
 def test_a_sigxfsz_the_code_sent_itself_is_not_called_the_output_limit(remote):
-    error = _fails_alone(remote, "default_then_kill", [int(signal.SIGXFSZ)],
-                         [f"signal {int(signal.SIGXFSZ)} (SIGXFSZ)"])
+    error = _fails_alone(
+        remote, "default_then_kill", [int(signal.SIGXFSZ)], [f"signal {int(signal.SIGXFSZ)} (SIGXFSZ)"]
+    )
     assert "output limit" not in error
 
 
 def test_a_stopped_worker_is_ended_at_once_not_at_the_wall_clock(remote):
-    _fails_alone(remote, "kill_with", [int(signal.SIGSTOP)],
-                 [f"stopped the worker with signal {int(signal.SIGSTOP)} (SIGSTOP)"], seconds=4)
+    _fails_alone(
+        remote,
+        "kill_with",
+        [int(signal.SIGSTOP)],
+        [f"stopped the worker with signal {int(signal.SIGSTOP)} (SIGSTOP)"],
+        seconds=4,
+    )
 
 
 def test_a_spawned_worker_that_is_stopped_is_ended_at_once_too():
@@ -148,9 +158,12 @@ def test_flooding_the_reply_pipe_with_garbage_fails_only_that_call(remote):
 
 
 def test_cells_that_kill_or_cut_off_the_worker_at_load_are_skipped(forkserver):
-    cells = [(2, CODE), (3, "import os\nos.kill(os.getpid(), 40)\n"),
-             (4, "import os\nfor fd in range(3, 64):\n    try:\n        os.close(fd)\n    except OSError:\n        pass\n"),
-             (5, "def triple(x):\n    return x * 3\n")]
+    cells = [
+        (2, CODE),
+        (3, "import os\nos.kill(os.getpid(), 40)\n"),
+        (4, "import os\nfor fd in range(3, 64):\n    try:\n        os.close(fd)\n    except OSError:\n        pass\n"),
+        (5, "def triple(x):\n    return x * 3\n"),
+    ]
     r = _remote(cells, forkserver, labels={3: "#2", 4: "In [9]"})  # as the reader labels cells
     try:
         x = torch.ones(2)
@@ -164,13 +177,18 @@ def test_cells_that_kill_or_cut_off_the_worker_at_load_are_skipped(forkserver):
 
 
 def test_a_cell_that_stops_the_worker_at_load_is_skipped_at_once(forkserver):
-    cells = [(2, "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)\n"), (3, "def triple(x):\n    return x * 3\n")]
+    cells = [
+        (2, "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)\n"),
+        (3, "def triple(x):\n    return x * 3\n"),
+    ]
     r = _remote(cells, forkserver)
     try:
         start = time.monotonic()
         assert r.call("triple", [torch.ones(2)]).ok
         assert time.monotonic() - start < 15
-        assert r.cell_errors[0].startswith("cell 2 was skipped: running it stopped the worker with signal 19"), r.cell_errors
+        assert r.cell_errors[0].startswith("cell 2 was skipped: running it stopped the worker with signal 19"), (
+            r.cell_errors
+        )
     finally:
         r.close()
 

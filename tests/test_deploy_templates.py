@@ -2,6 +2,7 @@
 values, the YAML ones parse, and every `python -m autograder ...` command line in them,
 expanded by bash as the job would run it, is one the CLI's own parser accepts, with the
 shard the job's index says."""
+
 import os
 import re
 import shutil
@@ -17,11 +18,22 @@ from conftest import ROOT, run_cli
 ASSIGNMENT = "multi_head"
 SHARDS = 5
 # What each scheduler sets when the job runs: every one says "the last shard".
-RUNTIME = {"SHARD": str(SHARDS), "SLURM_ARRAY_TASK_ID": str(SHARDS), "SLURM_CPUS_PER_TASK": "4",
-           "JOB_COMPLETION_INDEX": str(SHARDS - 1)}
-SAMPLES = {"ASSIGNMENT": ASSIGNMENT, "SHARDS": str(SHARDS), "IMAGE": "registry.example.edu/course/kit:1.0",
-           "SUBMISSIONS": "/shared/course/subs", "OUT": "/shared/course/out", "PYTHON": "/shared/kit/.venv/bin/python",
-           "CLASSROOM_ORG": "course-org", "CLASSROOM_PREFIX": "hw-attention"}
+RUNTIME = {
+    "SHARD": str(SHARDS),
+    "SLURM_ARRAY_TASK_ID": str(SHARDS),
+    "SLURM_CPUS_PER_TASK": "4",
+    "JOB_COMPLETION_INDEX": str(SHARDS - 1),
+}
+SAMPLES = {
+    "ASSIGNMENT": ASSIGNMENT,
+    "SHARDS": str(SHARDS),
+    "IMAGE": "registry.example.edu/course/kit:1.0",
+    "SUBMISSIONS": "/shared/course/subs",
+    "OUT": "/shared/course/out",
+    "PYTHON": "/shared/kit/.venv/bin/python",
+    "CLASSROOM_ORG": "course-org",
+    "CLASSROOM_PREFIX": "hw-attention",
+}
 _COMMAND = re.compile(r"-m\s+autograder\s+(.*)$")
 
 
@@ -67,8 +79,14 @@ def argv(args_text, cwd):
     """The words bash makes of the text, with the runtime variables set (unset ones fail)."""
     # arithmetic ($((...))) is fine; no command substitution, no GitHub expression left for bash
     assert not re.search(r"\$\((?!\()|`|\$\{\{", args_text), args_text
-    proc = subprocess.run([_bash(), "-uc", f"printf '%s\\0' {args_text}"], cwd=cwd, capture_output=True,
-                          text=True, env={"PATH": os.environ.get("PATH", ""), **RUNTIME}, timeout=30)
+    proc = subprocess.run(
+        [_bash(), "-uc", f"printf '%s\\0' {args_text}"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ.get("PATH", ""), **RUNTIME},
+        timeout=30,
+    )
     assert proc.returncode == 0, (args_text, proc.stderr)
     return proc.stdout.split("\0")[:-1]
 
@@ -91,8 +109,12 @@ def test_every_command_line_in_a_template_is_one_the_cli_accepts(name, tmp_path)
             assert args.assignment == ASSIGNMENT and args.no_progress
             assert args.out.endswith(f"shard-{SHARDS}"), args.out
         if args.verb == "merge":
-            assert args.outs and all("shard-" in o for o in args.outs) and args.out.endswith("merged") or \
-                args.out == "class-grades", args
+            assert (
+                args.outs
+                and all("shard-" in o for o in args.outs)
+                and args.out.endswith("merged")
+                or args.out == "class-grades"
+            ), args
     assert verbs.count("grade") == 1 and verbs.count("merge") == 1, (name, verbs)
 
 
@@ -133,24 +155,34 @@ def test_the_slurm_templates_are_an_array_and_a_dependent_merge():
 
 
 def test_deploy_prints_lists_and_refuses_in_one_line():
-    proc = run_cli("deploy", "slurm", *[f"--set={k}={v}" for k, v in SAMPLES.items()
-                                        if k in deploy.catalog()["slurm"]["variables"]])
+    proc = run_cli(
+        "deploy",
+        "slurm",
+        *[f"--set={k}={v}" for k, v in SAMPLES.items() if k in deploy.catalog()["slurm"]["variables"]],
+    )
     assert proc.stdout == rendered("slurm")
     listing = run_cli("deploy", "--list").stdout
     assert all(name in listing for name in deploy.catalog())
-    for args, message in ((["nope"], "no template 'nope'"),
-                          (["github"], "needs --set ASSIGNMENT=..."),
-                          (["github", "--set", "ASSIGNMENT=nope"], "unknown assignment 'nope'"),
-                          (["github", "--set", f"ASSIGNMENT={ASSIGNMENT}", "--set", "NOPE=1"], "has no variable NOPE"),
-                          (["github", "--set", f"ASSIGNMENT={ASSIGNMENT}", "--set", "SHARDS=4; rm -rf ~"],
-                           "SHARDS takes a whole number"),
-                          (["github", "--set", f"ASSIGNMENT={ASSIGNMENT}", "--set", "SUBMISSIONS=$(id)"],
-                           "SUBMISSIONS takes letters, digits"),
-                          (["kubernetes", "--set", f"ASSIGNMENT={ASSIGNMENT}", "--set", "IMAGE=x", "--set", "RUN=A_b"],
-                           "RUN takes lower-case")):
+    for args, message in (
+        (["nope"], "no template 'nope'"),
+        (["github"], "needs --set ASSIGNMENT=..."),
+        (["github", "--set", "ASSIGNMENT=nope"], "unknown assignment 'nope'"),
+        (["github", "--set", f"ASSIGNMENT={ASSIGNMENT}", "--set", "NOPE=1"], "has no variable NOPE"),
+        (["github", "--set", f"ASSIGNMENT={ASSIGNMENT}", "--set", "SHARDS=4; rm -rf ~"], "SHARDS takes a whole number"),
+        (
+            ["github", "--set", f"ASSIGNMENT={ASSIGNMENT}", "--set", "SUBMISSIONS=$(id)"],
+            "SUBMISSIONS takes letters, digits",
+        ),
+        (
+            ["kubernetes", "--set", f"ASSIGNMENT={ASSIGNMENT}", "--set", "IMAGE=x", "--set", "RUN=A_b"],
+            "RUN takes lower-case",
+        ),
+    ):
         proc = run_cli("deploy", *args, check=False)
-        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr, \
-            (args, proc.stderr)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr, (
+            args,
+            proc.stderr,
+        )
 
 
 def test_every_template_is_package_data_and_every_variable_is_used():

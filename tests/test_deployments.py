@@ -13,6 +13,7 @@
 The fresh environments are copies of one made for the session (torch and the
 kit's dependencies, nothing of the kit).
 """
+
 import json
 import os
 import shutil
@@ -35,10 +36,13 @@ ANSWER_CASES = ("search_disk_for_answers", "read_other_assignment", "import_priv
 
 def _run(cmd, cwd, env=None, timeout=900, check=True):
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("KIT_", "PYTHON", "VIRTUAL_ENV"))}
-    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env={**clean, **(env or {})},
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=timeout
+    )
     if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(map(str, cmd))} exited {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        raise AssertionError(
+            f"{' '.join(map(str, cmd))} exited {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+        )
     return proc
 
 
@@ -48,8 +52,11 @@ def base_venv(tmp_path_factory):
     venv = tmp_path_factory.mktemp("base") / "venv"
     _run([sys.executable, "-m", "venv", venv], cwd=venv.parent)
     torch_version = __import__("torch").__version__.split("+")[0]
-    _run([venv / "bin" / "python", "-m", "pip", "install", "-q", f"torch=={torch_version}", *DEPENDENCIES],
-         cwd=venv.parent, timeout=1800)
+    _run(
+        [venv / "bin" / "python", "-m", "pip", "install", "-q", f"torch=={torch_version}", *DEPENDENCIES],
+        cwd=venv.parent,
+        timeout=1800,
+    )
     return venv
 
 
@@ -101,8 +108,9 @@ def test_the_wheel_alone_grades_checks_and_holds_from_an_empty_folder(base_venv,
     assert scores == config.load(ROOT / "grading.yml").questions("scaled_dot_product")
     assert data["extra_data"]["kit_version"] == __version__
 
-    proc = _run([py, "-m", "autograder", "ci", reference, "--out", empty / "ci", "--summary", empty / "s.md"],
-                cwd=empty)
+    proc = _run(
+        [py, "-m", "autograder", "ci", reference, "--out", empty / "ci", "--summary", empty / "s.md"], cwd=empty
+    )
     assert json.loads((empty / "ci" / "results.json").read_text())["score"] == sum(scores.values()), proc.stdout
 
     _run([py, "-m", "autograder", "check", reference], cwd=empty)
@@ -147,8 +155,11 @@ def test_each_autograder_zip_after_setup_sh_grades_and_hides_the_answers(base_ve
             for old in (root / "submission").iterdir():
                 old.unlink()
             shutil.copy(notebook, root / "submission" / Path(notebook).name)
-            _run(["bash", root / "source" / "run_autograder"], cwd=root / "source",
-                 env={**env, "KIT_AUTOGRADER_ROOT": str(root)})
+            _run(
+                ["bash", root / "source" / "run_autograder"],
+                cwd=root / "source",
+                env={**env, "KIT_AUTOGRADER_ROOT": str(root)},
+            )
             return _scores(root / "results" / "results.json")
 
         scores, data = grade(examples_mod.EXAMPLES / a / "reference.ipynb")
@@ -179,8 +190,12 @@ def test_the_public_part_alone_holds_none_of_the_private_files(base_venv, dist, 
     installed = site_packages(venv) / "autograder"
     files = [p for p in installed.rglob("*") if p.is_file()]
     assert files and not (installed / "private").exists()
-    reference_lines = {line.strip() for f in (ROOT / "solutions").glob("*.py")
-                       for line in f.read_text().splitlines() if len(line.strip()) > 30}
+    reference_lines = {
+        line.strip()
+        for f in (ROOT / "solutions").glob("*.py")
+        for line in f.read_text().splitlines()
+        if len(line.strip()) > 30
+    }
     for f in files:
         rel = f.relative_to(installed)
         assert not {"private", "suites", "catalog", "audit", "solutions"} & set(rel.parts), rel

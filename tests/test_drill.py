@@ -8,6 +8,7 @@ the judge's shape check of what the helper sends, what `proxies.exposes`
 counts as discriminating inputs, the answers kept out of both student editions,
 and grades of regression tests that pass, miss a variant, or spot the stand-in.
 """
+
 import ast
 import inspect
 import json
@@ -22,7 +23,8 @@ from autograder.judge.reader import SubmissionError, _submission_dict, read_byte
 from autograder.private.solutions import classic_attention as ca
 from autograder.private.suites.classic_attention import drill
 from conftest import EDITIONS, ROOT, template
-from conftest import code_cell as _code, notebook as _nb
+from conftest import code_cell as _code
+from conftest import notebook as _nb
 
 CFG = config.load(ROOT / "grading.yml")
 CA = "classic_attention"
@@ -48,28 +50,32 @@ def test_the_drill_vocabulary_is_the_provided_functions_names_and_the_contracts_
     assert CFG.questions(CA)["shapes_drill"] > 0 and "shapes_drill" in by_hand.OTHER_FORMS
 
 
-@pytest.mark.parametrize("text, key", [
-    ("wrong_tensor = W", "by_hand_word_name"),
-    ('wrong_tensor = "Q"', "by_hand_word_unknown"),
-    ('wrong_tensor = "w"', "by_hand_word_unknown"),  # case matters: the name as written
-    ('right_shape = "d_h"', "by_hand_word_shape"),
-    ('right_shape = ("d_h", "d_s", "d_h", "d_s", "d_h")', "by_hand_word_shape"),
-    ('right_shape = ("d_h", 3)', "by_hand_word_not_number"),
-    ('fix = ["transpose"]', "by_hand_word_one"),
-    ("fix = 1", "by_hand_word_not_number"),
-    ('fix = "trans" + "pose"', "by_hand_word_operator"),
-    ('fix = f"transpose"', "by_hand_word_string"),
-    ('fix = str("transpose")', "by_hand_call"),
-    ('answer = "W"', "by_hand_word_target"),
-    ('import os', "by_hand_word_statement"),
-    ('fix = "transpose"\nfix = "reshape"', "by_hand_twice"),
-    ('fix = "' + "x" * 5000 + '"', "by_hand_word_too_big"),
-])
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ("wrong_tensor = W", "by_hand_word_name"),
+        ('wrong_tensor = "Q"', "by_hand_word_unknown"),
+        ('wrong_tensor = "w"', "by_hand_word_unknown"),  # case matters: the name as written
+        ('right_shape = "d_h"', "by_hand_word_shape"),
+        ('right_shape = ("d_h", "d_s", "d_h", "d_s", "d_h")', "by_hand_word_shape"),
+        ('right_shape = ("d_h", 3)', "by_hand_word_not_number"),
+        ('fix = ["transpose"]', "by_hand_word_one"),
+        ("fix = 1", "by_hand_word_not_number"),
+        ('fix = "trans" + "pose"', "by_hand_word_operator"),
+        ('fix = f"transpose"', "by_hand_word_string"),
+        ('fix = str("transpose")', "by_hand_call"),
+        ('answer = "W"', "by_hand_word_target"),
+        ("import os", "by_hand_word_statement"),
+        ('fix = "transpose"\nfix = "reshape"', "by_hand_twice"),
+        ('fix = "' + "x" * 5000 + '"', "by_hand_word_too_big"),
+    ],
+)
 def test_a_drill_cell_that_breaks_the_rule_is_unreadable_with_its_reason(text, key):
     with pytest.raises(by_hand.Unreadable) as info:
         by_hand.parse_cell(text, FORM)
     assert info.value.key == key
     from autograder.messages import t
+
     line = t(key, **info.value.fields)
     assert "\n" not in line and len(line) < 300
 
@@ -84,8 +90,11 @@ def test_the_drill_cell_reads_as_words_through_the_limited_helper(tmp_path):
     nb["cells"].pop()
     path.write_text(json.dumps(nb))
     data = read_file(path, [CA], limits=LIMITS)
-    assert data["typed"]["shapes_drill"]["answers"] == {"wrong_tensor": "W", "right_shape": ["d_h", "d_s"],
-                                                        "fix": "transpose"}
+    assert data["typed"]["shapes_drill"]["answers"] == {
+        "wrong_tensor": "W",
+        "right_shape": ["d_h", "d_s"],
+        "fix": "transpose",
+    }
     assert "shapes_drill" in data["defined"] and data["by_hand"] is None
     plain = read_bytes(json.dumps(_nb(_code("x = 1"))).encode(), "hw.ipynb", LIMITS)
     assert plain["typed"] == {}
@@ -93,12 +102,24 @@ def test_the_drill_cell_reads_as_words_through_the_limited_helper(tmp_path):
 
 def test_the_judge_refuses_typed_answers_of_another_shape_than_the_reader_gives():
     good = read_bytes(json.dumps(_nb(_code(f"{FORM.mark}\n{RIGHT}"))).encode(), "hw.ipynb", LIMITS)
-    assert _submission_dict(json.loads(json.dumps(good)), "hw.ipynb")["typed"]["shapes_drill"]["answers"]["fix"] == "transpose"
-    for forged in ({"shapes_drill": dict(good["typed"]["shapes_drill"], answers={"wrong_tensor": "rm -rf",
-                                                                                 "right_shape": None, "fix": None})},
-                   {"shapes_drill": dict(good["typed"]["shapes_drill"], answers={"wrong_tensor": None,
-                                                                                 "right_shape": ["d_h"] * 9, "fix": None})},
-                   {"by_hand": good["typed"]["shapes_drill"]}, ["shapes_drill"]):
+    assert (
+        _submission_dict(json.loads(json.dumps(good)), "hw.ipynb")["typed"]["shapes_drill"]["answers"]["fix"]
+        == "transpose"
+    )
+    for forged in (
+        {
+            "shapes_drill": dict(
+                good["typed"]["shapes_drill"], answers={"wrong_tensor": "rm -rf", "right_shape": None, "fix": None}
+            )
+        },
+        {
+            "shapes_drill": dict(
+                good["typed"]["shapes_drill"], answers={"wrong_tensor": None, "right_shape": ["d_h"] * 9, "fix": None}
+            )
+        },
+        {"by_hand": good["typed"]["shapes_drill"]},
+        ["shapes_drill"],
+    ):
         bad = json.loads(json.dumps(good))
         bad["typed"] = forged
         with pytest.raises(SubmissionError):
@@ -108,8 +129,11 @@ def test_the_judge_refuses_typed_answers_of_another_shape_than_the_reader_gives(
 @pytest.mark.parametrize("lang", EDITIONS)
 def test_each_edition_has_one_drill_cell_with_no_answer_in_it(lang):
     nb = template(CA, lang)
-    marked = [(_src(c), c) for c in nb["cells"] if c["cell_type"] == "code"
-              and by_hand.is_marked(_src(c), c["metadata"].get("tags", []), FORM)]
+    marked = [
+        (_src(c), c)
+        for c in nb["cells"]
+        if c["cell_type"] == "code" and by_hand.is_marked(_src(c), c["metadata"].get("tags", []), FORM)
+    ]
     assert len(marked) == 1 and marked[0][0].startswith(FORM.mark) and FORM.tag in marked[0][1]["metadata"]["tags"]
     assert by_hand.parse_cell(marked[0][0], FORM) == {"wrong_tensor": None, "right_shape": None, "fix": None}
     provided = [_src(c) for c in nb["cells"] if "kit-provided" in c["metadata"].get("tags", [])]
@@ -172,10 +196,18 @@ def test_hidden_variants_never_raise_where_the_reference_runs_and_answer_wrongly
     for k in range(300):
         B, T_dec, T_enc, d_s, d_h = (int(x) for x in torch.randint(1, 5, (5,), generator=gen))
         dtype = (torch.float32, torch.float64)[k % 2]
-        args = [torch.randn(B, T_dec, d_s, generator=gen, dtype=dtype), torch.randn(B, T_enc, d_h, generator=gen, dtype=dtype),
-                torch.randn(d_s, d_h, generator=gen, dtype=dtype)]
-        mask = (None, torch.rand(B, T_enc, generator=gen) > 0.3, torch.zeros(B, T_enc, dtype=torch.bool),
-                torch.rand(1, T_enc, generator=gen) > 0.5, torch.rand(T_enc, generator=gen) > 0.5)[k % 5]
+        args = [
+            torch.randn(B, T_dec, d_s, generator=gen, dtype=dtype),
+            torch.randn(B, T_enc, d_h, generator=gen, dtype=dtype),
+            torch.randn(d_s, d_h, generator=gen, dtype=dtype),
+        ]
+        mask = (
+            None,
+            torch.rand(B, T_enc, generator=gen) > 0.3,
+            torch.zeros(B, T_enc, dtype=torch.bool),
+            torch.rand(1, T_enc, generator=gen) > 0.5,
+            torch.rand(T_enc, generator=gen) > 0.5,
+        )[k % 5]
         try:
             ref(*args, mask)
         except RuntimeError:
@@ -184,8 +216,12 @@ def test_hidden_variants_never_raise_where_the_reference_runs_and_answer_wrongly
         for name in drill.HIDDEN_VARIANTS:
             drill.VARIANTS[name](*args, mask)  # raises nothing
     assert ran > 150
-    fits = {"batch_and_steps_swapped": (3, 3, 5, 4, 6), "softmax_over_steps": (2, 3, 5, 4, 6),
-            "context_from_projected": (2, 3, 5, 4, 4), "scores_transposed": (2, 4, 4, 3, 5)}
+    fits = {
+        "batch_and_steps_swapped": (3, 3, 5, 4, 6),
+        "softmax_over_steps": (2, 3, 5, 4, 6),
+        "context_from_projected": (2, 3, 5, 4, 4),
+        "scores_transposed": (2, 4, 4, 3, 5),
+    }
     assert set(fits) == set(drill.HIDDEN_VARIANTS)
     for name, size in fits.items():
         calls = [_inputs(*size)]
@@ -195,6 +231,7 @@ def test_hidden_variants_never_raise_where_the_reference_runs_and_answer_wrongly
 
 def test_only_an_assertion_of_the_test_after_an_answer_is_a_catch():
     from autograder.messages import t
+
     place = t("where_function", function="test_attention_shapes", line=3, cell="In [7]")
     assert proxies.failed_by_assertion(t("raised", type="AssertionError", where=f" ({place})", message="shapes"))
     assert proxies.failed_by_assertion(t("raised", type="AssertionError", where="", message=""))
@@ -235,19 +272,21 @@ def _graded(tmp_path, test_source=None, fixed_source=None, lines=RIGHT):
     return grade(path, cfg=CFG, lang="en", pytest_args=("-k", "test_test_attention_shapes or test_shapes_drill"))
 
 
-TEST_SQUARE = '''def test_attention_shapes(attention):
+TEST_SQUARE = """def test_attention_shapes(attention):
     context, weights = attention(torch.randn(3, 3, 4), torch.randn(3, 5, 4), torch.randn(4, 4))
     assert context.shape == (3, 3, 4) and weights.shape == (3, 3, 5)
     assert torch.allclose(weights.sum(-1), torch.ones(3, 3))
-'''
-TEST_SPOTS = '''def test_attention_shapes(attention):
+"""
+TEST_SPOTS = """def test_attention_shapes(attention):
     assert attention.__name__ != "attention", "a stand-in"
-'''
+"""
 
 
 @pytest.mark.slow
 def test_a_regression_test_on_square_sizes_misses_the_bugs_that_fit_them(tmp_path):
-    result = _graded(tmp_path, TEST_SQUARE, lines='wrong_tensor = "projected"\nright_shape = ("d_s", "d_h")\nfix = "transpose"')
+    result = _graded(
+        tmp_path, TEST_SQUARE, lines='wrong_tensor = "projected"\nright_shape = ("d_s", "d_h")\nfix = "transpose"'
+    )
     q = result.questions["test_attention_shapes"]
     text = "\n".join(q.lines)
     # passes a correct function and the fix; misses the provided bug and the batch/steps swap (B == T_dec);
@@ -277,28 +316,31 @@ def test_a_recorder_answers_backward_passes_with_the_functions_own_gradients():
     leaves = [a.clone().requires_grad_(True) for a in args]
     context, _ = ca.fixed_general_attention(*leaves, **kwargs)
     context.sum().backward()
-    assert reply["ok"] and all(torch.allclose(g, l.grad) for g, l in zip(reply["grads"], leaves))
+    assert reply["ok"] and all(torch.allclose(g, leaf.grad) for g, leaf in zip(reply["grads"], leaves))
     assert rec.calls == []  # a backward pass is not a new question the test asks
 
 
-TEST_NO_ASSERT = '''def test_attention_shapes(attention):
+TEST_NO_ASSERT = """def test_attention_shapes(attention):
     context, weights = attention(torch.randn(2, 3, 4), torch.randn(2, 5, 6), torch.randn(4, 6))
     print(context.shape, weights.shape)
-'''
-TEST_SHAPES_ONLY = '''def test_attention_shapes(attention):
+"""
+TEST_SHAPES_ONLY = """def test_attention_shapes(attention):
     B, T_dec, T_enc, d_s, d_h = 2, 3, 5, 4, 6
     context, weights = attention(torch.randn(B, T_dec, d_s), torch.randn(B, T_enc, d_h), torch.randn(d_s, d_h))
     assert context.shape == (B, T_dec, d_h)
     assert weights.shape == (B, T_dec, T_enc)
-'''
+"""
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("source, lost", [
-    (TEST_NO_ASSERT, "all"),  # passes a correct function and the fix, catches nothing: the passes earn nothing
-    (TEST_SHAPES_ONLY, "part"),  # catches the variants whose shapes are wrong on its sizes, not the provided bug
-    (None, "none"),  # the reference's test: values on d_s == d_h, shapes on sizes all different
-])
+@pytest.mark.parametrize(
+    "source, lost",
+    [
+        (TEST_NO_ASSERT, "all"),  # passes a correct function and the fix, catches nothing: the passes earn nothing
+        (TEST_SHAPES_ONLY, "part"),  # catches the variants whose shapes are wrong on its sizes, not the provided bug
+        (None, "none"),  # the reference's test: values on d_s == d_h, shapes on sizes all different
+    ],
+)
 def test_a_regression_test_earns_only_what_its_assertions_catch(tmp_path, source, lost):
     result = _graded(tmp_path, source)
     q = result.questions["test_attention_shapes"]

@@ -2,6 +2,7 @@
 English master and `assignments/<name>/<name>.pt-BR.yml`): both are built and
 aligned, a change to one language that is not made in the other fails `build
 --check`, the same code scores the same in either, and the pt-BR text is Portuguese."""
+
 import copy
 import json
 import re
@@ -33,6 +34,7 @@ def as_node(nb):
 
 # -- both editions, aligned ------------------------------------------------------------------
 
+
 def test_grading_yml_names_the_course_language():
     assert CFG.data.get("language") == "pt-BR"
     assert set(editions.EDITIONS) == set(EDITIONS) == {"pt-BR", "en"}
@@ -53,8 +55,9 @@ def test_both_editions_are_committed_and_differ_only_in_their_text(assignment):
             assert "Exercício " in b.source and "Task " not in b.source
             assert editions.skeleton(a.source) == editions.skeleton(b.source), "the stubs' code is the same"
     for question, test in pt.metadata["otter"]["tests"].items():
-        assert editions.skeleton(test) == editions.skeleton(en.metadata["otter"]["tests"][question]), \
+        assert editions.skeleton(test) == editions.skeleton(en.metadata["otter"]["tests"][question]), (
             f"{question}: the public tests differ only in their messages"
+        )
         assert test != en.metadata["otter"]["tests"][question], f"{question}: its messages are translated"
 
 
@@ -66,9 +69,15 @@ def test_translations_and_the_builds_own_texts_are_in_sync():
 
 # -- drift: a change to one language that is not made in the other -----------------------------
 
+
 def _first(nb, kind):
-    return next(c for c in nb.cells if c.cell_type == kind and c.source.strip()
-                and not set(c.metadata.get("tags", [])) & set(editions.GENERATED_TAGS))
+    return next(
+        c
+        for c in nb.cells
+        if c.cell_type == kind
+        and c.source.strip()
+        and not set(c.metadata.get("tags", [])) & set(editions.GENERATED_TAGS)
+    )
 
 
 def test_an_english_cell_or_message_changed_alone_is_drift_named_in_one_line():
@@ -93,7 +102,9 @@ def test_a_translation_changed_alone_or_wrongly_is_drift(tmp_path):
     data = yaml.safe_load(path.read_text())
     data["cells"]["cell-002"]["text"] += " Agora."  # pt-BR alone
     data["messages"]["test_split_heads_small"]["text"]["head"] = "cabeça errada"  # loses {i}, {a}, {b}
-    data["messages"]["test_split_heads_small"]["pt-BR"] = editions.digest(data["messages"]["test_split_heads_small"]["text"])
+    data["messages"]["test_split_heads_small"]["pt-BR"] = editions.digest(
+        data["messages"]["test_split_heads_small"]["text"]
+    )
     cell = data["cells"]["cell-042"]
     cell["text"] = cell["text"].replace("demo_x, demo_x, demo_x", "demo_x, demo_x, demo_x * 2")  # changes the code
     cell["pt-BR"] = editions.digest(cell["text"])
@@ -123,8 +134,14 @@ def _course_copy(tmp_path):
 
 def _build_check(course):
     env = {k: v for k, v in __import__("os").environ.items() if k != "KIT_GRADING_YML"}
-    return subprocess.run([sys.executable, "-m", "autograder", "build", "--check"], cwd=course,
-                          capture_output=True, text=True, timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", "build", "--check"],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
 
 
 @pytest.mark.slow
@@ -155,6 +172,7 @@ def test_build_check_exits_1_naming_what_drifted(tmp_path, change):
 
 
 # -- the same code scores the same in either edition ------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -187,9 +205,11 @@ def test_each_assignment_has_a_pt_BR_example_with_the_english_expectation():
 # -- the pt-BR text is Portuguese ------------------------------------------------------------
 
 # Frequent English words that are not Portuguese words too.
-ENGLISH = frozenset("""the and of to is with you your that this are be not it its by from each every which
+ENGLISH = frozenset(
+    """the and of to is with you your that this are be not it its by from each every which
 when must should will can has have an or at into than then only if all what where how why does their
-there these those been being was were would could get gets got give gives here one""".split())
+there these those been being was were would could get gets got give gives here one""".split()
+)
 
 
 def english_sentences(text):

@@ -3,13 +3,13 @@ collected makes every submission `internal_error` (results.json, grades.csv),
 the report lists it first, `grade` exits non-zero, and `--resume` regrades it
 once the kit is fixed. Run in a copy of the kit, as an instructor who broke a
 suite file the night before the deadline would."""
+
 import csv
 import json
 import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -35,8 +35,14 @@ def _kit_copy(tmp_path):
 
 def _grade(kit, *args):
     env = {**os.environ, "KIT_LANG": "en", "PYTHONPATH": str(kit)}
-    return subprocess.run([sys.executable, "-m", "autograder", "grade", *map(str, args), "--no-progress"],
-                          cwd=kit, capture_output=True, text=True, timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", *map(str, args), "--no-progress"],
+        cwd=kit,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
 
 
 def _rows(out):
@@ -71,15 +77,20 @@ def test_a_suite_that_does_not_collect_is_a_loud_internal_error_and_resume_regra
         assert "Your code is not the cause" in data["output"]
         assert "SyntaxError" not in data["output"] + json.dumps(data["tests"])
 
-    report = subprocess.run([sys.executable, "-m", "autograder", "report", out, "--lang", "en"], cwd=kit,
-                            capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "PYTHONPATH": str(kit)})
+    report = subprocess.run(
+        [sys.executable, "-m", "autograder", "report", out, "--lang", "en"],
+        cwd=kit,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(kit)},
+    )
     assert report.returncode == 0, report.stderr[-2000:]
     page = next(out.rglob("*.html"), None) if not (out / "report.html").exists() else out / "report.html"
     html = page.read_text()
-    look = html[html.index('id="look"'):]
-    first_row = look[look.index("<tr data-look>"):]
-    assert "GRADER FAULT" in first_row[:first_row.index("</tr>")]
+    look = html[html.index('id="look"') :]
+    first_row = look[look.index("<tr data-look>") :]
+    assert "GRADER FAULT" in first_row[: first_row.index("</tr>")]
 
     # The kit is fixed: --resume keeps nothing of the faulty run and grades both again.
     suite.write_text(good)
@@ -108,33 +119,44 @@ def _outcomes(question, *rows):
 
 
 def test_property_checks_earn_nothing_where_the_values_are_wrong():
-    wrong = _outcomes("padding_mask", ("test_default_max_len", False, False), ("test_explicit_max_len", False, False),
-                      ("test_on_lengths_device", False, True), ("test_inputs_unchanged", True, True),
-                      ("test_vectorised", True, True))
+    wrong = _outcomes(
+        "padding_mask",
+        ("test_default_max_len", False, False),
+        ("test_explicit_max_len", False, False),
+        ("test_on_lengths_device", False, True),
+        ("test_inputs_unchanged", True, True),
+        ("test_vectorised", True, True),
+    )
     q = scoring.score(CFG, "scaled_dot_product", wrong)["padding_mask"]
     assert q.score == 0.0
     assert any("No credit without right values" in line for line in q.lines)
     assert [r["check"] for r in q.checks if r.get("gated")] == ["test_inputs_unchanged", "test_vectorised"]
     # half the values right: a property check earns at most half
-    half = _outcomes("padding_mask", ("test_default_max_len", True, False), ("test_explicit_max_len", False, False),
-                     ("test_inputs_unchanged", True, True))
+    half = _outcomes(
+        "padding_mask",
+        ("test_default_max_len", True, False),
+        ("test_explicit_max_len", False, False),
+        ("test_inputs_unchanged", True, True),
+    )
     assert scoring.score(CFG, "scaled_dot_product", half)["padding_mask"].score == round(2 * (1 + 0 + 0.5) / 3, 2)
     # right values: the properties count in full, and no line about the rule
-    right = _outcomes("padding_mask", ("test_default_max_len", True, False), ("test_inputs_unchanged", True, True),
-                      ("test_vectorised", False, True))
+    right = _outcomes(
+        "padding_mask",
+        ("test_default_max_len", True, False),
+        ("test_inputs_unchanged", True, True),
+        ("test_vectorised", False, True),
+    )
     q = scoring.score(CFG, "scaled_dot_product", right)["padding_mask"]
     assert q.score == round(2 * 2 / 3, 2) and not any("No credit" in line for line in q.lines)
 
 
 @pytest.mark.slow
 def test_a_padding_mask_that_returns_an_empty_tensor_scores_zero(tmp_path):
-    from autograder.audit.catalog import fill
-    from autograder.audit.catalog import reference_sources, reference_typed
+    from autograder.audit.catalog import fill, reference_sources, reference_typed
     from conftest import template
 
     sources = reference_sources("scaled_dot_product")
-    sources["padding_mask"] = ("def padding_mask(lengths, max_len=None):\n"
-                               "    return torch.zeros(0, dtype=torch.bool)\n")
+    sources["padding_mask"] = "def padding_mask(lengths, max_len=None):\n    return torch.zeros(0, dtype=torch.bool)\n"
     path = tmp_path / "empty.ipynb"
     path.write_text(json.dumps(fill(template("scaled_dot_product"), sources, reference_typed("scaled_dot_product"))))
     result = grade(path, cfg=CFG)

@@ -1,6 +1,7 @@
 """Grading through the CLI, as an instructor does: the reference gets full
 marks, the untouched template 0, each example loses points exactly where it
 should; the otter autograder zip, run the way Gradescope runs it, agrees."""
+
 import json
 import shutil
 
@@ -8,7 +9,7 @@ import pytest
 
 from autograder.audit import examples as examples_mod
 from autograder.audit.catalog import fill_reference
-from conftest import ASSIGNMENTS, ROOT, run_cli, scores, template
+from conftest import ASSIGNMENTS, run_cli, scores, template
 
 pytestmark = pytest.mark.slow  # every test here grades, builds or runs a kernel
 
@@ -61,8 +62,10 @@ def test_failure_messages_name_the_check_and_hide_hidden_data(graded):
 def test_template_gets_zero_with_not_implemented_messages(graded):
     """Every stub raises NotImplementedError; the typed answers (the by-hand numbers, the shapes
     drill's words: not code) say they are not answered."""
-    unanswered = {"by_hand": "not answered yet",  # by_hand_not_answered, in English
-                  "shapes_drill": "replace it with your answer"}  # drill_not_answered
+    unanswered = {
+        "by_hand": "not answered yet",  # by_hand_not_answered, in English
+        "shapes_drill": "replace it with your answer",
+    }  # drill_not_answered
     for a in ASSIGNMENTS:
         data = json.loads(result_for(graded, f"{a}/template.ipynb").read_text())
         assert data["score"] == 0
@@ -81,8 +84,20 @@ def test_grades_csv_has_one_row_per_submission_and_a_column_per_question(graded)
         with open(graded / a / "grades.csv", newline="", encoding="utf-8") as f:
             header, *rows = list(csv.reader(f))
         qs = list(config.load().questions(a))
-        assert header == ["id", "path", "assignment", "name", "email", "sid", "status", "reason", *qs, "total",
-                          *[f"{q}_max" for q in qs], "total_max"]
+        assert header == [
+            "id",
+            "path",
+            "assignment",
+            "name",
+            "email",
+            "sid",
+            "status",
+            "reason",
+            *qs,
+            "total",
+            *[f"{q}_max" for q in qs],
+            "total_max",
+        ]
         rows = [dict(zip(header, r)) for r in rows]
         total += len(rows)
         assert len({r["id"] for r in rows}) == len(rows)
@@ -96,12 +111,23 @@ def test_grades_csv_has_one_row_per_submission_and_a_column_per_question(graded)
 def test_same_names_in_different_folders_get_distinct_ids_and_broken_files_do_not_stop_the_batch(tmp_path):
     for who in ("alice", "bob"):
         (tmp_path / who).mkdir()
-        shutil.copy(examples_mod.EXAMPLES / "classic_attention" / "reference.ipynb", tmp_path / who / "submission.ipynb")
+        shutil.copy(
+            examples_mod.EXAMPLES / "classic_attention" / "reference.ipynb", tmp_path / who / "submission.ipynb"
+        )
     (tmp_path / "carol").mkdir()
     (tmp_path / "carol" / "submission.ipynb").write_text('{"cells": [')
     out = tmp_path / "out"
-    run_cli("grade", tmp_path / "alice", tmp_path / "bob", tmp_path / "carol", "--assignment", "classic_attention",
-            "--out", out, "--no-progress")
+    run_cli(
+        "grade",
+        tmp_path / "alice",
+        tmp_path / "bob",
+        tmp_path / "carol",
+        "--assignment",
+        "classic_attention",
+        "--out",
+        out,
+        "--no-progress",
+    )
     assert scores(out / "alice__submission" / "results.json")["masked_softmax"] == (4.0, 4.0)
     assert scores(out / "bob__submission" / "results.json")["masked_softmax"] == (4.0, 4.0)
     broken = json.loads((out / "carol__submission" / "results.json").read_text())

@@ -1,4 +1,5 @@
 """`python -m autograder audit --hostile`: every hostile or broken submission is graded as it must be."""
+
 import pytest
 
 from autograder.audit.hostile.cases import CASES

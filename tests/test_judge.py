@@ -1,4 +1,5 @@
 """The judge side holds against what a worker or a student's text can send it."""
+
 import json
 import os
 import re
@@ -23,12 +24,22 @@ def _body(header_bytes, payload=b""):
     return struct.pack(">I", len(header_bytes)) + header_bytes + payload
 
 
-@pytest.mark.parametrize("header", [
-    b"[" * 100_000 + b"]" * 100_000,          # nesting the JSON parser cannot follow
-    b'{"$dict": 5}', b'{"$tuple": 7}', b'{"$float": "abc"}', b'{"$float": 1}',
-    b'{"$t": 0, "dtype": "float32", "shape": "x"}', b'{"$t": 0, "dtype": "float32", "shape": [3]}',
-    b'{"$t": 0, "dtype": "nope", "shape": [1]}', b'{"$dict": {"a": {"$zzz": 1}}}', b"\xff\xfe", b"",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"[" * 100_000 + b"]" * 100_000,  # nesting the JSON parser cannot follow
+        b'{"$dict": 5}',
+        b'{"$tuple": 7}',
+        b'{"$float": "abc"}',
+        b'{"$float": 1}',
+        b'{"$t": 0, "dtype": "float32", "shape": "x"}',
+        b'{"$t": 0, "dtype": "float32", "shape": [3]}',
+        b'{"$t": 0, "dtype": "nope", "shape": [1]}',
+        b'{"$dict": {"a": {"$zzz": 1}}}',
+        b"\xff\xfe",
+        b"",
+    ],
+)
 def test_every_forged_reply_is_a_wire_error(header):
     with pytest.raises(wire.WireError):
         wire.decode(_body(header))
@@ -43,10 +54,16 @@ def test_decoding_arbitrary_bytes_gives_a_value_or_a_wire_error(data):
         pass
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-                               st.sampled_from(["$t", "$tuple", "$dict", "$float", "$other", "dtype", "shape", "x"]),
-                               inner, max_size=4), max_leaves=30)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["$t", "$tuple", "$dict", "$float", "$other", "dtype", "shape", "x"]), inner, max_size=4
+        )
+    ),
+    max_leaves=30,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -91,7 +108,9 @@ def test_ci_summary_and_results_of_an_injecting_notebook_stay_the_graders(tmp_pa
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     lines = summary.read_text().splitlines()
     # the case loses 2 points (causal_mask) of the assignment's total
-    assert [line for line in lines if line.startswith("#")] == [lines[0]] and f"{SDP_FULL - 2:g} / {SDP_FULL:g}" in lines[0]
+    assert [line for line in lines if line.startswith("#")] == [
+        lines[0]
+    ] and f"{SDP_FULL - 2:g} / {SDP_FULL:g}" in lines[0]
     rows = [line for line in lines if line.startswith("|")]
     n = len(config.load(ROOT / "grading.yml").questions("scaled_dot_product"))
     assert len(rows) == 2 + n, rows  # header, rule, one row per question
@@ -112,7 +131,7 @@ def test_groups_left_by_a_judge_that_died_are_swept(tmp_path):
     found = cgroup.layout()
     assert found, "as root, the judge makes control groups (CI runs as root)"
     parent = found[0][1]
-    dead = 2 ** 22 + 12345  # above pid_max: no such process
+    dead = 2**22 + 12345  # above pid_max: no such process
     left = parent / f"kit-{dead}-0"
     left.mkdir()
     mine = parent / f"kit-{os.getpid()}-999"
@@ -134,10 +153,16 @@ def test_a_notebook_cannot_choose_its_assignment_through_its_metadata(tmp_path):
     nb["metadata"].setdefault("otter", {})["assignment_name"] = "classic_attention"
     for cell in nb["cells"]:
         src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        cell["source"] = src.replace('otter.Notebook("scaled_dot_product.ipynb")', 'otter.Notebook("classic_attention.ipynb")')
+        cell["source"] = src.replace(
+            'otter.Notebook("scaled_dot_product.ipynb")', 'otter.Notebook("classic_attention.ipynb")'
+        )
     notebook = tmp_path / "hw.ipynb"
     notebook.write_text(json.dumps(nb))
     proc = run_cli("ci", notebook, "--out", tmp_path / "grading", "--summary", tmp_path / "s.md", check=False)
     results = json.loads((tmp_path / "grading" / "results.json").read_text())
-    assert {t["name"] for t in results["tests"]} == set(config.load(ROOT / "grading.yml").questions("scaled_dot_product"))
-    assert results["score"] == SDP_FULL and "metadata names the classic_attention assignment" in results["output"], proc.stdout
+    assert {t["name"] for t in results["tests"]} == set(
+        config.load(ROOT / "grading.yml").questions("scaled_dot_product")
+    )
+    assert results["score"] == SDP_FULL and "metadata names the classic_attention assignment" in results["output"], (
+        proc.stdout
+    )

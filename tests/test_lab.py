@@ -7,17 +7,17 @@ baseline with the judge standing in for masked_loss (Remote.call's
 `isolate`), so it keeps its points, and the student's training cell does
 not train in the worker.
 """
+
 import json
 
 import pytest
-
 import torch
 
 from autograder.audit.catalog import entries, fill, reference_sources
 from autograder.judge import grade
-from conftest import template
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.solutions.classic_attention import additive_attention
+from conftest import template
 
 ASSIGNMENT = "seq2seq_attention"
 
@@ -32,8 +32,8 @@ def test_copy_batch_conventions():
     assert bool((src[real] >= 3).all()) and bool((src[~real] == 0).all())
     assert bool((tgt[:, 0] == 1).all())
     assert bool((tgt[torch.arange(6), src_lengths + 1] == 2).all())
-    assert torch.equal(tgt[:, 1:T + 1][real], mapping[src[real] - 3] + 3)
-    assert not bool((tgt[:, 1:T + 1][real] == src[real]).any())  # an identity copy scores nothing
+    assert torch.equal(tgt[:, 1 : T + 1][real], mapping[src[real] - 3] + 3)
+    assert not bool((tgt[:, 1 : T + 1][real] == src[real]).any())  # an identity copy scores nothing
 
 
 def test_reference_decoder_padding_and_query():
@@ -56,7 +56,7 @@ def test_reference_encoder_against_sequences_run_alone():
     src = torch.where(ref.length_mask(lengths, 5), torch.randint(3, 11, (3, 5)), 0)
     states, final = enc(src, lengths)
     for b, n in enumerate(lengths.tolist()):
-        alone, h = enc.gru(enc.embedding(src[b:b + 1, :n]))
+        alone, h = enc.gru(enc.embedding(src[b : b + 1, :n]))
         assert torch.allclose(states[b, :n], alone[0]) and torch.allclose(final[b], h[0, 0])
         assert states[b, n:].abs().max() == 0 if n < 5 else True
 
@@ -84,6 +84,7 @@ def test_train_step_keeps_its_points_when_encoder_and_loss_are_wrong(tmp_path):
 def _settings(seed=None):
     from autograder import config
     from autograder.private.suites.seq2seq_attention import training
+
     return training, training.settings(config.load(), seed=seed)
 
 
@@ -112,6 +113,7 @@ def test_trained_parameters_are_checked_before_the_judge_uses_them():
         except training.BadState as exc:
             return exc.key
         return None
+
     assert reason({k: v for k, v in enc.items() if k != "gru.weight_ih_l0"}, dec) == "lab_run_state_missing"
     assert reason(enc, dict(dec, W_a=torch.zeros(3, 3))) == "lab_run_state_shape"
     assert reason(enc, dict(dec, v_a=torch.full_like(dec["v_a"], float("inf")))) == "lab_run_state_not_finite"
@@ -127,21 +129,33 @@ def test_the_run_judges_untrained_parameters_and_a_model_that_does_not_use_its_a
 
     from autograder import config
     from autograder.private.suites.seq2seq_attention import test_training_run as suite
+
     training, s = _settings()
     task = training.task(s)
     o = training.outcome(task, [1.0] * s.steps, task.encoder_state, task.decoder_state)
     assert o.loss_ratio == pytest.approx(1.0) and max(o.accuracy.values()) < 0.4
     assert all(o.gap(L) < g for L, g in s.min_gap)
-    cheat = training.Outcome([1.0], 3.0, 0.05, {L: 1.0 for L in s.eval_lengths}, {L: 0.9 for L in s.eval_lengths},
-                             {L: 0.3 for L in s.eval_lengths})
+    cheat = training.Outcome(
+        [1.0],
+        3.0,
+        0.05,
+        {L: 1.0 for L in s.eval_lengths},
+        {L: 0.9 for L in s.eval_lengths},
+        {L: 0.3 for L in s.eval_lengths},
+    )
     cfg = config.load()
 
     class Sub:
         pass
+
     sub = Sub()
     suite._RUNS[id(sub)] = (sub, cheat)
-    for check in (suite.test_loss_goes_down, suite.test_accuracy_by_length, suite.test_beats_the_baseline,
-                  suite.test_uses_its_attention):
+    for check in (
+        suite.test_loss_goes_down,
+        suite.test_accuracy_by_length,
+        suite.test_beats_the_baseline,
+        suite.test_uses_its_attention,
+    ):
         with pytest.raises(pytest.fail.Exception, match="do not come from its attention"):
             check(sub, cfg)
     suite._RUNS.clear()
@@ -151,13 +165,16 @@ def test_a_course_overrides_the_run_key_by_key_and_a_bad_threshold_is_one_line(t
     import pytest
 
     from autograder import config
+
     good = tmp_path / "good.yml"
     good.write_text("training_run:\n  steps: 400\n")
     run = config.load(good).training_run
     assert run["steps"] == 400 and run["thresholds"] == config.load().training_run["thresholds"]
     bad = tmp_path / "bad.yml"
-    bad.write_text("training_run:\n  thresholds: {accuracy: {5: 0.9}, gap_over_baseline: {12: 0.2},"
-                   " zeroed_context_at_most: 0.3, loss_ratio_at_most: 0.5}\n")
+    bad.write_text(
+        "training_run:\n  thresholds: {accuracy: {5: 0.9}, gap_over_baseline: {12: 0.2},"
+        " zeroed_context_at_most: 0.3, loss_ratio_at_most: 0.5}\n"
+    )
     with pytest.raises(config.ConfigError, match=r"training_run.thresholds.accuracy must map lengths") as exc:
         config.load(bad)
     assert "\n" not in str(exc.value)
@@ -167,9 +184,15 @@ def test_a_careless_run_setting_is_one_line_not_an_error_per_submission(tmp_path
     import pytest
 
     from autograder import config
-    for text, named in (("steps: 0", "steps"), ("cpu_seconds: -1", "cpu_seconds"), ("batch_size: many", "batch_size"),
-                        ("sizes: {emb_dim: 16, hidden_dim: 0, attn_dim: 16}", "sizes.hidden_dim"),
-                        ("n_symbols: 1", "n_symbols"), ("eval_lengths: []", "eval_lengths")):
+
+    for text, named in (
+        ("steps: 0", "steps"),
+        ("cpu_seconds: -1", "cpu_seconds"),
+        ("batch_size: many", "batch_size"),
+        ("sizes: {emb_dim: 16, hidden_dim: 0, attn_dim: 16}", "sizes.hidden_dim"),
+        ("n_symbols: 1", "n_symbols"),
+        ("eval_lengths: []", "eval_lengths"),
+    ):
         path = tmp_path / "grading.yml"
         path.write_text(f"training_run:\n  {text}\n")
         config._load.cache_clear()

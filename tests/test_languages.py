@@ -1,5 +1,6 @@
 """The feedback's language: chosen per submission (--lang, else the notebook's
 edition, else grading.yml), never changing a score."""
+
 import json
 
 import pytest
@@ -57,8 +58,7 @@ def test_the_notebooks_edition_chooses_unless_lang_is_given(tmp_path):
 @pytest.mark.slow
 def test_grade_check_and_ci_take_lang(tmp_path):
     path = _buggy(tmp_path, lang="en")
-    run_cli("grade", path, "--out", tmp_path / "out", "--lang", "pt-BR", "--no-progress", "--jobs", "1",
-            check=False)
+    run_cli("grade", path, "--out", tmp_path / "out", "--lang", "pt-BR", "--no-progress", "--jobs", "1", check=False)
     data = json.loads(next((tmp_path / "out").glob("*/results.json")).read_text())
     assert data["extra_data"]["language"] == "pt-BR" and "Falhou em" in json.dumps(data, ensure_ascii=False)
     bad = run_cli("grade", path, "--out", tmp_path / "out2", "--lang", "xx", check=False)
@@ -73,7 +73,9 @@ def test_a_file_that_cannot_be_read_is_told_in_the_courses_language(tmp_path):
     path = tmp_path / "broken.ipynb"
     path.write_text("{ not json")
     pt = grade(path, cfg=CFG, lang="pt-BR")
-    assert pt.status == "not_graded" and pt.notes[0].startswith("Sem nota: broken.ipynb não é um notebook (JSON inválido")
+    assert pt.status == "not_graded" and pt.notes[0].startswith(
+        "Sem nota: broken.ipynb não é um notebook (JSON inválido"
+    )
     en = grade(path, cfg=CFG, lang="en")
     assert en.notes[0].startswith("Not graded: broken.ipynb is not a notebook (invalid JSON")
     assert en.to_gradescope()["extra_data"]["status"] == "not_graded"

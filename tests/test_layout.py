@@ -7,9 +7,9 @@ verbs or the private root; only the judge, the verbs that need it and the
 suites themselves import the private root; no two modules of the kit import
 each other.
 """
+
 import ast
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -44,9 +44,18 @@ def imports(path, runtime_only=False):
     here = module_name(path)
     package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     found = set()
-    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
-                   and getattr(block.test, "id", getattr(block.test, "attr", None)) == "TYPE_CHECKING"
-                   for stmt in block.body for n in ast.walk(stmt)} if runtime_only else set()
+    typing_only = (
+        {
+            id(n)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If)
+            and getattr(block.test, "id", getattr(block.test, "attr", None)) == "TYPE_CHECKING"
+            for stmt in block.body
+            for n in ast.walk(stmt)
+        }
+        if runtime_only
+        else set()
+    )
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
@@ -68,20 +77,30 @@ def side(name, *prefixes):
 
 
 def test_the_worker_side_imports_only_the_standard_library_torch_and_the_protocol():
-    worker_side = {n: p for n, p in kit_modules().items()
-                   if side(n, "autograder.worker", "autograder.protocol") or n == "autograder"}
+    worker_side = {
+        n: p
+        for n, p in kit_modules().items()
+        if side(n, "autograder.worker", "autograder.protocol") or n == "autograder"
+    }
     assert len(worker_side) >= 4, worker_side
     for name, path in worker_side.items():
         for mod in imports(path):
             top = mod.split(".")[0]
             ok = top in STDLIB or top == "torch" or side(mod, "autograder.protocol", "autograder.worker")
-            assert ok, f"{name} imports {mod}: the worker side may import the standard library, torch and the protocol only"
+            assert ok, (
+                f"{name} imports {mod}: the worker side may import the standard library, torch and the protocol only"
+            )
 
 
 def test_the_sandbox_never_imports_the_judge_the_verbs_or_the_private_root():
     # (and the messages catalog: the reasons a worker died are student-facing text, nothing secret)
-    allowed = ("autograder.sandbox", "autograder.protocol", "autograder.worker", "autograder.layout",
-               "autograder.messages")
+    allowed = (
+        "autograder.sandbox",
+        "autograder.protocol",
+        "autograder.worker",
+        "autograder.layout",
+        "autograder.messages",
+    )
     for name, path in kit_modules().items():
         if not side(name, "autograder.sandbox"):
             continue
@@ -91,8 +110,14 @@ def test_the_sandbox_never_imports_the_judge_the_verbs_or_the_private_root():
 
 
 def test_only_the_judge_side_reaches_the_private_root():
-    may = ("autograder.judge", "autograder.private", "autograder.build", "autograder.audit", "autograder.grade",
-           "autograder.demo")
+    may = (
+        "autograder.judge",
+        "autograder.private",
+        "autograder.build",
+        "autograder.audit",
+        "autograder.grade",
+        "autograder.demo",
+    )
     for name, path in kit_modules().items():
         for mod in imports(path):
             if side(mod, "autograder.private") and not side(name, *may):
@@ -104,8 +129,14 @@ def test_no_two_modules_of_the_kit_import_each_other():
     graph = {n: {m for m in imports(p, runtime_only=True) if m in modules and m != n} for n, p in modules.items()}
     # A package's __init__ importing its own submodules is how packages work; a
     # submodule importing its package's __init__ back is the cycle to avoid.
-    cycles = sorted({tuple(sorted((a, b))) for a, deps in graph.items() for b in deps
-                     if a in graph.get(b, ()) and not (side(b, a) or side(a, b))})
+    cycles = sorted(
+        {
+            tuple(sorted((a, b)))
+            for a, deps in graph.items()
+            for b in deps
+            if a in graph.get(b, ()) and not (side(b, a) or side(a, b))
+        }
+    )
     assert not cycles, cycles
 
 

@@ -7,6 +7,7 @@ messages the suites fail with, the labels of their checks; then one buggy
 submission graded in both languages: the same scores, and pt-BR feedback
 with no English prose outside code.
 """
+
 import ast
 import json
 import re
@@ -58,8 +59,9 @@ def _test_functions():
 
 def _is_t_call(node):
     f = node.func
-    return isinstance(node, ast.Call) and ((isinstance(f, ast.Name) and f.id == "t")
-                                           or (isinstance(f, ast.Attribute) and f.attr == "t"))
+    return isinstance(node, ast.Call) and (
+        (isinstance(f, ast.Name) and f.id == "t") or (isinstance(f, ast.Attribute) and f.attr == "t")
+    )
 
 
 # -- (1) the catalog -------------------------------------------------------------
@@ -169,9 +171,11 @@ def test_no_english_prose_is_left_in_the_suites_code():
                 skip.add(id(node.body[0].value))
             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "addinivalue_line":
                 skip |= {id(n) for n in ast.walk(node)}
-        bad += [f"{path.relative_to(SUITES)}:{n.lineno} {n.value[:60]!r}" for n in ast.walk(tree)
-                if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip
-                and words.search(n.value)]
+        bad += [
+            f"{path.relative_to(SUITES)}:{n.lineno} {n.value[:60]!r}"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip and words.search(n.value)
+        ]
     assert not bad, f"English prose in the suites' code: {bad}"
 
 
@@ -211,8 +215,20 @@ def test_every_test_function_has_a_check_label_in_both_languages():
 
 
 # -- (5) one buggy submission in both languages ------------------------------------------
-ENGLISH = ("the", "expected", "values", "differ", "should", "must", "likely", "cause", "returned", "got",
-           "instead", "weights")
+ENGLISH = (
+    "the",
+    "expected",
+    "values",
+    "differ",
+    "should",
+    "must",
+    "likely",
+    "cause",
+    "returned",
+    "got",
+    "instead",
+    "weights",
+)
 BUGS = ("causal_mask_triu", "padding_mask_off_by_one", "sdpa_mask_inverted")  # one function each
 
 
@@ -229,7 +245,7 @@ def _call_descriptions_removed(line):
             depth += {"(": 1, ")": -1}.get(line[i], 0)
             if depth == 0:
                 break
-        line = line[:m.start()] + " " + line[i + 1:]
+        line = line[: m.start()] + " " + line[i + 1 :]
     line = re.sub(r"->\s*\w+", " ", line)
     return re.sub(r"\b\w*[_.]\w*\b", " ", line)
 

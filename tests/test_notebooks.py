@@ -1,4 +1,5 @@
 """Student notebooks run as a student runs them: in a Jupyter kernel, top to bottom."""
+
 import json
 import re
 
@@ -17,8 +18,10 @@ pytestmark = pytest.mark.slow  # every test here runs a kernel or the CLI
 # (about half a minute here). The tests that ask only whether every check runs wherever a
 # student opens it (a renamed copy, Colab) train it for 40 steps: the checks train models of
 # their own and read nothing of the demonstration's. The reference's own run keeps the 400.
-LAB_DEMO = ("MAX_LEN, STEPS = (80, 3000) if LONG_RUN else (20, 400)",
-            "MAX_LEN, STEPS = (80, 3000) if LONG_RUN else (20, 40)")
+LAB_DEMO = (
+    "MAX_LEN, STEPS = (80, 3000) if LONG_RUN else (20, 400)",
+    "MAX_LEN, STEPS = (80, 3000) if LONG_RUN else (20, 40)",
+)
 
 
 def short_demo(nb, assignment):
@@ -114,8 +117,9 @@ def run_where(nb, folder, name, cwd=None, env=None, monkeypatch=None):
     run = nbformat.read(path, as_version=4)
     for key, value in (env or {}).items():
         monkeypatch.setenv(key, value)
-    NotebookClient(run, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(cwd or folder)}}).execute()
+    NotebookClient(
+        run, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(cwd or folder)}}
+    ).execute()
     return run
 
 
@@ -125,7 +129,9 @@ def check_outputs(nb):
     for cell in nb.cells:
         m = re.fullmatch(r'grader\.check\("(\w+)"\)\s*', cell.source) if cell.cell_type == "code" else None
         if m:
-            found[m.group(1)] = "".join(o.get("text", "") + json.dumps(o.get("data", {}), ensure_ascii=False) for o in cell.outputs)
+            found[m.group(1)] = "".join(
+                o.get("text", "") + json.dumps(o.get("data", {}), ensure_ascii=False) for o in cell.outputs
+            )
     return found
 
 
@@ -133,14 +139,15 @@ def colab_shim(tmp_path, notebook):
     """A PYTHONPATH folder where `import otter` fails and google.colab hands over `notebook`'s JSON."""
     shim = tmp_path / "shim"
     (shim / "otter").mkdir(parents=True)
-    (shim / "otter" / "__init__.py").write_text('raise ImportError("No module named \'otter\'")\n')
+    (shim / "otter" / "__init__.py").write_text("raise ImportError(\"No module named 'otter'\")\n")
     (shim / "google" / "colab").mkdir(parents=True)
     (shim / "google" / "__init__.py").write_text("")
     (shim / "google" / "colab" / "__init__.py").write_text("")
     (shim / "google" / "colab" / "_message.py").write_text(
         "import json\n\ndef blocking_request(kind, request='', timeout_sec=5):\n"
         "    assert kind == 'get_ipynb'\n"
-        f"    return {{'ipynb': json.load(open({str(notebook)!r}, encoding='utf-8'))}}\n")
+        f"    return {{'ipynb': json.load(open({str(notebook)!r}, encoding='utf-8'))}}\n"
+    )
     return {"PYTHONPATH": str(shim)}
 
 
@@ -152,8 +159,9 @@ def test_a_renamed_copy_in_another_folder_runs_every_check(assignment, lang, tmp
     found = check_outputs(run)
     assert set(found) == set(template(assignment, lang)["metadata"]["otter"]["tests"])
     for question, text in found.items():
-        assert any(p in text for p in passed_text(question, lang)) and "failed" not in text.lower() \
-            and "Error" not in text, (question, text[:2000])
+        assert (
+            any(p in text for p in passed_text(question, lang)) and "failed" not in text.lower() and "Error" not in text
+        ), (question, text[:2000])
 
 
 @pytest.mark.parametrize("lang", EDITIONS)

@@ -1,5 +1,6 @@
 """In the worker, plots are stand-ins (`autograder.worker.plots`): every plotting cell of
 the master notebooks runs without error, and the real matplotlib is never imported."""
+
 import json
 import subprocess
 import sys
@@ -31,12 +32,20 @@ def test_every_plotting_cell_runs_with_the_stand_ins_and_no_real_matplotlib():
     cells = []
     for a in ASSIGNMENTS:
         nb = json.loads((ROOT / "examples" / "submissions" / a / "reference.ipynb").read_text())
-        cells += ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-                  for c in nb["cells"] if c["cell_type"] == "code"
-                  and "matplotlib" in "".join(c["source"]) and "otter" not in "".join(c["source"])]
+        cells += [
+            "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in nb["cells"]
+            if c["cell_type"] == "code" and "matplotlib" in "".join(c["source"]) and "otter" not in "".join(c["source"])
+        ]
     assert len(cells) >= len(ASSIGNMENTS)
     # the graded functions the plotting cells call, from the references
     prelude = "\n".join(f"from autograder.private.solutions.{a} import *" for a in ASSIGNMENTS)
-    proc = subprocess.run([sys.executable, "-c", PROBE], input=json.dumps([prelude] + cells), cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        input=json.dumps([prelude] + cells),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("ok"), proc.stderr[-3000:]

@@ -3,15 +3,18 @@ the catalog, filled into the pt-BR edition of its assignment, is graded (once fo
 the whole run: conftest's `catalog_graded`, which the audit reads too), and every
 line of its feedback (summaries, likely causes, failures, notes) is read for
 English words outside code."""
+
 import re
 
 import pytest
 
 # Common English words that no Portuguese sentence of the kit uses; the course's
 # English terms (query, key, value(s), shape, batch, softmax, scores, padding) are not here.
-ENGLISH = set("""the expected differ should must likely cause returned instead is are was were of and or but this
+ENGLISH = set(
+    """the expected differ should must likely cause returned instead is are was were of and or but this
 that which because every each from than into over only its it does has have give gives returns got not with when
-row rows been be an there their they what why how these those would could""".split())
+row rows been be an there their they what why how these those would could""".split()
+)
 CODE = re.compile(r"`[^`]*`|\b\w+(?:\.\w+)+\(?|\.?\b\w+\(|\.\w+")  # code spans, dotted names, calls, attributes
 
 
@@ -34,6 +37,9 @@ def test_every_line_of_pt_br_feedback_is_portuguese(catalog_graded):
     for entry, data in catalog_graded:
         assert data["extra_data"]["language"] == "pt-BR", entry.name
         for text in [data.get("output", "")] + [t["output"] for t in data.get("tests", [])]:
-            leaks += [f"{entry.assignment}/{entry.name}: {english_in(line)}: {line[:160]}"
-                      for line in text.splitlines() if english_in(line)]
+            leaks += [
+                f"{entry.assignment}/{entry.name}: {english_in(line)}: {line[:160]}"
+                for line in text.splitlines()
+                if english_in(line)
+            ]
     assert not leaks, "\n".join(leaks[:20])

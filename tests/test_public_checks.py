@@ -1,6 +1,7 @@
 """The public checks (what `grader.check` runs): they flag most catalog bugs before
 submission, pass every correct implementation, fail on the untouched stub, and keep
 every message in one place per check."""
+
 import ast
 import io
 import re
@@ -25,12 +26,14 @@ def public_test_names(nb):
 def test_catalog_bugs_flagged_and_correct_entries_pass(catalog_public):
     def of(kind):
         return {k: v for k, (kd, v) in catalog_public.items() if kd == kind}
+
     buggy, correct, refs = of("buggy"), of("correct"), of("reference")
     assert len(refs) == len(ASSIGNMENTS) and not any(refs.values()), refs
     assert correct and not any(correct.values()), {k: v for k, v in correct.items() if v}
     flagged = [k for k, v in buggy.items() if v]
     assert len(buggy) >= 80 and len(flagged) >= 0.6 * len(buggy), (
-        f"{len(flagged)}/{len(buggy)} flagged; not flagged: {sorted(k[1] for k in buggy if k not in flagged)}")
+        f"{len(flagged)}/{len(buggy)} flagged; not flagged: {sorted(k[1] for k in buggy if k not in flagged)}"
+    )
     # The headline cases of the issue: an unscaled SDPA and an MHA that adds an axis to the mask.
     not_scaled = buggy[("scaled_dot_product", "sdpa_not_scaled")]
     assert any("second_worked_example" in f for f in not_scaled), not_scaled
@@ -72,28 +75,47 @@ def test_every_message_of_a_public_check_lives_in_its_messages_dict(assignment):
             else:
                 continue
             assert shown is not None, f"{fn.name}, line {node.lineno}: a check without a message"
-            base = shown.func.value if isinstance(shown, ast.Call) and isinstance(shown.func, ast.Attribute) \
-                and shown.func.attr == "format" else shown
-            assert isinstance(base, ast.Subscript) and getattr(base.value, "id", "") == "MESSAGES" \
-                and getattr(base.slice, "value", next(iter(keys))) in keys, \
-                f"{fn.name}, line {node.lineno}: the message is not MESSAGES[...]"
+            base = (
+                shown.func.value
+                if isinstance(shown, ast.Call) and isinstance(shown.func, ast.Attribute) and shown.func.attr == "format"
+                else shown
+            )
+            assert (
+                isinstance(base, ast.Subscript)
+                and getattr(base.value, "id", "") == "MESSAGES"
+                and getattr(base.slice, "value", next(iter(keys))) in keys
+            ), f"{fn.name}, line {node.lineno}: the message is not MESSAGES[...]"
 
 
 def test_audit_report_has_the_public_column_and_fails_on_a_correct_entry_that_fails_one():
     def entry(name, correct):
-        return Entry("scaled_dot_product", name, ROOT, "", correct, ["causal_mask"], [] if correct else ["causal_mask"],
-                     False, {})
+        return Entry(
+            "scaled_dot_product",
+            name,
+            ROOT,
+            "",
+            correct,
+            ["causal_mask"],
+            [] if correct else ["causal_mask"],
+            False,
+            {},
+        )
+
     full = {q: (p, p) for q, p in CFG.questions("scaled_dot_product").items()}
     lost = dict(full, causal_mask=(0.0, full["causal_mask"][1]))
-    rows = [(entry("bug_a", False), lost, {}, "caught", ["causal_mask/test_causal_mask_small"]),
-            (entry("bug_b", False), lost, {}, "caught", []),
-            (entry("good", True), full, {}, "ok", [])]
+    rows = [
+        (entry("bug_a", False), lost, {}, "caught", ["causal_mask/test_causal_mask_small"]),
+        (entry("bug_b", False), lost, {}, "caught", []),
+        (entry("good", True), full, {}, "ok", []),
+    ]
     out = io.StringIO()
     assert audit_run.report(rows, CFG, out=out) == 0
     text = out.getvalue()
     assert "buggy entries flagged by a public check: 1/2 (50%)" in text
     assert "correct entries passing every public check: 1/1" in text
-    assert re.search(r"bug_a .*caught  causal_mask/test_causal_mask_small", text) and re.search(r"bug_b .*caught  \.", text)
+    assert re.search(r"bug_a .*caught  causal_mask/test_causal_mask_small", text) and re.search(
+        r"bug_b .*caught  \.", text
+    )
     rows[2] = (entry("good", True), full, {}, "ok", ["padding_mask/test_padding_mask_small"])
     out = io.StringIO()
     assert audit_run.report(rows, CFG, out=out) == 1

@@ -4,6 +4,7 @@ Most cases call the helper's pure function (`reader.read_bytes`) in this
 process; the ones about limits, crashes and the judge's side go through the
 helper process (`reader.read_file`, `notebook.load_submission`).
 """
+
 import io
 import json
 import os
@@ -26,14 +27,24 @@ OTHER = "def padding_mask(lengths, max_len=None):\n    return lengths\n"
 
 
 def code(source, metadata=None, **extra):
-    return {"cell_type": "code", "execution_count": None, "metadata": {} if metadata is None else metadata,
-            "outputs": [], "source": source, **extra}
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {} if metadata is None else metadata,
+        "outputs": [],
+        "source": source,
+        **extra,
+    }
 
 
 def notebook(*cells, metadata=None):
     meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
-    return {"cells": list(cells), "metadata": meta if metadata is None else metadata, "nbformat": 4,
-            "nbformat_minor": 5}
+    return {
+        "cells": list(cells),
+        "metadata": meta if metadata is None else metadata,
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
 def dumps(nb):
@@ -97,36 +108,42 @@ ZIP_NB = dumps(notebook(code(GOOD + "#" * 4000), code(OTHER)))
 
 
 # == whole-file problems: one line each ===================================================
-@pytest.mark.parametrize("data, needle", [
-    (b"[" * 200_000 + b"]" * 200_000, "nested more deeply"),
-    (b'{"cells": [], "metadata": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}", "nested more deeply"),
-    (b"\x89PNG\r\n\x1a\n" + bytes(range(256)), "not a notebook"),
-    (b"def f():\n    return 1\n", "invalid JSON"),
-    (dumps(notebook(code(GOOD)))[:40], "invalid JSON"),
-    (b'{"cells": 5}', "no list of cells"),
-    (b'[1, 2]', "no list of cells"),
-    (b'{"worksheets": []}', "nbformat 3"),
-    (dumps(notebook(code(GOOD), metadata={"kernelspec": {"language": "R", "display_name": "R\n# x"}})), "kernel"),
-    (dumps(notebook(code("x = 1\n" * 400_000))), "KB of code"),
-    (dumps(notebook(*[code("") for _ in range(reader.MAX_CODE_CELLS + 1)])), "code cells"),
-    (b'{"cells": [], "n": 1' + b"0" * 5000 + b"}", "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        (b"[" * 200_000 + b"]" * 200_000, "nested more deeply"),
+        (b'{"cells": [], "metadata": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}", "nested more deeply"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(range(256)), "not a notebook"),
+        (b"def f():\n    return 1\n", "invalid JSON"),
+        (dumps(notebook(code(GOOD)))[:40], "invalid JSON"),
+        (b'{"cells": 5}', "no list of cells"),
+        (b"[1, 2]", "no list of cells"),
+        (b'{"worksheets": []}', "nbformat 3"),
+        (dumps(notebook(code(GOOD), metadata={"kernelspec": {"language": "R", "display_name": "R\n# x"}})), "kernel"),
+        (dumps(notebook(code("x = 1\n" * 400_000))), "KB of code"),
+        (dumps(notebook(*[code("") for _ in range(reader.MAX_CODE_CELLS + 1)])), "code cells"),
+        (b'{"cells": [], "n": 1' + b"0" * 5000 + b"}", "invalid JSON"),
+    ],
+)
 def test_malformed_files_give_one_line(data, needle):
     assert needle in one_line_error(read, data)
 
 
-@pytest.mark.parametrize("data, needle", [
-    (patched(zipped([("nb/sub.ipynb", ZIP_NB)]), encrypted), "encrypted"),
-    (patched(zipped([("sub.ipynb", ZIP_NB)]), deflate64), "compressed with a method"),
-    (patched(zipped([("sub.ipynb", ZIP_NB)]), corrupt_stream), "damaged zip"),
-    (zipped([("sub.ipynb", ZIP_NB)])[:200], "damaged zip"),
-    (zipped([("sub.ipynb", ZIP_NB)])[:-10], "damaged zip"),
-    (zipped([("sub.ipynb", ZIP_NB)], zipfile.ZIP_BZIP2)[:-60], "damaged zip"),
-    (zipped([("sub.ipynb", ZIP_NB), ("b.ipynb", ZIP_NB)]), "submit exactly one"),
-    (zipped([("readme.txt", b"x")]), "no notebook"),
-    (zipped([(f"f{i}.txt", b"x") for i in range(reader.MAX_ZIP_MEMBERS + 1)]), "over the limit"),
-    (zipped([("\n# evil\r\u202e.ipynb", b"[")]), "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        (patched(zipped([("nb/sub.ipynb", ZIP_NB)]), encrypted), "encrypted"),
+        (patched(zipped([("sub.ipynb", ZIP_NB)]), deflate64), "compressed with a method"),
+        (patched(zipped([("sub.ipynb", ZIP_NB)]), corrupt_stream), "damaged zip"),
+        (zipped([("sub.ipynb", ZIP_NB)])[:200], "damaged zip"),
+        (zipped([("sub.ipynb", ZIP_NB)])[:-10], "damaged zip"),
+        (zipped([("sub.ipynb", ZIP_NB)], zipfile.ZIP_BZIP2)[:-60], "damaged zip"),
+        (zipped([("sub.ipynb", ZIP_NB), ("b.ipynb", ZIP_NB)]), "submit exactly one"),
+        (zipped([("readme.txt", b"x")]), "no notebook"),
+        (zipped([(f"f{i}.txt", b"x") for i in range(reader.MAX_ZIP_MEMBERS + 1)]), "over the limit"),
+        (zipped([("\n# evil\r\u202e.ipynb", b"[")]), "invalid JSON"),
+    ],
+)
 def test_broken_zips_give_one_line(data, needle):
     message = one_line_error(read, data, "export.zip")
     assert needle in message
@@ -148,8 +165,13 @@ def test_file_over_the_size_limit():
 
 # == bad cells: only that cell is affected ================================================
 def test_lone_surrogate_in_one_cell():
-    data = b'{"cells": [' + json.dumps(code("x = 1")).encode() + b', {"cell_type": "code", "source": "s = \\"\\ud800\\udfff\\ud83d\\""}, ' \
-        + json.dumps(code(OTHER)).encode() + b'], "metadata": {}}'
+    data = (
+        b'{"cells": ['
+        + json.dumps(code("x = 1")).encode()
+        + b', {"cell_type": "code", "source": "s = \\"\\ud800\\udfff\\ud83d\\""}, '
+        + json.dumps(code(OTHER)).encode()
+        + b'], "metadata": {}}'
+    )
     cells = by_index(read(data))
     assert cells[1]["source"] == "x = 1" and cells[3]["source"] == OTHER
     cells[2]["source"].encode("utf-8")  # valid text now
@@ -164,22 +186,26 @@ def test_undecodable_bytes_are_replaced_not_fatal():
 
 @pytest.mark.parametrize("newline", ["\r", "\r\n"])
 def test_lone_cr_and_crlf_line_ends(newline):
-    src = newline.join(["import otter", "grader = otter.Notebook('sdp.ipynb')", "def f():", "    return 1",
-                        "grader.check('q1')", ""])
+    src = newline.join(
+        ["import otter", "grader = otter.Notebook('sdp.ipynb')", "def f():", "    return 1", "grader.check('q1')", ""]
+    )
     cells = by_index(read(dumps(notebook(code(src), code(OTHER)))))
     assert cells[1]["source"] == "pass\npass\ndef f():\n    return 1\npass\n"
     assert cells[1]["original"] == src.replace("\r\n", "\n").replace("\r", "\n")
     assert cells[1]["unparsed"] is None
 
 
-@pytest.mark.parametrize("deep", [
-    "x = " + "-" * 100_000 + "1\n",
-    "x = a" + ".b" * 200_000 + "\n",
-    "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
-    "x = " + "[" * 3000 + "]" * 3000 + "\n",
-    "x = 1 +" + " 1 +" * 100_000 + " 1\n",
-    "x = '\x00'\n",
-])
+@pytest.mark.parametrize(
+    "deep",
+    [
+        "x = " + "-" * 100_000 + "1\n",
+        "x = a" + ".b" * 200_000 + "\n",
+        "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
+        "x = " + "[" * 3000 + "]" * 3000 + "\n",
+        "x = 1 +" + " 1 +" * 100_000 + " 1\n",
+        "x = '\x00'\n",
+    ],
+)
 def test_an_unparsable_cell_costs_only_that_cell(deep):
     result = read(dumps(notebook(code(GOOD), code(deep), code(OTHER))))
     cells = by_index(result)
@@ -197,25 +223,42 @@ def test_cell_and_notebook_metadata_of_any_type(metadata):
     assert result["assignment"] is None
 
 
-@pytest.mark.parametrize("source, expected", [
-    (5, ""), (None, ""), ({"a": 1}, ""), (["a = 1\n", 3, ["x"], None, "b = 2"], "a = 1\nb = 2"), (True, ""),
-    ([], ""), ("", ""),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (5, ""),
+        (None, ""),
+        ({"a": 1}, ""),
+        (["a = 1\n", 3, ["x"], None, "b = 2"], "a = 1\nb = 2"),
+        (True, ""),
+        ([], ""),
+        ("", ""),
+    ],
+)
 def test_sources_of_odd_type(source, expected):
     cells = by_index(read(dumps(notebook(code(source), code(OTHER)))))
     assert cells[1]["source"] == expected and cells[2]["source"] == OTHER
 
 
 def test_cells_that_are_not_dicts_are_skipped_and_indices_kept():
-    nb = notebook("text", 7, None, [code(GOOD)], {"cell_type": ["code"]}, {"cell_type": "markdown", "source": "x"},
-                  code(GOOD), {"source": "y = 1"})
+    nb = notebook(
+        "text",
+        7,
+        None,
+        [code(GOOD)],
+        {"cell_type": ["code"]},
+        {"cell_type": "markdown", "source": "x"},
+        code(GOOD),
+        {"source": "y = 1"},
+    )
     result = read(dumps(nb))
     assert [(c["index"], c["source"]) for c in result["cells"]] == [(7, GOOD)]
 
 
 def test_outputs_dropped_and_code_only():
-    nb = notebook(code(GOOD, outputs=[{"output_type": "stream", "text": "x" * 1000}]),
-                  {"cell_type": "raw", "source": "raw"})
+    nb = notebook(
+        code(GOOD, outputs=[{"output_type": "stream", "text": "x" * 1000}]), {"cell_type": "raw", "source": "raw"}
+    )
     nb["cells"][0]["outputs"] = [{"output_type": "stream", "text": "x" * 1000}]
     result = read(dumps(nb))
     assert result["notebook"]["cells"] == [{"cell_type": "code", "source": GOOD, "metadata": {}}]
@@ -223,11 +266,13 @@ def test_outputs_dropped_and_code_only():
 
 
 def test_magics_provided_cells_and_assignment():
-    nb = notebook(code("import otter\ngrader = otter.Notebook(\"multi_head.ipynb\")"),
-                  code("%matplotlib inline\n  !ls\nx = 1"),
-                  code("# PROVIDED: helper.\ndef helper():\n    return 1\n"),
-                  code("def tagged():\n    pass\n", metadata={"tags": ["kit-provided", 3]}),
-                  code(GOOD))
+    nb = notebook(
+        code('import otter\ngrader = otter.Notebook("multi_head.ipynb")'),
+        code("%matplotlib inline\n  !ls\nx = 1"),
+        code("# PROVIDED: helper.\ndef helper():\n    return 1\n"),
+        code("def tagged():\n    pass\n", metadata={"tags": ["kit-provided", 3]}),
+        code(GOOD),
+    )
     result = read(dumps(nb))
     assert result["assignment"] == "multi_head"
     assert [c["index"] for c in result["cells"]] == [1, 2, 5]
@@ -238,9 +283,13 @@ def test_magics_provided_cells_and_assignment():
 
 
 def test_assignment_from_metadata_and_public_tests_passed_through():
-    meta = {"otter": {"assignment_name": "classic_attention", "tests": {"q1": "def test(): pass\r\n", "q2": 5,
-                                                                       "q3": {"src": "t3"}, "q4": {"src": [1]}}},
-            "kit_assignment": ["x"]}
+    meta = {
+        "otter": {
+            "assignment_name": "classic_attention",
+            "tests": {"q1": "def test(): pass\r\n", "q2": 5, "q3": {"src": "t3"}, "q4": {"src": [1]}},
+        },
+        "kit_assignment": ["x"],
+    }
     result = read(dumps(notebook(code(GOOD), metadata=meta)))
     assert result["assignment"] == "classic_attention"
     assert result["notebook"]["metadata"]["otter"]["tests"] == {"q1": "def test(): pass\n", "q3": "t3"}
@@ -261,44 +310,58 @@ def test_twenty_megabytes_of_outputs_are_accepted(tmp_path):
 
 # == the source checks' findings ===========================================================
 def test_findings_in_the_reader():
-    nb = notebook(code("import torch.nn.functional as F\ndef sdpa(q, k, v):\n    return helper(q)\n"
-                       "def helper(q):\n    return F.scaled_dot_product_attention(q, q, q)\n"),
-                  code("def mha(q):\n    return scaled_dot_product_attention(q, q, q)\n"),
-                  code("import torch\nwith torch._C.DisableTorchFunction():\n    pass\n"),
-                  code("x = (" + "-" * 100_000 + "1)\nimport autograder\n"))
+    nb = notebook(
+        code(
+            "import torch.nn.functional as F\ndef sdpa(q, k, v):\n    return helper(q)\n"
+            "def helper(q):\n    return F.scaled_dot_product_attention(q, q, q)\n"
+        ),
+        code("def mha(q):\n    return scaled_dot_product_attention(q, q, q)\n"),
+        code("import torch\nwith torch._C.DisableTorchFunction():\n    pass\n"),
+        code("x = (" + "-" * 100_000 + "1)\nimport autograder\n"),
+    )
     f = read(dumps(nb))["findings"]
-    assert f["forbidden"]["sdpa"] == f["forbidden"]["helper"] == ["cell 1, line 5: uses torch's built-in "
-                                                                  "`scaled_dot_product_attention`"]
-    assert f["excused"] == {"cell 2, line 2: uses torch's built-in `scaled_dot_product_attention`":
-                            "scaled_dot_product_attention"}
+    assert (
+        f["forbidden"]["sdpa"]
+        == f["forbidden"]["helper"]
+        == ["cell 1, line 5: uses torch's built-in `scaled_dot_product_attention`"]
+    )
+    assert f["excused"] == {
+        "cell 2, line 2: uses torch's built-in `scaled_dot_product_attention`": "scaled_dot_product_attention"
+    }
     assert any("`_C`" in t and t.startswith("cell 3") for t in f["tracing"])
     assert any(t.startswith("cell 4: could not be parsed") and "autograder" in t for t in f["tracing"])
 
 
-@pytest.mark.parametrize("source", [
-    "import autograder",
-    "import autograder.worker.runner as r",
-    "from autograder.worker import runner",
-    "import importlib\nr = importlib.import_module('autograder.worker.runner')",
-    "import sys\nr = sys.modules['autograder']",
-    "exec('import autograder')",
-    "x = some.autograder",
-    "from autograder import worker",
-    "import autograder.private.solutions as s\nautograder.worker",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import autograder",
+        "import autograder.worker.runner as r",
+        "from autograder.worker import runner",
+        "import importlib\nr = importlib.import_module('autograder.worker.runner')",
+        "import sys\nr = sys.modules['autograder']",
+        "exec('import autograder')",
+        "x = some.autograder",
+        "from autograder import worker",
+        "import autograder.private.solutions as s\nautograder.worker",
+    ],
+)
 def test_reaching_for_the_kit_is_tampering(source):
     cells = [Cell(1, source, source)]
     assert any("grader's own modules" in f for f in sourcecheck.tracing_tampering(cells)), source
 
 
-@pytest.mark.parametrize("source", [
-    'def f():\n    """Graded by the autograder."""\n    print("the autograder checks this")\n    return 1\n',
-    "open('/nonexistent/autograder.zip')\nglob.glob('/autograder/**/*.zip')",
-    # a hunt for answers in the private package (empty in a worker: the sandbox's business, not the counter's)
-    "import importlib\nimportlib.import_module('autograder.private.solutions.scaled_dot_product')",
-    "import autograder.private.solutions.x as y\nfrom autograder.private import solutions\n"
-    "autograder.private.solutions.f()\nexec('from autograder.private import x')",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        'def f():\n    """Graded by the autograder."""\n    print("the autograder checks this")\n    return 1\n',
+        "open('/nonexistent/autograder.zip')\nglob.glob('/autograder/**/*.zip')",
+        # a hunt for answers in the private package (empty in a worker: the sandbox's business, not the counter's)
+        "import importlib\nimportlib.import_module('autograder.private.solutions.scaled_dot_product')",
+        "import autograder.private.solutions.x as y\nfrom autograder.private import solutions\n"
+        "autograder.private.solutions.f()\nexec('from autograder.private import x')",
+    ],
+)
 def test_talking_about_the_autograder_is_not_tampering(source):
     assert sourcecheck.tracing_tampering([Cell(1, source, source)]) == [], source
 
@@ -310,8 +373,14 @@ NAMES = [f"f{i}" for i in range(6)]
 def programs(draw):
     """Top-level functions calling one another (cycles allowed), some using built-in attention."""
     lines = ["import torch.nn.functional as F", "from torch.nn.functional import scaled_dot_product_attention as s"]
-    uses = ["F.scaled_dot_product_attention(x, x, x)", "scaled_dot_product_attention(x)", "s(x)",
-            "getattr(F, 'multi_head_attention_forward')", "MultiheadAttention(1, 1)", "x + 1"]
+    uses = [
+        "F.scaled_dot_product_attention(x, x, x)",
+        "scaled_dot_product_attention(x)",
+        "s(x)",
+        "getattr(F, 'multi_head_attention_forward')",
+        "MultiheadAttention(1, 1)",
+        "x + 1",
+    ]
     for name in draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=6, unique=True)):
         body = [f"    {draw(st.sampled_from(NAMES))}(x)" for _ in range(draw(st.integers(0, 3)))]
         body += [f"    {draw(st.sampled_from(uses))}" for _ in range(draw(st.integers(0, 2)))]
@@ -332,9 +401,14 @@ def test_findings_for_every_name_agree_with_forbidden_uses(source, provided):
 
 # == through the helper process: limits, crashes, the judge's side ============================
 def test_load_submission_end_to_end(tmp_path):
-    nb = notebook(code("import otter\ngrader = otter.Notebook('scaled_dot_product.ipynb')"), code(GOOD),
-                  {"cell_type": "markdown", "source": "hi"}, code("x = (" + "-" * 100_000 + "1)\n"), code(OTHER),
-                  metadata={"otter": {"tests": {"causal_mask": "t"}}})
+    nb = notebook(
+        code("import otter\ngrader = otter.Notebook('scaled_dot_product.ipynb')"),
+        code(GOOD),
+        {"cell_type": "markdown", "source": "hi"},
+        code("x = (" + "-" * 100_000 + "1)\n"),
+        code(OTHER),
+        metadata={"otter": {"tests": {"causal_mask": "t"}}},
+    )
     sub = load_submission(write(tmp_path, dumps(nb)), KNOWN)
     assert isinstance(sub, Submission) and sub.assignment == "scaled_dot_product"
     assert [(c.index, c.unparsed is None) for c in sub.cells] == [(1, True), (2, True), (4, False), (5, True)]
@@ -383,8 +457,13 @@ def test_a_million_statements_stay_within_the_limits(tmp_path):
     """The judge's side holds only the answer; the helper stays under its memory limit
     (the cell that does not fit is marked, the other is intact)."""
     path = write(tmp_path, dumps(notebook(code(GOOD), code("a\n" * 1_000_000))))
-    out = subprocess.run([sys.executable, "-c", JUDGE_SIDE, str(reader.PACKAGE_DIR), str(path), json.dumps(LIMITS)],
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", JUDGE_SIDE, str(reader.PACKAGE_DIR), str(path), json.dumps(LIMITS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     got = json.loads(out.stdout)
     assert got["unparsed"][0] is None and "memory limit" in got["unparsed"][1]
     assert got["child_kb"] <= LIMITS["reader_memory_mb"] * 1024
@@ -401,27 +480,34 @@ def test_memory_limit_of_the_helper(tmp_path):
 
 def test_cpu_limit_of_the_helper(tmp_path):
     path = write(tmp_path, dumps(notebook(code(GOOD), code("a\n" * 1_000_000))))
-    message = one_line_error(reader.read_file, path, KNOWN, False,
-                             {**LIMITS, "reader_memory_mb": 4096, "reader_seconds": 1})
+    message = one_line_error(
+        reader.read_file, path, KNOWN, False, {**LIMITS, "reader_memory_mb": 4096, "reader_seconds": 1}
+    )
     assert "CPU time limit of 1 s" in message
 
 
-@pytest.mark.parametrize("boot, needle", [
-    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "stopped (signal 11)"),
-    ("raise MemoryError", "memory limit"),
-    ("import os, signal; os.kill(os.getpid(), signal.SIGXCPU)", "CPU time limit"),
-    ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "limits"),
-    ("import sys; sys.exit(7)", "exit status 7"),
-    ("print('not json')", "no answer"),
-    ("print('[1]')", "wrong shape"),
-    ("print('{\"ok\": true, \"result\": {\"cells\": [{\"index\": \"1\"}]}}')", "wrong shape"),
-    ("print('{\"ok\": false, \"reason\": {\"key\": \"json_invalid\", \"fields\": {\"name\": \"x\", "
-     "\"why\": \"bad\\\\nline\"}}}')", "bad line"),
-    ("print('{\"ok\": false, \"reason\": {\"key\": \"no_such_key\", \"fields\": {}}}')", "wrong shape"),
-    ("print('{\"ok\": false, \"reason\": \"a reason in words\"}')", "reader failed"),
-    ("print('{\"ok\": false, \"internal\": \"KeyError\"}')", "reader failed"),
-    ("import time; time.sleep(30)", "time limit"),
-])
+@pytest.mark.parametrize(
+    "boot, needle",
+    [
+        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "stopped (signal 11)"),
+        ("raise MemoryError", "memory limit"),
+        ("import os, signal; os.kill(os.getpid(), signal.SIGXCPU)", "CPU time limit"),
+        ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "limits"),
+        ("import sys; sys.exit(7)", "exit status 7"),
+        ("print('not json')", "no answer"),
+        ("print('[1]')", "wrong shape"),
+        ('print(\'{"ok": true, "result": {"cells": [{"index": "1"}]}}\')', "wrong shape"),
+        (
+            'print(\'{"ok": false, "reason": {"key": "json_invalid", "fields": {"name": "x", '
+            '"why": "bad\\\\nline"}}}\')',
+            "bad line",
+        ),
+        ('print(\'{"ok": false, "reason": {"key": "no_such_key", "fields": {}}}\')', "wrong shape"),
+        ('print(\'{"ok": false, "reason": "a reason in words"}\')', "reader failed"),
+        ('print(\'{"ok": false, "internal": "KeyError"}\')', "reader failed"),
+        ("import time; time.sleep(30)", "time limit"),
+    ],
+)
 def test_the_judge_maps_every_end_of_the_helper_to_one_line(tmp_path, monkeypatch, boot, needle):
     monkeypatch.setattr(reader, "_BOOT", boot)
     monkeypatch.setattr(reader, "WALL_SLACK", 0)
@@ -429,17 +515,20 @@ def test_the_judge_maps_every_end_of_the_helper_to_one_line(tmp_path, monkeypatc
     assert needle in one_line_error(reader.read_file, path, KNOWN, False, {**LIMITS, "reader_seconds": 1})
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda r: r.update(cells="x"),
-    lambda r: r["cells"].append({"index": True, "source": "", "original": "", "unparsed": None}),
-    lambda r: r.update(assignment="elsewhere"),
-    lambda r: r["findings"].update(forbidden={"f": [1]}),
-    lambda r: r["findings"].update(tracing=None),
-    lambda r: r["findings"]["excused"].update({"x": None}),
-    lambda r: r["notebook"]["metadata"]["otter"].update(tests={"q": {"src": "x"}}),
-    lambda r: r["notebook"].update(cells=[{"cell_type": "markdown", "source": ""}]),
-    lambda r: r.update(defined=[1]),
-])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda r: r.update(cells="x"),
+        lambda r: r["cells"].append({"index": True, "source": "", "original": "", "unparsed": None}),
+        lambda r: r.update(assignment="elsewhere"),
+        lambda r: r["findings"].update(forbidden={"f": [1]}),
+        lambda r: r["findings"].update(tracing=None),
+        lambda r: r["findings"]["excused"].update({"x": None}),
+        lambda r: r["notebook"]["metadata"]["otter"].update(tests={"q": {"src": "x"}}),
+        lambda r: r["notebook"].update(cells=[{"cell_type": "markdown", "source": ""}]),
+        lambda r: r.update(defined=[1]),
+    ],
+)
 def test_the_judge_checks_the_shape_of_the_answer(mutate):
     result = read(dumps(notebook(code(GOOD))))
     assert reader._submission_dict(json.loads(json.dumps(result)), "x", KNOWN)
@@ -448,32 +537,85 @@ def test_the_judge_checks_the_shape_of_the_answer(mutate):
 
 
 # == fuzz ======================================================================================
-SPECIAL = ["\r", "\r\n", "\ud800", "\udfff", "\x00", "%time x", "!ls", "import otter\n", "grader.check('q')",
-           "# PROVIDED: f.", "def f():\n  return 1\n", "(((", "kit-provided", "code", "\ufeff", "\u2028",
-           "import torch._C", "F.scaled_dot_product_attention", "'autograder'"]
-texts = st.one_of(st.text(st.characters(exclude_categories=()), max_size=30), st.sampled_from(SPECIAL),
-                  st.lists(st.sampled_from(SPECIAL), max_size=5).map("".join))
+SPECIAL = [
+    "\r",
+    "\r\n",
+    "\ud800",
+    "\udfff",
+    "\x00",
+    "%time x",
+    "!ls",
+    "import otter\n",
+    "grader.check('q')",
+    "# PROVIDED: f.",
+    "def f():\n  return 1\n",
+    "(((",
+    "kit-provided",
+    "code",
+    "\ufeff",
+    "\u2028",
+    "import torch._C",
+    "F.scaled_dot_product_attention",
+    "'autograder'",
+]
+texts = st.one_of(
+    st.text(st.characters(exclude_categories=()), max_size=30),
+    st.sampled_from(SPECIAL),
+    st.lists(st.sampled_from(SPECIAL), max_size=5).map("".join),
+)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), texts)
-junk = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                     st.dictionaries(texts, inner, max_size=4)), max_leaves=12)
+junk = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(texts, inner, max_size=4)),
+    max_leaves=12,
+)
 sources = st.one_of(texts, st.lists(st.one_of(texts, junk), max_size=5), junk)
-metadata = st.one_of(junk, st.fixed_dictionaries({}, optional={"tags": st.one_of(junk, st.lists(
-    st.one_of(st.just("kit-provided"), texts, junk), max_size=3))}))
-cell = st.fixed_dictionaries({"cell_type": st.sampled_from(["code", "code", "code", "markdown", "raw"]),
-                              "source": sources},
-                             optional={"metadata": metadata, "outputs": junk, "execution_count": junk})
+metadata = st.one_of(
+    junk,
+    st.fixed_dictionaries(
+        {}, optional={"tags": st.one_of(junk, st.lists(st.one_of(st.just("kit-provided"), texts, junk), max_size=3))}
+    ),
+)
+cell = st.fixed_dictionaries(
+    {"cell_type": st.sampled_from(["code", "code", "code", "markdown", "raw"]), "source": sources},
+    optional={"metadata": metadata, "outputs": junk, "execution_count": junk},
+)
 cells = st.one_of(cell, cell, cell, junk)
-nb_metadata = st.one_of(junk, st.fixed_dictionaries({}, optional={
-    "kernelspec": st.one_of(junk, st.fixed_dictionaries({}, optional={"language": st.one_of(st.just("python"), junk),
-                                                                       "name": junk, "display_name": junk})),
-    "language_info": junk,
-    "otter": st.one_of(junk, st.fixed_dictionaries({}, optional={
-        "assignment_name": st.one_of(st.sampled_from(KNOWN), junk), "tests": st.one_of(
-            junk, st.dictionaries(texts, st.one_of(texts, st.fixed_dictionaries({"src": junk}), junk), max_size=3))})),
-    "kit_assignment": st.one_of(st.sampled_from(KNOWN), junk)}))
-notebook_dict = st.fixed_dictionaries({"cells": st.one_of(st.lists(cells, min_size=1, max_size=6),
-                                                           st.lists(cells, max_size=6), junk)},
-                                      optional={"metadata": nb_metadata, "nbformat": junk, "worksheets": junk})
+nb_metadata = st.one_of(
+    junk,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "kernelspec": st.one_of(
+                junk,
+                st.fixed_dictionaries(
+                    {}, optional={"language": st.one_of(st.just("python"), junk), "name": junk, "display_name": junk}
+                ),
+            ),
+            "language_info": junk,
+            "otter": st.one_of(
+                junk,
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "assignment_name": st.one_of(st.sampled_from(KNOWN), junk),
+                        "tests": st.one_of(
+                            junk,
+                            st.dictionaries(
+                                texts, st.one_of(texts, st.fixed_dictionaries({"src": junk}), junk), max_size=3
+                            ),
+                        ),
+                    },
+                ),
+            ),
+            "kit_assignment": st.one_of(st.sampled_from(KNOWN), junk),
+        },
+    ),
+)
+notebook_dict = st.fixed_dictionaries(
+    {"cells": st.one_of(st.lists(cells, min_size=1, max_size=6), st.lists(cells, max_size=6), junk)},
+    optional={"metadata": nb_metadata, "nbformat": junk, "worksheets": junk},
+)
 notebooks = st.one_of(notebook_dict, notebook_dict, notebook_dict, junk)
 
 
@@ -484,7 +626,7 @@ def files(draw):
     data = json.dumps(draw(notebooks)).encode()
     kind = draw(st.sampled_from(["plain", "plain", "plain", "cut", "flip", "deep", "zip", "zip"]))
     if kind == "cut":
-        data = data[:draw(st.integers(0, len(data)))]
+        data = data[: draw(st.integers(0, len(data)))]
     elif kind == "flip" and data:
         buf = bytearray(data)
         for _ in range(draw(st.integers(1, 4))):
@@ -494,8 +636,16 @@ def files(draw):
         depth = draw(st.integers(1, 5000))
         data = b'{"cells": [], "metadata": ' + b"[" * depth + b"]" * depth + b"}"
     elif kind == "zip":
-        names = draw(st.lists(st.one_of(st.sampled_from(["sub.ipynb", "a/b.ipynb", ".x.ipynb", "r.txt"]),
-                                        st.text(min_size=1, max_size=10)), min_size=1, max_size=3, unique=True))
+        names = draw(
+            st.lists(
+                st.one_of(
+                    st.sampled_from(["sub.ipynb", "a/b.ipynb", ".x.ipynb", "r.txt"]), st.text(min_size=1, max_size=10)
+                ),
+                min_size=1,
+                max_size=3,
+                unique=True,
+            )
+        )
         method = draw(st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]))
         try:
             data = zipped([(n, data) for n in names], method)
@@ -503,7 +653,7 @@ def files(draw):
             data = zipped([("sub.ipynb", data)], method)
         patch = draw(st.sampled_from([None, encrypted, deflate64, corrupt_stream, "cut"]))
         if patch == "cut":
-            data = data[:draw(st.integers(0, len(data)))]
+            data = data[: draw(st.integers(0, len(data)))]
         elif patch is not None and len(data) > 200:
             data = patched(data, patch)
     return data
@@ -531,8 +681,11 @@ def test_fuzz_the_reader(data, keep_provided):
         check_result(result)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                                HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 @given(files())
 def test_fuzz_through_the_helper(tmp_path, data):
     path = write(tmp_path, data, "fuzz.zip")
@@ -555,8 +708,9 @@ def test_the_kit_init_cell_is_stripped_whole(assignment):
     assert len(stripped.split("\n")) == len(src.split("\n"))  # line numbers kept
     result = read(dumps(notebook(code(src), code(GOOD))))
     cells = by_index(result)
-    assert "otter" not in cells[1]["source"].replace("Initialize Otter", "").replace("otter cannot", "") \
-        .replace("otter-grader", "")
+    assert "otter" not in cells[1]["source"].replace("Initialize Otter", "").replace("otter cannot", "").replace(
+        "otter-grader", ""
+    )
     assert result["assignment"] == assignment  # still told by otter.Notebook("<assignment>.ipynb")
     assert "_KitChecks" not in result["defined"] and "grader" not in result["defined"]
 
@@ -568,15 +722,20 @@ def test_the_committed_templates_init_cell_is_the_kit_one_and_is_stripped():
         src = template(a)["cells"][0]["source"]
         src = "".join(src) if isinstance(src, list) else src
         assert "import otter" in src and "_KitChecks" in src
-        assert set(reader.strip_otter(src).split("\n")) - {"", "pass"} <= {l for l in src.split("\n") if l.startswith("#")}
+        assert set(reader.strip_otter(src).split("\n")) - {"", "pass"} <= {
+            line for line in src.split("\n") if line.startswith("#")
+        }
 
 
-@pytest.mark.parametrize("src, kept", [
-    ("try:\n    import otter\nexcept ImportError:\n    x = 1\n", False),
-    ("try:\n    grader = otter.Notebook('a.ipynb')\nexcept Exception:\n    grader = None\n", False),
-    ("try:\n    import numpy\nexcept ImportError:\n    x = 1\n", True),  # not otter's: runs
-    ("try:\n    x = 1\nfinally:\n    import otter\n", True),  # otter only in the clean-up: the try runs
-    ("if True:\n    import otter\n", True),  # only a try is the init cell's form
-])
+@pytest.mark.parametrize(
+    "src, kept",
+    [
+        ("try:\n    import otter\nexcept ImportError:\n    x = 1\n", False),
+        ("try:\n    grader = otter.Notebook('a.ipynb')\nexcept Exception:\n    grader = None\n", False),
+        ("try:\n    import numpy\nexcept ImportError:\n    x = 1\n", True),  # not otter's: runs
+        ("try:\n    x = 1\nfinally:\n    import otter\n", True),  # otter only in the clean-up: the try runs
+        ("if True:\n    import otter\n", True),  # only a try is the init cell's form
+    ],
+)
 def test_a_try_is_stripped_only_when_its_body_is_otter(src, kept):
     assert (reader.strip_otter(src) == src) is kept

@@ -5,6 +5,7 @@ headless Chromium (every figure drawn, the numbers it shows equal to
 grades.csv's), both languages, byte-identical reruns, the Canvas and Moodle
 exports, bad input, and the public part of the kit.
 """
+
 import csv
 import html
 import json
@@ -14,7 +15,6 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -33,21 +33,43 @@ TOY = {"q1": 2.0, "q2": 3.0}
 
 # -- the folder ----------------------------------------------------------------------
 def _check(question, check, failed=0, causes=()):
-    return {"question": question, "check": check, "cases": 1, "failed": failed, "evidence_failed": 0,
-            "causes": list(causes)}
+    return {
+        "question": question,
+        "check": check,
+        "cases": 1,
+        "failed": failed,
+        "evidence_failed": 0,
+        "causes": list(causes),
+    }
 
 
 def _cause(key, lang, questions, checks, text=None, **fields):
-    return {"text": text or t(key, lang, **fields), "key": key, "fields": fields if key else None,
-            "questions": questions, "checks": checks}
+    return {
+        "text": text or t(key, lang, **fields),
+        "key": key,
+        "fields": fields if key else None,
+        "questions": questions,
+        "checks": checks,
+    }
 
 
 def _toy(q1, q2, *, checks, causes=(), flags=None, status="graded", lang="en", submitters=None, output=None):
-    data = {"score": q1 + q2, "assignment": "toy",
-            "tests": [{"name": "q1", "score": q1, "max_score": TOY["q1"], "output": ""},
-                      {"name": "q2", "score": q2, "max_score": TOY["q2"], "output": ""}],
-            "extra_data": {"status": status, "language": lang, "internal_errors": 0, "checks": checks,
-                           "causes": list(causes), "flags": flags or {}}}
+    data = {
+        "score": q1 + q2,
+        "assignment": "toy",
+        "tests": [
+            {"name": "q1", "score": q1, "max_score": TOY["q1"], "output": ""},
+            {"name": "q2", "score": q2, "max_score": TOY["q2"], "output": ""},
+        ],
+        "extra_data": {
+            "status": status,
+            "language": lang,
+            "internal_errors": 0,
+            "checks": checks,
+            "causes": list(causes),
+            "flags": flags or {},
+        },
+    }
     if submitters is not None:
         data["extra_data"]["submitters"] = submitters
     if output:
@@ -62,15 +84,28 @@ def _toy_results():
     return {
         "toy_s1": _toy(2, 3, checks=ok, submitters=[{"name": "Ana Souza", "email": "ana@example.edu", "sid": "1001"}]),
         "toy_s2": _toy(1, 3, checks=[_check("q1", "test_values", 1, [0]), ok[1], ok[2]], causes=[scaled_en]),
-        "toy_s3": _toy(0, 0, lang="pt-BR", checks=[
-            _check("q1", "test_values", 2, [0]), _check("q1", "test_gradients", 1, [1]),
-            _check("q2", "test_values", 1, [2])], causes=[
-            _cause("cause_sdpa_not_scaled", "pt-BR", ["q1"], ["q1::test_values"]),
-            _cause(None, "pt-BR", ["q1"], ["q1::test_gradients"], text="os gradientes somem no meio do caminho"),
-            _cause("cause_python_loop", "pt-BR", ["q2"], ["q2::test_values"], over=t("loop_over_batch", "pt-BR"))]),
-        "toy_s4": _toy(2, 1, flags={"over_budget": "the submission used up its time budget of 60 s"},
-                       checks=[ok[0], ok[1], _check("q2", "test_values", 1, [0])],
-                       causes=[_cause("cause_sdpa_not_scaled", "en", ["q2"], ["q2::test_values"])]),
+        "toy_s3": _toy(
+            0,
+            0,
+            lang="pt-BR",
+            checks=[
+                _check("q1", "test_values", 2, [0]),
+                _check("q1", "test_gradients", 1, [1]),
+                _check("q2", "test_values", 1, [2]),
+            ],
+            causes=[
+                _cause("cause_sdpa_not_scaled", "pt-BR", ["q1"], ["q1::test_values"]),
+                _cause(None, "pt-BR", ["q1"], ["q1::test_gradients"], text="os gradientes somem no meio do caminho"),
+                _cause("cause_python_loop", "pt-BR", ["q2"], ["q2::test_values"], over=t("loop_over_batch", "pt-BR")),
+            ],
+        ),
+        "toy_s4": _toy(
+            2,
+            1,
+            flags={"over_budget": "the submission used up its time budget of 60 s"},
+            checks=[ok[0], ok[1], _check("q2", "test_values", 1, [0])],
+            causes=[_cause("cause_sdpa_not_scaled", "en", ["q2"], ["q2::test_values"])],
+        ),
         "toy_s5": _toy(0, 0, status="not_graded", checks=[], flags={"not_graded": "hw.ipynb is not a notebook"}),
     }
 
@@ -109,23 +144,53 @@ def out(real, tmp_path_factory):
     (out / "toy_s7" / "results.json").write_text('{"tests": "oops"}')
     real_q = {t_["name"]: t_ for t_ in rdata["tests"]}
     header = NEW_COLUMNS + list(TOY) + list(real_q) + ["total"] + [f"{q}_max" for q in [*TOY, *real_q]] + ["total_max"]
-    people = {"toy_s2": ("Bruno Lima", "bruno@example.edu", "1002"),
-              "toy_s3": ("Carla Dias; Davi Reis", "carla@example.edu; davi@example.edu", "1003; 1004"),
-              "toy_s5": ("Eva Nunes", "eva@example.edu", ""), "toy_s6": ("Fábio Rocha", "", "1006")}
-    rows = [{"id": rid, "path": str(REAL), "assignment": "scaled_dot_product", "status": "graded",
-             **{q: v["score"] for q, v in real_q.items()}, "total": rdata["score"],
-             **{f"{q}_max": v["max_score"] for q, v in real_q.items()},
-             "total_max": sum(v["max_score"] for v in real_q.values())}]
-    toy = {**{sid: (d["tests"][0]["score"], d["tests"][1]["score"]) for sid, d in _toy_results().items()},
-           "toy_s6": (1, 2)}
-    status = {"toy_s4": ("partial", "the submission used up its time budget of 60 s"),
-              "toy_s5": ("not_graded", "hw.ipynb is not a notebook")}
+    people = {
+        "toy_s2": ("Bruno Lima", "bruno@example.edu", "1002"),
+        "toy_s3": ("Carla Dias; Davi Reis", "carla@example.edu; davi@example.edu", "1003; 1004"),
+        "toy_s5": ("Eva Nunes", "eva@example.edu", ""),
+        "toy_s6": ("Fábio Rocha", "", "1006"),
+    }
+    rows = [
+        {
+            "id": rid,
+            "path": str(REAL),
+            "assignment": "scaled_dot_product",
+            "status": "graded",
+            **{q: v["score"] for q, v in real_q.items()},
+            "total": rdata["score"],
+            **{f"{q}_max": v["max_score"] for q, v in real_q.items()},
+            "total_max": sum(v["max_score"] for v in real_q.values()),
+        }
+    ]
+    toy = {
+        **{sid: (d["tests"][0]["score"], d["tests"][1]["score"]) for sid, d in _toy_results().items()},
+        "toy_s6": (1, 2),
+    }
+    status = {
+        "toy_s4": ("partial", "the submission used up its time budget of 60 s"),
+        "toy_s5": ("not_graded", "hw.ipynb is not a notebook"),
+    }
     for sid, (q1, q2) in toy.items():
         name, email, num = people.get(sid, ("", "", ""))
         st, reason = status.get(sid, ("graded", ""))
-        rows.append({"id": sid, "path": f"{sid}.ipynb", "assignment": "toy", "name": name, "email": email, "sid": num,
-                     "status": st, "reason": reason, "q1": q1, "q2": q2, "total": q1 + q2, "q1_max": 2, "q2_max": 3,
-                     "total_max": 5})
+        rows.append(
+            {
+                "id": sid,
+                "path": f"{sid}.ipynb",
+                "assignment": "toy",
+                "name": name,
+                "email": email,
+                "sid": num,
+                "status": st,
+                "reason": reason,
+                "q1": q1,
+                "q2": q2,
+                "total": q1 + q2,
+                "q1_max": 2,
+                "q2_max": 3,
+                "total_max": 5,
+            }
+        )
     _write_csv(out / "grades.csv", header, rows)
     return out
 
@@ -160,12 +225,20 @@ def test_the_class_statistics_match_the_hand_computed_values(out, real):
     assert q1.discrimination == pytest.approx(r) and q2.discrimination == pytest.approx(r)
     # checks: of the 4 graded submissions with check data, most failed first, ties in question order
     assert [(c.question, c.check, c.failing, c.of) for c in toy.checks] == [
-        ("q1", "test_values", 2, 4), ("q2", "test_values", 2, 4), ("q1", "test_gradients", 1, 4)]
+        ("q1", "test_values", 2, 4),
+        ("q2", "test_values", 2, 4),
+        ("q1", "test_gradients", 1, 4),
+    ]
     # causes: one cause in two languages counts once per submission, by its key
     causes = {c.key or c.text: c for c in toy.causes}
     scaled = toy.causes[0]
     assert (scaled.key, scaled.count, scaled.share, scaled.questions, scaled.ids) == (
-        "cause_sdpa_not_scaled", 3, 0.75, ["q1", "q2"], ["toy_s2", "toy_s3", "toy_s4"])
+        "cause_sdpa_not_scaled",
+        3,
+        0.75,
+        ["q1", "q2"],
+        ["toy_s2", "toy_s3", "toy_s4"],
+    )
     assert causes["os gradientes somem no meio do caminho"].count == 1
     assert causes["cause_python_loop"].ids == ["toy_s3"]
     assert words.cause_text(scaled, "en") == t("cause_sdpa_not_scaled", "en")
@@ -193,11 +266,17 @@ def chromium():
     its absence fails the test (elsewhere it skips, saying why)."""
     exe = shutil.which("chromium")
     if exe is None and os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run("apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium",
-                       shell=True, capture_output=True, timeout=1800)
+        subprocess.run(
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium",
+            shell=True,
+            capture_output=True,
+            timeout=1800,
+        )
         exe = shutil.which("chromium")
     if exe is None:
-        message = "chromium is missing and could not be installed (apt-get install -y chromium): the page is not rendered"
+        message = (
+            "chromium is missing and could not be installed (apt-get install -y chromium): the page is not rendered"
+        )
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
@@ -235,10 +314,24 @@ def rendered(page, tmp_path):
     text = page.read_text(encoding="utf-8")
     assert text.count("</body>") == 1
     probe.write_text(text.replace("</body>", PROBE + "</body>"), encoding="utf-8")
-    proc = subprocess.run([exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                           "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,900",
-                           "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
-                          capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(
+        [
+            exe,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1200,900",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     found = re.search(r'<pre id="probe">(.*?)</pre>', proc.stdout, re.S)
     assert found, f"chromium dumped no probe (exit {proc.returncode}): {proc.stderr[-2000:]}"
     return json.loads(html.unescape(found.group(1)))
@@ -251,10 +344,16 @@ def _from_csv(path):
     out = {}
     for name in sorted({r["assignment"] for r in rows}):
         mine = [r for r in rows if r["assignment"] == name]
-        qs = [q for q in mine[0] if q not in NEW_COLUMNS and not q.endswith("_max") and q != "total"
-              and all(r[q] != "" for r in mine)]
-        out[name] = (len(mine), sum(float(r["total"]) for r in mine) / len(mine),
-                     {q: sum(float(r[q]) for r in mine) / len(mine) for q in qs})
+        qs = [
+            q
+            for q in mine[0]
+            if q not in NEW_COLUMNS and not q.endswith("_max") and q != "total" and all(r[q] != "" for r in mine)
+        ]
+        out[name] = (
+            len(mine),
+            sum(float(r["total"]) for r in mine) / len(mine),
+            {q: sum(float(r[q]) for r in mine) / len(mine) for q in qs},
+        )
     return out
 
 
@@ -281,7 +380,13 @@ def test_the_page_renders_every_figure_and_shows_the_numbers_of_grades_csv(out, 
         for q, m in questions.items():
             assert float(shown[f"{q}/q-mean"]) == pytest.approx(m, abs=0.006), (name, q, shown)
     toy = seen["stats"]["toy"]
-    assert (toy["median"], toy["sd"], toy["at-zero"], toy["at-full"], toy["left-out"]) == ("3", "1.67", "20%", "20%", "1")
+    assert (toy["median"], toy["sd"], toy["at-zero"], toy["at-full"], toy["left-out"]) == (
+        "3",
+        "1.67",
+        "20%",
+        "20%",
+        "1",
+    )
     assert toy["q1/q-difficulty"] == "0.6" and toy["q1/q-discrimination"] == "0.5" and toy["q2/q-full"] == "40%"
     assert seen["stats"]["scaled_dot_product"]["causal_mask/q-discrimination"] == t("report_na", lang)
     # the words are the report's language, labels from the catalog
@@ -292,8 +397,8 @@ def test_the_page_renders_every_figure_and_shows_the_numbers_of_grades_csv(out, 
     assert html.escape(t("report_look_not_graded", lang, reason="hw.ipynb is not a notebook")) in text
     # and the terminal summary says the same
     assert t("report_title", lang) in proc.stdout
-    assert f'{t("report_mean", lang)} 3 {t("report_out_of", lang)} 5' in proc.stdout
-    assert f'{t("report_look", lang)}: 4' in proc.stdout
+    assert f"{t('report_mean', lang)} 3 {t('report_out_of', lang)} 5" in proc.stdout
+    assert f"{t('report_look', lang)}: 4" in proc.stdout
 
 
 def test_the_report_is_byte_identical_across_runs_and_folders(out, tmp_path):
@@ -354,9 +459,15 @@ def test_bad_input_gets_one_line_and_no_traceback(tmp_path):
     lang = run_cli("report", tmp_path / "empty", "--lang", "klingon", check=False)
     assert lang.returncode == 2 and "unknown language" in lang.stderr and "Traceback" not in lang.stderr
     weird = tmp_path / "weird"
-    for n, text in enumerate(['[]', '{"tests": [{"name": "q", "score": NaN, "max_score": 1}]}', "\xff\xfe",
-                              '{"tests": [], "extra_data": {"checks": 3, "causes": [{"text": 1}], "flags": []}}',
-                              '{"tests": [{"name": "q", "score": true, "max_score": 1}]}']):
+    for n, text in enumerate(
+        [
+            "[]",
+            '{"tests": [{"name": "q", "score": NaN, "max_score": 1}]}',
+            "\xff\xfe",
+            '{"tests": [], "extra_data": {"checks": 3, "causes": [{"text": 1}], "flags": []}}',
+            '{"tests": [{"name": "q", "score": true, "max_score": 1}]}',
+        ]
+    ):
         (weird / f"s{n}").mkdir(parents=True)
         (weird / f"s{n}" / "results.json").write_text(text, encoding="latin-1")
     (weird / "grades.csv").write_text('id,total\n../../etc,3\n"unterminated\n')
@@ -364,7 +475,10 @@ def test_bad_input_gets_one_line_and_no_traceback(tmp_path):
     assert "Traceback" not in proc.stderr
     page = (weird / "report.html").read_text()
     assert page.count("results.json cannot be read") == 4 and "is malformed and was left out" in page
-    assert "../../etc</code></td><td></td><td>no results.json (listed in grades.csv)" in page and not (tmp_path / "etc").exists()
+    assert (
+        "../../etc</code></td><td></td><td>no results.json (listed in grades.csv)" in page
+        and not (tmp_path / "etc").exists()
+    )
 
 
 def test_the_older_grades_csv_is_read_by_name_and_max_scores_come_from_results_json(real, tmp_path):
@@ -373,9 +487,11 @@ def test_the_older_grades_csv_is_read_by_name_and_max_scores_come_from_results_j
     (out / rid).mkdir(parents=True)
     (out / rid / "results.json").write_text(json.dumps(rdata))
     qs = [t_["name"] for t_ in rdata["tests"]]
-    _write_csv(out / "grades.csv", ["id", "path", *qs, "total"],
-               [{"id": rid, "path": str(REAL), **{t_["name"]: t_["score"] for t_ in rdata["tests"]},
-                 "total": rdata["score"]}])
+    _write_csv(
+        out / "grades.csv",
+        ["id", "path", *qs, "total"],
+        [{"id": rid, "path": str(REAL), **{t_["name"]: t_["score"] for t_ in rdata["tests"]}, "total": rdata["score"]}],
+    )
     folder = load.load(out)
     (sdp,) = stats.by_assignment(folder.submissions)
     assert sdp.summary.count == 1 and sdp.summary.maximum == sum(t_["max_score"] for t_ in rdata["tests"])
@@ -391,11 +507,24 @@ def test_the_report_runs_from_the_public_part_of_the_kit(out, tmp_path):
         (public / name).parent.mkdir(parents=True, exist_ok=True)
         (public / name).write_bytes(data)
     assert not (public / "autograder" / "private").exists()
-    which = subprocess.run([sys.executable, "-c", "import autograder.report as r, autograder.layout as l; "
-                            "print(l.has_private(), r.__file__)"], cwd=public, capture_output=True, text=True)
+    which = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import autograder.report as r, autograder.layout as l; print(l.has_private(), r.__file__)",
+        ],
+        cwd=public,
+        capture_output=True,
+        text=True,
+    )
     assert which.stdout.split() == ["False", str(public / "autograder" / "report" / "__init__.py")], which
-    proc = subprocess.run([sys.executable, "-m", "autograder", "report", out, "--out", tmp_path / "r.html",
-                           "--lang", "en"], cwd=public, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "report", out, "--out", tmp_path / "r.html", "--lang", "en"],
+        cwd=public,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Assignment toy" in proc.stdout and (tmp_path / "r.html").read_bytes() == _fresh(out, tmp_path)
 
@@ -416,6 +545,12 @@ def test_an_export_never_writes_a_formula():
     """A student named "=HYPERLINK(...)" must not become a formula in the instructor's spreadsheet."""
     from autograder.report import export
 
-    assert export._cell("=HYPERLINK(\"http://x\")") == "'=HYPERLINK(\"http://x\")"
+    assert export._cell('=HYPERLINK("http://x")') == '\'=HYPERLINK("http://x")'
     assert [export._cell(x) for x in ("+1", "-1", "@SUM(A1)", "Ana Souza", "", None)] == [
-        "'+1", "'-1", "'@SUM(A1)", "Ana Souza", "", ""]
+        "'+1",
+        "'-1",
+        "'@SUM(A1)",
+        "Ana Souza",
+        "",
+        "",
+    ]

@@ -1,5 +1,6 @@
 """The worker sandbox: student code runs in another process, limited, and cannot
 reach the judge, the solutions or the hidden suites."""
+
 import os
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from autograder.judge.notebook import Cell, Submission
 from autograder.judge.remote import Remote
 from conftest import limits
 
-CODE = '''
+CODE = """
 import os, sys, time, torch
 def double(x):
     return x * 2
@@ -42,15 +43,19 @@ def shout(x):
     return 1
 def numpy_back(x):
     return x.numpy()
-'''
+"""
 
 
 @pytest.fixture(params=["spawned", "forked"])
 def remote(request, forkserver):
     """A worker started as a new interpreter, or forked from the fork server."""
     sub = Submission(Path("inline.ipynb"), {}, [Cell(1, CODE, CODE)])
-    r = Remote(sub, "", limits(cpu_seconds_per_call=2, load_seconds=30, memory_mb=2048, output_bytes=1_000_000),
-               forkserver=forkserver if request.param == "forked" else None)
+    r = Remote(
+        sub,
+        "",
+        limits(cpu_seconds_per_call=2, load_seconds=30, memory_mb=2048, output_bytes=1_000_000),
+        forkserver=forkserver if request.param == "forked" else None,
+    )
     yield r
     r.close()
 
@@ -83,12 +88,15 @@ def test_killing_the_parent_or_everything_fails_only_that_call(remote):
     assert remote.call("double", [torch.ones(1)]).ok
 
 
-@pytest.mark.parametrize("target,reason", [
-    ("spin", "CPU time limit"),
-    ("segfault", "signal 11"),
-    ("exit_quietly", "exited early"),
-    ("shout", "output limit"),
-])
+@pytest.mark.parametrize(
+    "target,reason",
+    [
+        ("spin", "CPU time limit"),
+        ("segfault", "signal 11"),
+        ("exit_quietly", "exited early"),
+        ("shout", "output limit"),
+    ],
+)
 def test_a_dying_function_fails_alone_and_fails_fast_afterwards(remote, target, reason):
     first = remote.call(target, [1])
     assert not first.ok and reason in first.error, first.error
@@ -111,7 +119,9 @@ def test_a_cell_that_never_finishes_is_skipped_and_the_rest_still_runs():
     r = Remote(sub, "", limits(cpu_seconds_per_call=2, load_seconds=3))
     try:
         assert r.call("double", [torch.ones(2)]).ok
-        assert any(e.startswith("cell 3 was skipped: running it exceeded the CPU time limit") for e in r.cell_errors), r.cell_errors
+        assert any(e.startswith("cell 3 was skipped: running it exceeded the CPU time limit") for e in r.cell_errors), (
+            r.cell_errors
+        )
     finally:
         r.close()
 
@@ -151,8 +161,12 @@ def test_concurrent_judges_never_share_a_worker_uid():
     from autograder.sandbox.uids import worker_uid
 
     mine = worker_uid()
-    other = subprocess.run([sys.executable, "-c", "from autograder.sandbox.uids import worker_uid; print(worker_uid())"],
-                           capture_output=True, text=True, check=True).stdout.strip()
+    other = subprocess.run(
+        [sys.executable, "-c", "from autograder.sandbox.uids import worker_uid; print(worker_uid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert mine != int(other) and mine == worker_uid()
 
 
@@ -169,6 +183,12 @@ def test_an_interpreter_started_by_a_relative_path_from_outside_the_view_still_r
     python = os.path.relpath(sys.executable, here)  # through folders outside the worker's view
     assert ".." in python
     notebook = ROOT / "examples/submissions/scaled_dot_product/reference.ipynb"
-    proc = subprocess.run([python, "-m", "autograder", "check", str(notebook)], cwd=here, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [python, "-m", "autograder", "check", str(notebook)],
+        cwd=here,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -1,8 +1,8 @@
 """How a score is made: properties counted once, evidence devices, weights,
 dependent functions graded once, and feedback that says each cause once."""
+
 import ast
 import json
-from pathlib import Path
 
 import pytest
 
@@ -28,9 +28,11 @@ def _outcomes(*rows):
 
 
 def test_evidence_cases_are_reported_and_never_scored():
-    base = [("test_values", "", True, "", False),
-            ("test_device_argument", "cpu", True, "", False),
-            ("test_device_argument", "meta", False, "on device cpu. Likely cause: no device=.", False)]
+    base = [
+        ("test_values", "", True, "", False),
+        ("test_device_argument", "cpu", True, "", False),
+        ("test_device_argument", "meta", False, "on device cpu. Likely cause: no device=.", False),
+    ]
     cuda = [("test_device_argument", "cuda", False, "on device cpu. Likely cause: no device=.", True)]
     without = scoring.score(CFG, "scaled_dot_product", _outcomes(*base))["causal_mask"]
     with_cuda = scoring.score(CFG, "scaled_dot_product", _outcomes(*base, *cuda))["causal_mask"]
@@ -41,11 +43,13 @@ def test_evidence_cases_are_reported_and_never_scored():
 
 
 def test_feedback_gives_a_summary_and_each_cause_once():
-    rows = [("test_values", "", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
-            ("test_grads", "", False, "grad of f(x): 9 of 9 differ. Likely cause: not scaled.", False),
-            ("test_dtype", "cpu-float32", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
-            ("test_dtype", "cpu-float16", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
-            ("test_other", "", True, "", False)]
+    rows = [
+        ("test_values", "", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
+        ("test_grads", "", False, "grad of f(x): 9 of 9 differ. Likely cause: not scaled.", False),
+        ("test_dtype", "cpu-float32", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
+        ("test_dtype", "cpu-float16", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
+        ("test_other", "", True, "", False),
+    ]
     q = scoring.score(CFG, "scaled_dot_product", _outcomes(*rows))["causal_mask"]
     assert q.lines[0] == "Failed 3 of 4 checks: values, grads, dtype."
     assert q.lines[1] == "Likely cause: not scaled."
@@ -102,8 +106,12 @@ def _suite_files():
 
 def test_suites_use_fail_never_assert():
     """A plain `assert` in a suite becomes 'internal grader error'; checks call fail()."""
-    found = [f"{p.relative_to(layout.SUITES)}:{n.lineno}" for p in _suite_files()
-             for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.Assert)]
+    found = [
+        f"{p.relative_to(layout.SUITES)}:{n.lineno}"
+        for p in _suite_files()
+        for n in ast.walk(ast.parse(p.read_text()))
+        if isinstance(n, ast.Assert)
+    ]
     assert not found, f"assert statements in the hidden suites: {found}"
 
 
@@ -113,8 +121,11 @@ def test_every_test_module_names_a_known_question():
         assert files, assignment
         for p in files:
             tree = ast.parse(p.read_text())
-            names = [n.value.value for n in tree.body if isinstance(n, ast.Assign)
-                     and any(getattr(t, "id", None) == "QUESTION" for t in n.targets)]
+            names = [
+                n.value.value
+                for n in tree.body
+                if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "QUESTION" for t in n.targets)
+            ]
             assert names and names[0] in CFG.questions(assignment), f"{p}: QUESTION {names}"
 
 
@@ -134,7 +145,9 @@ def test_errors_name_the_function_and_the_cell_as_jupyter_shows_it(tmp_path):
             count += 1
             cell["execution_count"] = count + 40
             if "def dot_attention(" in "".join(cell["source"]):
-                cell["source"] = "def dot_attention(decoder_state, encoder_states, mask=None):\n    return decoder_state.foo\n"
+                cell["source"] = (
+                    "def dot_attention(decoder_state, encoder_states, mask=None):\n    return decoder_state.foo\n"
+                )
                 label = f"In [{count + 40}]"
     path = tmp_path / "counted.ipynb"
     path.write_text(json.dumps(nb))
@@ -150,19 +163,31 @@ def test_every_classic_question_names_every_family_check():
 
     from autograder.private.suites.classic_attention import family
 
-    checks = {n for n, f in vars(family).items() if inspect.isfunction(f) and f.__module__ == family.__name__
-              and not n.startswith("_") and {"sub", "cfg", "spec"} <= set(inspect.signature(f).parameters)}
+    checks = {
+        n
+        for n, f in vars(family).items()
+        if inspect.isfunction(f)
+        and f.__module__ == family.__name__
+        and not n.startswith("_")
+        and {"sub", "cfg", "spec"} <= set(inspect.signature(f).parameters)
+    }
     assert len(checks) >= 8
     members = 0
     for p in sorted((layout.SUITES / "classic_attention").glob("test_*.py")):
         tree = ast.parse(p.read_text())
         # the family's members describe their function in a module-level SPEC (the one-step
         # classic functions); masked_softmax and the shapes drill's batched questions are not
-        if not any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "SPEC" for t in n.targets)
-                   for n in tree.body):
+        if not any(
+            isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "SPEC" for t in n.targets) for n in tree.body
+        ):
             continue
         members += 1
-        called = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call)
-                  and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "family"}
+        called = {
+            n.func.attr
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and getattr(n.func.value, "id", None) == "family"
+        }
         assert checks <= called, f"{p.name} leaves out {sorted(checks - called)}"
     assert members == 4  # additive, dot, general, concat

@@ -1,6 +1,7 @@
 """Grading a class in shards: `grade --shard I/N` on separate machines, then `merge`, gives
 what one run gives (grades.csv byte for byte, every results.json and feedback file), and the
 split is fixed by each file alone."""
+
 import json
 import os
 import shutil
@@ -20,13 +21,27 @@ TIMING = ("execution_time",)
 
 
 def found(*rels, base="/course/subs"):
-    return [Found(Path(base, r), tuple(Path(r).parts), tuple(Path(base, r).parts[1:]), str(Path(base, r)), base)
-            for r in rels]
+    return [
+        Found(Path(base, r), tuple(Path(r).parts), tuple(Path(base, r).parts[1:]), str(Path(base, r)), base)
+        for r in rels
+    ]
 
 
 # -- the split, without grading ------------------------------------------------------------------
-@pytest.mark.parametrize("text, ok", [("1/1", (1, 1)), ("3/8", (3, 8)), (" 2 / 4 ", (2, 4)), ("0/4", None),
-                                      ("5/4", None), ("1", None), ("a/b", None), ("-1/4", None), ("1/0", None)])
+@pytest.mark.parametrize(
+    "text, ok",
+    [
+        ("1/1", (1, 1)),
+        ("3/8", (3, 8)),
+        (" 2 / 4 ", (2, 4)),
+        ("0/4", None),
+        ("5/4", None),
+        ("1", None),
+        ("a/b", None),
+        ("-1/4", None),
+        ("1/0", None),
+    ],
+)
 def test_shard_specs(text, ok):
     if ok:
         assert shard_mod.parse(text) == ok
@@ -75,10 +90,12 @@ def _class(folder):
     _write(folder / "hw2.ipynb", _nb(SDP / "padding_mask_off_by_one.ipynb"))
     _write(folder / "classic.ipynb", _nb(CLASSIC / "reference.ipynb"))
     _write(folder / "truncated.ipynb", (SDP / "reference.ipynb").read_text()[:700])
-    _write(folder / "submission_metadata.yml",
-           "submission_1:\n  :submitters:\n  - {':name': Ada, ':email': ada@example.edu, ':sid': '1'}\n"
-           "submission_5:\n  :submitters:\n  - {':name': Bea, ':email': bea@example.edu, ':sid': '2'}\n"
-           "  - {':name': Cy, ':email': cy@example.edu, ':sid': '3'}\n")
+    _write(
+        folder / "submission_metadata.yml",
+        "submission_1:\n  :submitters:\n  - {':name': Ada, ':email': ada@example.edu, ':sid': '1'}\n"
+        "submission_5:\n  :submitters:\n  - {':name': Bea, ':email': bea@example.edu, ':sid': '2'}\n"
+        "  - {':name': Cy, ':email': cy@example.edu, ':sid': '3'}\n",
+    )
     return folder
 
 
@@ -97,7 +114,8 @@ def _tree(out):
         got[folder.name] = {
             "results.json": _untimed(json.loads((folder / "results.json").read_text())),
             "feedback.md": (folder / "feedback.md").read_bytes(),
-            "feedback.html": (folder / "feedback.html").read_bytes()}
+            "feedback.html": (folder / "feedback.html").read_bytes(),
+        }
     return got
 
 
@@ -109,8 +127,9 @@ def sharded(tmp_path_factory):
     run_cli("grade", subs, "--out", single, "--no-progress", "--jobs", "1")
     shards = []
     for i in range(1, N + 1):  # each its own process, as on its own machine
-        proc = run_cli("grade", subs, "--out", tmp / f"shard-{i}", "--shard", f"{i}/{N}", "--no-progress",
-                       "--jobs", "1")
+        proc = run_cli(
+            "grade", subs, "--out", tmp / f"shard-{i}", "--shard", f"{i}/{N}", "--no-progress", "--jobs", "1"
+        )
         assert "detected over every file found" in proc.stderr
         shards.append(tmp / f"shard-{i}")
     merged = tmp / "merged"
@@ -139,7 +158,9 @@ def test_each_shard_holds_its_part_and_says_so(sharded):
     ids = [sid for info in infos for sid in info["ids"]]
     assert sorted(ids) == sorted(p.name for p in single.iterdir() if p.is_dir()), "each file in exactly one shard"
     assert all(info["ids"] for info in infos), "each of these shards has files (the split is fixed by the names)"
-    clash = [i for i, info in enumerate(infos) for sid in info["ids"] if sid.rsplit("__", 1)[-1].lower().startswith("hw2")]
+    clash = [
+        i for i, info in enumerate(infos) for sid in info["ids"] if sid.rsplit("__", 1)[-1].lower().startswith("hw2")
+    ]
     assert len(set(clash)) == 2, "the two clashing ids are in different shards, and widened in both"
     for i, (info, out) in enumerate(zip(infos, shards), 1):
         assert (info["shard"], info["of"], info["found"], info["assignment"]) == (i, N, 6, "scaled_dot_product")
@@ -155,10 +176,21 @@ def test_a_shard_with_no_file_writes_its_shard_json_and_succeeds(sharded, tmp_pa
     rels = [tuple(p.relative_to(subs).parts) for p in subs.rglob("*.ipynb")]
     n = 9
     empty = next(i for i in range(1, n + 1) if all(shard_mod.number(r, n) != i for r in rels))
-    proc = run_cli("grade", subs, "--out", tmp_path / "o", "--shard", f"{empty}/{n}", "--assignment",
-                   "scaled_dot_product", "--no-progress", "--jobs", "1")
+    proc = run_cli(
+        "grade",
+        subs,
+        "--out",
+        tmp_path / "o",
+        "--shard",
+        f"{empty}/{n}",
+        "--assignment",
+        "scaled_dot_product",
+        "--no-progress",
+        "--jobs",
+        "1",
+    )
     info = json.loads((tmp_path / "o" / "shard.json").read_text())
-    assert info["ids"] == [] and info["found"] == 6 and f"holds none of the 6" in proc.stdout
+    assert info["ids"] == [] and info["found"] == 6 and "holds none of the 6" in proc.stdout
     assert (tmp_path / "o" / "grades.csv").read_text().startswith("id,path,assignment,")
 
 
@@ -170,8 +202,11 @@ def test_merge_warns_about_a_missing_shard_and_merges_the_rest(sharded, tmp_path
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and f"shard 2/{N} missing" in lines[0], proc.stderr
     rows = (tmp_path / "m" / "grades.csv").read_text().splitlines()
-    want = [line for line in (single / "grades.csv").read_text().splitlines()[1:]
-            if line.split(",")[0] not in json.loads((shards[1] / "shard.json").read_text())["ids"]]
+    want = [
+        line
+        for line in (single / "grades.csv").read_text().splitlines()[1:]
+        if line.split(",")[0] not in json.loads((shards[1] / "shard.json").read_text())["ids"]
+    ]
     assert [r.split(",")[0] for r in rows[1:]] == [w.split(",")[0] for w in want]
 
 
@@ -202,10 +237,13 @@ def test_merge_refuses_one_id_with_two_contents_and_writes_nothing(sharded, tmp_
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("change, message", [
-    ({"of": 4}, "different splits"),
-    ({"assignment": "multi_head"}, "different assignments"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"of": 4}, "different splits"),
+        ({"assignment": "multi_head"}, "different assignments"),
+    ],
+)
 def test_merge_refuses_shards_of_different_runs(sharded, tmp_path, change, message):
     tmp, subs, single, shards, merged, proc = sharded
     other = tmp_path / "other"
@@ -217,10 +255,13 @@ def test_merge_refuses_shards_of_different_runs(sharded, tmp_path, change, messa
     assert not (tmp_path / "m").exists()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--shard", "0/3"], "I must be between 1 and N"),
-    (["--shard", "x"], "--shard takes I/N"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--shard", "0/3"], "I must be between 1 and N"),
+        (["--shard", "x"], "--shard takes I/N"),
+    ],
+)
 def test_bad_shards_are_one_line_errors(tmp_path, args, message):
     proc = run_cli("grade", SDP / "reference.ipynb", "--out", tmp_path / "o", *args, "--no-progress", check=False)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr

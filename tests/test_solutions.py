@@ -1,4 +1,5 @@
 """The reference solutions against the contract's worked examples and torch's built-ins."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -18,12 +19,16 @@ def test_luong_dot_worked_example():
 
 
 def test_sdpa_worked_example():
-    out, w = sdp.scaled_dot_product_attention(torch.tensor([[2.0]]), torch.tensor([[2.0], [1.0]]), torch.tensor([[10.0], [4.0]]))
+    out, w = sdp.scaled_dot_product_attention(
+        torch.tensor([[2.0]]), torch.tensor([[2.0], [1.0]]), torch.tensor([[10.0], [4.0]])
+    )
     assert torch.allclose(w, torch.tensor([[0.8808, 0.1192]]), atol=1e-4)
     assert abs(float(out) - 9.2848) < 1e-4
 
 
-@pytest.mark.parametrize("shape_q,shape_k,d_v", [((2, 5, 4), (2, 7, 4), 3), ((2, 3, 5, 8), (2, 3, 6, 8), 2), ((4, 4), (4, 4), 4)])
+@pytest.mark.parametrize(
+    "shape_q,shape_k,d_v", [((2, 5, 4), (2, 7, 4), 3), ((2, 3, 5, 8), (2, 3, 6, 8), 2), ((4, 4), (4, 4), 4)]
+)
 def test_sdpa_matches_torch(shape_q, shape_k, d_v):
     q = torch.randn(shape_q, dtype=torch.float64)
     k = torch.randn(shape_k, dtype=torch.float64)
@@ -89,23 +94,28 @@ def test_split_merge_inverse_and_errors():
 def test_multi_head_general_is_general_attention_per_group(B, T, d_s, d_h, n):
     """Head k is general_attention on the k-th group of d_h (and W's k-th column block);
     the context is the heads' contexts side by side; one head is general_attention itself."""
-    s, H, W = torch.randn(B, d_s, dtype=torch.float64), torch.randn(B, T, d_h, dtype=torch.float64), \
-        torch.randn(d_s, d_h, dtype=torch.float64)
+    s, H, W = (
+        torch.randn(B, d_s, dtype=torch.float64),
+        torch.randn(B, T, d_h, dtype=torch.float64),
+        torch.randn(d_s, d_h, dtype=torch.float64),
+    )
     mask = torch.rand(B, T) < 0.7
     mask[0] = False  # a batch row with no real token
     context, weights = mh.multi_head_general_attention(s, H, W, n, mask)
     assert context.shape == (B, d_h) and weights.shape == (B, n, T)
     d = d_h // n
     for k in range(n):
-        c_k, w_k = ca.general_attention(s, H[..., k * d:(k + 1) * d], W[:, k * d:(k + 1) * d], mask)
-        assert torch.allclose(weights[:, k], w_k, atol=1e-12) and torch.allclose(context[:, k * d:(k + 1) * d], c_k)
+        c_k, w_k = ca.general_attention(s, H[..., k * d : (k + 1) * d], W[:, k * d : (k + 1) * d], mask)
+        assert torch.allclose(weights[:, k], w_k, atol=1e-12) and torch.allclose(context[:, k * d : (k + 1) * d], c_k)
     assert weights[0].abs().max() == 0 and context[0].abs().max() == 0
     one_c, one_w = mh.multi_head_general_attention(s, H, W, 1, mask)
     ref_c, ref_w = ca.general_attention(s, H, W, mask)
     assert torch.allclose(one_c, ref_c, atol=1e-12) and torch.allclose(one_w[:, 0], ref_w, atol=1e-12)
     # the heads' scores add up to the one-head score (the per-head split of one bilinear form)
     whole = torch.einsum("bs,sd,btd->bt", s, W, H)
-    split = sum(torch.einsum("bs,sd,btd->bt", s, W[:, k * d:(k + 1) * d], H[..., k * d:(k + 1) * d]) for k in range(n))
+    split = sum(
+        torch.einsum("bs,sd,btd->bt", s, W[:, k * d : (k + 1) * d], H[..., k * d : (k + 1) * d]) for k in range(n)
+    )
     assert torch.allclose(whole, split)
 
 

@@ -1,4 +1,5 @@
 """The trusted source check for torch's built-in attention."""
+
 import pytest
 
 from autograder.judge.notebook import Cell
@@ -9,22 +10,28 @@ def cells(*sources):
     return [Cell(i + 1, s, s) for i, s in enumerate(sources)]
 
 
-@pytest.mark.parametrize("source", [
-    "import torch.nn.functional as F\ndef sdpa(q, k, v, mask=None):\n    return F.scaled_dot_product_attention(q, k, v), None",
-    "import torch\ndef sdpa(q, k, v, mask=None):\n    return torch.nn.functional.scaled_dot_product_attention(q, k, v), None",
-    "from torch.nn.functional import scaled_dot_product_attention as f\ndef sdpa(q, k, v, mask=None):\n    return f(q, k, v), None",
-    "import torch.nn.functional as F\ndef sdpa(q, k, v, mask=None):\n    return getattr(F, 'scaled_dot_product_attention')(q, k, v), None",
-    "import torch\ndef helper(q):\n    return torch.nn.MultiheadAttention(4, 2)\ndef sdpa(q, k, v, mask=None):\n    return helper(q)",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch.nn.functional as F\ndef sdpa(q, k, v, mask=None):\n    return F.scaled_dot_product_attention(q, k, v), None",
+        "import torch\ndef sdpa(q, k, v, mask=None):\n    return torch.nn.functional.scaled_dot_product_attention(q, k, v), None",
+        "from torch.nn.functional import scaled_dot_product_attention as f\ndef sdpa(q, k, v, mask=None):\n    return f(q, k, v), None",
+        "import torch.nn.functional as F\ndef sdpa(q, k, v, mask=None):\n    return getattr(F, 'scaled_dot_product_attention')(q, k, v), None",
+        "import torch\ndef helper(q):\n    return torch.nn.MultiheadAttention(4, 2)\ndef sdpa(q, k, v, mask=None):\n    return helper(q)",
+    ],
+)
 def test_forbidden_uses_found(source):
     assert forbidden_uses(cells(source), "sdpa"), source
 
 
 def test_clean_function_and_other_cells_pass():
-    found = forbidden_uses(cells(
-        "import torch\ndef sdpa(q, k, v, mask=None):\n    \"\"\"Unlike scaled_dot_product_attention...\"\"\"\n    return q @ k.T @ v, None",
-        "import torch.nn.functional as F\n# a demo cell may compare with the built-in\nF.scaled_dot_product_attention",
-    ), "sdpa")
+    found = forbidden_uses(
+        cells(
+            'import torch\ndef sdpa(q, k, v, mask=None):\n    """Unlike scaled_dot_product_attention..."""\n    return q @ k.T @ v, None',
+            "import torch.nn.functional as F\n# a demo cell may compare with the built-in\nF.scaled_dot_product_attention",
+        ),
+        "sdpa",
+    )
     assert found == []
 
 
@@ -34,14 +41,17 @@ def test_provided_function_with_the_builtin_name_is_allowed():
     assert forbidden_uses(cells(src), "MultiHeadAttention") != []
 
 
-@pytest.mark.parametrize("source", [
-    "import torch\nwith torch._C.DisableTorchFunction():\n    pass",
-    "from torch._C import DisableTorchFunction",
-    "from torch.overrides import TorchFunctionMode",
-    "import torch\nclass T(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n        return f(*a)",
-    "import torch\noff = getattr(torch, '_C')",
-    "import sys\nsys.setprofile(None)",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\nwith torch._C.DisableTorchFunction():\n    pass",
+        "from torch._C import DisableTorchFunction",
+        "from torch.overrides import TorchFunctionMode",
+        "import torch\nclass T(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n        return f(*a)",
+        "import torch\noff = getattr(torch, '_C')",
+        "import sys\nsys.setprofile(None)",
+    ],
+)
 def test_tracing_tampering_found(source):
     from autograder.judge.sourcecheck import tracing_tampering
 
@@ -50,9 +60,8 @@ def test_tracing_tampering_found(source):
 
 def test_reference_notebooks_do_not_touch_tracing():
     """No false alarm on the references: every solution module's source, as cells."""
-    import inspect
-
     import importlib
+    import inspect
 
     from autograder.judge.sourcecheck import tracing_tampering
     from conftest import ASSIGNMENTS

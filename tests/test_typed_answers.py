@@ -29,6 +29,7 @@ pt-BR translations; and (slow) on the real feedback of graded submissions with
 wrong drill answers, wrong fixes and regression tests, and wrong by-hand
 numbers.
 """
+
 import ast
 import json
 import re
@@ -63,8 +64,15 @@ FIX_FORMS = {
     "project": [r"\bproject(?!ed)", r"\bproje[cçt]", r"projeç"],
 }
 # Said of the tensor, these say the fix as plainly as its name.
-ORIENTATION = [r"wrong way round", r"other way round", r"orienta", r"ao contr[aá]rio", r"invertid", r"sem transpor",
-               r"\bflip"]
+ORIENTATION = [
+    r"wrong way round",
+    r"other way round",
+    r"orienta",
+    r"ao contr[aá]rio",
+    r"invertid",
+    r"sem transpor",
+    r"\bflip",
+]
 
 NAME = r"(?<![A-Za-z0-9_]){}(?![A-Za-z0-9_])"
 TENSOR_RE = re.compile(NAME.format(re.escape(TENSOR)))
@@ -136,23 +144,29 @@ def drill_leaks(text, strict=False):
 
 
 # -- the leak detectors themselves ------------------------------------------------------
-@pytest.mark.parametrize("text", [
-    "W was reshaped to (d_h, d_s) rather than transposed",
-    'right_shape = ("d_h","d_s")',
-    "a matrix d_h x d_s",
-    "W ainda é usado sem transpor",
-    "x @ W.T",
-    "the untransposed W gives outputs of the right shapes",
-    "look again at which tensor meets W and in which orientation",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "W was reshaped to (d_h, d_s) rather than transposed",
+        'right_shape = ("d_h","d_s")',
+        "a matrix d_h x d_s",
+        "W ainda é usado sem transpor",
+        "x @ W.T",
+        "the untransposed W gives outputs of the right shapes",
+        "look again at which tensor meets W and in which orientation",
+    ],
+)
 def test_the_detector_sees_each_way_of_stating_the_drills_answer(text):
     assert drill_leaks(text), text
 
 
-@pytest.mark.parametrize("text", [
-    "the projection is already there (W); a second matrix would change the model",
-    "the test must call `attention(decoder_states, encoder_states, W, mask)`",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the projection is already there (W); a second matrix would change the model",
+        "the test must call `attention(decoder_states, encoder_states, W, mask)`",
+    ],
+)
 def test_the_strict_detector_sees_the_tensor_singled_out_but_not_the_signature(text):
     assert not drill_leaks(text) or "signature" in text
     strict = drill_leaks(text, strict=True)
@@ -173,14 +187,43 @@ def _fields(template):
 
 
 PLAUSIBLE = {
-    "name": "encoder_states", "what": "your function", "got": "(2, 3, 5)", "expected": "(2, 3, 6)",
-    "reason": "line 3: a call", "why": "invalid syntax", "cell": "cell 76", "error": "RuntimeError: boom",
-    "module": "math", "path": "hw.ipynb", "names": "scores, weights", "shape": "(2, 3)", "target": "fix",
-    "word": "projected", "allowed": "", "tag": "kit-shapes-drill", "which": "scores[1]", "tol": "0.001",
-    "step": "the softmax of your scores", "sum": "1.2", "text": "x", "cause": "a call", "question": "shapes_drill",
-    "assignment": "classic_attention", "function": "fixed_general_attention", "label": "fix", "file": "hw.ipynb",
-    "dtype": "torch.float32", "device": "cpu", "type": "int", "message": "boom", "finding": "a loop",
-    "code": "x = 1", "language": "en", "scope": "module", "where": "line 2", "kernel": "python3",
+    "name": "encoder_states",
+    "what": "your function",
+    "got": "(2, 3, 5)",
+    "expected": "(2, 3, 6)",
+    "reason": "line 3: a call",
+    "why": "invalid syntax",
+    "cell": "cell 76",
+    "error": "RuntimeError: boom",
+    "module": "math",
+    "path": "hw.ipynb",
+    "names": "scores, weights",
+    "shape": "(2, 3)",
+    "target": "fix",
+    "word": "projected",
+    "allowed": "",
+    "tag": "kit-shapes-drill",
+    "which": "scores[1]",
+    "tol": "0.001",
+    "step": "the softmax of your scores",
+    "sum": "1.2",
+    "text": "x",
+    "cause": "a call",
+    "question": "shapes_drill",
+    "assignment": "classic_attention",
+    "function": "fixed_general_attention",
+    "label": "fix",
+    "file": "hw.ipynb",
+    "dtype": "torch.float32",
+    "device": "cpu",
+    "type": "int",
+    "message": "boom",
+    "finding": "a loop",
+    "code": "x = 1",
+    "language": "en",
+    "scope": "module",
+    "where": "line 2",
+    "kernel": "python3",
 }
 
 
@@ -214,28 +257,48 @@ def _strings_in(paths):
 
 
 def _test_names(dirs):
-    return {n.name for d in dirs for p in sorted(d.glob("test_*.py")) for n in ast.parse(p.read_text()).body
-            if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+    return {
+        n.name
+        for d in dirs
+        for p in sorted(d.glob("test_*.py"))
+        for n in ast.parse(p.read_text()).body
+        if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")
+    }
 
 
 def _shown_keys():
     """(every key that can be shown under a typed question's assignment, the drill's own keys)."""
     cat = messages.catalog()
     suites = set(yaml.safe_load((PACKAGE / "messages" / "suites.yml").read_text(encoding="utf-8")))
-    others = [SUITES / d for d in layout.PACKAGE.joinpath("private", "suites").iterdir()
-              if d.is_dir() and d.name not in TYPED_ASSIGNMENTS]
-    paths = [p for p in sorted(PACKAGE.rglob("*.py"))
-             if not any(p.is_relative_to(o) for o in others) and not p.is_relative_to(layout.CATALOG)]
+    others = [
+        SUITES / d
+        for d in layout.PACKAGE.joinpath("private", "suites").iterdir()
+        if d.is_dir() and d.name not in TYPED_ASSIGNMENTS
+    ]
+    paths = [
+        p
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if not any(p.is_relative_to(o) for o in others) and not p.is_relative_to(layout.CATALOG)
+    ]
     named = _strings_in(paths)
     labels = {f"check_{n[5:]}" for n in _test_names([SUITES / a for a in TYPED_ASSIGNMENTS])}
     shown = {k for k in cat if k not in suites} | {k for k in suites if k in named or k in labels}
     drill_dir = SUITES / "classic_attention"
     drill_named = _strings_in([drill_dir / f for f in DRILL_FILES])
-    drill_labels = {f"check_{n[5:]}" for n in _test_names([drill_dir]) if n[5:] in {
-        x.name for f in DRILL_FILES[1:] for x in ast.parse((drill_dir / f).read_text()).body
-        if isinstance(x, ast.FunctionDef)}}
+    drill_labels = {
+        f"check_{n[5:]}"
+        for n in _test_names([drill_dir])
+        if n[5:]
+        in {
+            x.name
+            for f in DRILL_FILES[1:]
+            for x in ast.parse((drill_dir / f).read_text()).body
+            if isinstance(x, ast.FunctionDef)
+        }
+    }
     drill = {k for k in suites if k in drill_named or k in drill_labels} | {
-        k for k in cat if k.startswith(("by_hand_word_", "drill_", "cause_drill_"))}
+        k for k in cat if k.startswith(("by_hand_word_", "drill_", "cause_drill_"))
+    }
     return sorted(shown), sorted(drill)
 
 
@@ -245,9 +308,16 @@ SHOWN, DRILL_KEYS = _shown_keys()
 def test_the_keys_checked_include_every_drill_and_by_hand_message():
     cat = messages.catalog()
     assert len(SHOWN) >= 300 and len(DRILL_KEYS) >= 40, (len(SHOWN), len(DRILL_KEYS))
-    for key in ("cause_drill_still_broken", "cause_drill_fix_reshaped", "cause_drill_shape_other",
-                "cause_matmul_operand", "cause_general_w_transposed",
-                "cause_by_hand_not_scaled", "by_hand_word_unknown", "check_fix"):
+    for key in (
+        "cause_drill_still_broken",
+        "cause_drill_fix_reshaped",
+        "cause_drill_shape_other",
+        "cause_matmul_operand",
+        "cause_general_w_transposed",
+        "cause_by_hand_not_scaled",
+        "by_hand_word_unknown",
+        "check_fix",
+    ):
         assert key in cat and key in SHOWN, key
     assert "cause_drill_still_broken" in DRILL_KEYS and "cause_general_w_transposed" not in DRILL_KEYS
 
@@ -280,8 +350,11 @@ def _public_messages(assignment):
         for fn in ast.walk(ast.parse(src)):
             if isinstance(fn, ast.FunctionDef):
                 for node in ast.walk(fn):
-                    if (isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "MESSAGES" for t in node.targets)
-                            and isinstance(node.value, ast.Dict)):
+                    if (
+                        isinstance(node, ast.Assign)
+                        and any(getattr(t, "id", "") == "MESSAGES" for t in node.targets)
+                        and isinstance(node.value, ast.Dict)
+                    ):
                         for k, v in zip(node.value.keys, node.value.values):
                             out.append((fn.name, k.value, "en", v.value))
     pt = yaml.safe_load((folder / f"{assignment}.pt-BR.yml").read_text(encoding="utf-8"))
@@ -296,8 +369,8 @@ def test_no_public_check_states_a_typed_answer(assignment):
     found = _public_messages(assignment)
     assert len(found) >= 20 and {lang for *_, lang, _ in found} == {"en", "pt-BR"}, len(found)
     leaks = []
-    for fn, key, lang, template in found:
-        text = template.format_map(_Plausible())
+    for fn, key, lang, message in found:
+        text = message.format_map(_Plausible())
         strict = any(q in fn for q in DRILL_QUESTIONS)
         why = drill_leaks(text, strict=strict) + [f"by-hand number {x}" for x in number_leaks(text)]
         if why:
@@ -319,19 +392,36 @@ def _still_broken():
     import inspect
 
     return inspect.getsource(ca_ref.broken_general_attention).replace(
-        "def broken_general_attention", "def fixed_general_attention", 1)
+        "def broken_general_attention", "def fixed_general_attention", 1
+    )
 
 
 # (drill cell, entries of wrong functions, the fix's source or None, language)
 CA_SUBMISSIONS = {
-    "still_broken": ('wrong_tensor = "projected"\nright_shape = ("d_s", "d_h")\nfix = "reshape"',
-                     ["general_W_transposed", "regtest_square_sizes"], _still_broken, "en"),
-    "reshaped": ('wrong_tensor = "encoder_states"\nright_shape = ("batch_size", "d_s", "d_h")\nfix = "project"',
-                 ["fixed_reshape_w", "regtest_shapes_only"], None, "pt-BR"),
-    "other": ('wrong_tensor = "scores"\nright_shape = ("T_enc", "d_s")\nfix = "reshape"',
-              ["fixed_context_from_projected", "regtest_context_equals_d"], None, "en"),
-    "other_pt": ('wrong_tensor = "projected"\nright_shape = ("T_enc", "d_attn")\nfix = "project"',
-                 ["fixed_softmax_over_steps", "regtest_weights_only", "general_W_transposed"], None, "pt-BR"),
+    "still_broken": (
+        'wrong_tensor = "projected"\nright_shape = ("d_s", "d_h")\nfix = "reshape"',
+        ["general_W_transposed", "regtest_square_sizes"],
+        _still_broken,
+        "en",
+    ),
+    "reshaped": (
+        'wrong_tensor = "encoder_states"\nright_shape = ("batch_size", "d_s", "d_h")\nfix = "project"',
+        ["fixed_reshape_w", "regtest_shapes_only"],
+        None,
+        "pt-BR",
+    ),
+    "other": (
+        'wrong_tensor = "scores"\nright_shape = ("T_enc", "d_s")\nfix = "reshape"',
+        ["fixed_context_from_projected", "regtest_context_equals_d"],
+        None,
+        "en",
+    ),
+    "other_pt": (
+        'wrong_tensor = "projected"\nright_shape = ("T_enc", "d_attn")\nfix = "project"',
+        ["fixed_softmax_over_steps", "regtest_weights_only", "general_W_transposed"],
+        None,
+        "pt-BR",
+    ),
 }
 SDP_SUBMISSIONS = {
     "not_scaled": (["by_hand_not_scaled", "sdpa_not_scaled"], "en"),

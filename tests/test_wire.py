@@ -1,4 +1,5 @@
 """The judge <-> worker wire format: round trips, and malformed messages rejected."""
+
 import io
 import struct
 
@@ -15,8 +16,10 @@ def roundtrip(value):
     return wire.decode(data[8:])
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16,
-                                   torch.int64, torch.int32, torch.uint8, torch.bool])
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8, torch.bool],
+)
 def test_tensor_roundtrip_keeps_dtype_shape_and_bits(dtype):
     x = (torch.randn(3, 4, 5) * 10).to(dtype)
     y = roundtrip(x)
@@ -53,14 +56,17 @@ def test_decode_to_device_sets_requires_grad_on_float_inputs_only():
     assert a.requires_grad and not b.requires_grad
 
 
-@pytest.mark.parametrize("body", [
-    b"",
-    b"\x00\x00\x00\x05{}",
-    struct.pack(">I", 2) + b"{x",
-    struct.pack(">I", 40) + b'{"$t": 0, "dtype": "float32", "shape": [1000]}',
-    struct.pack(">I", 45) + b'{"$t": 0, "dtype": "object", "shape": [1], "x": 1}',
-    struct.pack(">I", 18) + b'{"untagged": true}',
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"\x00\x00\x00\x05{}",
+        struct.pack(">I", 2) + b"{x",
+        struct.pack(">I", 40) + b'{"$t": 0, "dtype": "float32", "shape": [1000]}',
+        struct.pack(">I", 45) + b'{"$t": 0, "dtype": "object", "shape": [1], "x": 1}',
+        struct.pack(">I", 18) + b'{"untagged": true}',
+    ],
+)
 def test_malformed_messages_raise_wire_error(body):
     with pytest.raises(wire.WireError):
         wire.decode(body)

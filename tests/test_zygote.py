@@ -1,6 +1,7 @@
 """A one-submission command (`grade` of one file, `ci`, `gradescope`) runs its judge
 and fork server from one clean process (`autograder.zygote`): one torch
 import, and nothing of the command reaches a worker's memory."""
+
 import json
 import os
 import secrets
@@ -13,7 +14,7 @@ from conftest import ROOT, run_cli, scores
 # The student's causal_mask scans every readable and writable mapping of its own
 # process (where an environment, argv or a Python heap would be) for the secret,
 # and reports in its error message how much it read and whether it found it.
-SCAN = '''
+SCAN = """
 def causal_mask(seq_len, device=None):
     import ctypes
     # the secret in two halves, the second reversed: this process never holds them side by side
@@ -33,7 +34,7 @@ def causal_mask(seq_len, device=None):
                     found = block[at + len(head):at + len(head) + len(tail_reversed)][::-1] == tail_reversed
                     at = block.find(head, at + 1)
     raise RuntimeError(f"scanned {{read}} bytes found={{found}}")
-'''
+"""
 
 
 def test_a_worker_holds_nothing_of_the_command_in_memory(tmp_path):
@@ -44,14 +45,15 @@ def test_a_worker_holds_nothing_of_the_command_in_memory(tmp_path):
     path = tmp_path / "scan.ipynb"
     path.write_bytes(ipynb(nb)[1])
     out = tmp_path / f"out-{canary}"  # in the command's argv too
-    proc = run_cli("grade", path, "--out", out, "--no-progress", "--lang", "en", check=False,
-                   env={"KIT_SECRET_CANARY": canary})
+    proc = run_cli(
+        "grade", path, "--out", out, "--no-progress", "--lang", "en", check=False, env={"KIT_SECRET_CANARY": canary}
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads((out / "scan" / "results.json").read_text())
     text = next(t["output"] for t in data["tests"] if t["name"] == "causal_mask")
     assert "found=False" in text, text
     read = int(text.split("scanned ")[1].split(" bytes")[0])
-    assert read > 50 * 2 ** 20, f"the scan read only {read} bytes: it proves nothing"
+    assert read > 50 * 2**20, f"the scan read only {read} bytes: it proves nothing"
     # the rest of the notebook is graded as usual
     got = scores(out / "scan" / "results.json")
     assert got["causal_mask"][0] == 0 and got["padding_mask"] == (2.0, 2.0)
@@ -68,14 +70,24 @@ def test_one_process_imports_torch_and_the_exit_status_comes_back(tmp_path):
         "sys.exit(code)\n"
     )
     good = ROOT / "examples" / "submissions" / "scaled_dot_product" / "reference.ipynb"
-    ok = subprocess.run([sys.executable, "-c", probe, str(good), str(tmp_path / "a")], cwd=ROOT,
-                        capture_output=True, text=True, timeout=600)
+    ok = subprocess.run(
+        [sys.executable, "-c", probe, str(good), str(tmp_path / "a")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert ok.returncode == 0, ok.stderr[-2000:]
     assert scores(tmp_path / "a" / "reference" / "results.json")["scaled_dot_product_attention"] == (6.0, 6.0)
     bad = tmp_path / "not_a_notebook.ipynb"
     bad.write_bytes(b"\x89PNG\r\n")
-    failed = subprocess.run([sys.executable, "-c", probe, str(bad), str(tmp_path / "b")], cwd=ROOT,
-                            capture_output=True, text=True, timeout=600)
+    failed = subprocess.run(
+        [sys.executable, "-c", probe, str(bad), str(tmp_path / "b")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert failed.returncode == 1, (failed.returncode, failed.stderr[-2000:])  # "no submission could be graded"
     assert "could be graded" in failed.stderr
 
@@ -88,14 +100,27 @@ def _start_slow(tmp_path):
     from test_batch import _tree
 
     nb = reference("scaled_dot_product", demo=False)
-    nb["cells"].insert(1, {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                           "source": "import time\ntime.sleep(60)\n"})
+    nb["cells"].insert(
+        1,
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": "import time\ntime.sleep(60)\n",
+        },
+    )
     path = tmp_path / "slow.ipynb"
     path.write_bytes(ipynb(nb)[1])
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(path), "--out", str(out),
-                             "--no-progress"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autograder", "grade", str(path), "--out", str(out), "--no-progress"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     seen, deadline = {}, time.monotonic() + 120
     while len(seen) < 3 or not any(b"time.sleep" in _cmd(p) or _is_worker(p) for p in seen):
         assert proc.poll() is None, proc.communicate()

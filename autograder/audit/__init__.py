@@ -11,11 +11,17 @@ docstring is YAML:
 
 and whose body defines those functions as a student would write them.
 """
+
 from collections.abc import Sequence
 
 
-def main(*, assignment: str | None = None, no_progress: bool = False, hostile: bool = False,
-         case: Sequence[str] | None = None) -> int:
+def main(
+    *,
+    assignment: str | None = None,
+    no_progress: bool = False,
+    hostile: bool = False,
+    case: Sequence[str] | None = None,
+) -> int:
     """`audit`: grade every catalog entry (of `assignment`, default all) and print what the hidden
     suites catch; `hostile`: grade the battery of hostile and broken submissions instead (only the
     cases named in `case`, if any)."""

@@ -1,8 +1,9 @@
 """Read catalog entries and fill notebooks with them."""
+
 import ast
 import copy
-import inspect
 import importlib
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +38,6 @@ class Entry:
     typed: dict | None = None
 
 
-
-
 def _defs(source):
     """{name: source segment} of the top-level functions and classes in `source`."""
     tree = ast.parse(source)
@@ -71,7 +70,8 @@ def load_entry(path):
     defs = _defs(source)
     imports = "".join(
         ast.get_source_segment(source, n) + "\n"
-        for n in ast.parse(source).body if isinstance(n, (ast.Import, ast.ImportFrom))
+        for n in ast.parse(source).body
+        if isinstance(n, (ast.Import, ast.ImportFrom))
     )
     functions = list(meta.get("functions") or [])
     missing = [f for f in functions if f not in defs]
@@ -81,13 +81,18 @@ def load_entry(path):
     typed = _typed_texts(source, path)
     by_hand = typed.get(typed_cells.QUESTION)
     return Entry(
-        assignment=path.parent.name, name=path.stem, path=path,
+        assignment=path.parent.name,
+        name=path.stem,
+        path=path,
         description=str(meta.get("correct") if correct else meta.get("bug")),
-        correct=correct, functions=functions + list(typed),
+        correct=correct,
+        functions=functions + list(typed),
         questions=list(meta.get("questions") or []),
         example=str(meta.get("example", "")).lower() in ("true", "yes"),
         sources={f: (imports + "\n\n" if imports else "") + defs[f] for f in functions},
-        source=str(meta.get("source", "")), by_hand=by_hand, typed=typed,
+        source=str(meta.get("source", "")),
+        by_hand=by_hand,
+        typed=typed,
     )
 
 
@@ -97,8 +102,11 @@ def _typed_texts(source, path):
     names = {f"{f.question.upper()}_CELL": f.question for f in typed_cells.FORMS}
     out = {}
     for node in ast.parse(source).body:
-        hit = [names[t.id] for t in node.targets if getattr(t, "id", None) in names] \
-            if isinstance(node, ast.Assign) else []
+        hit = (
+            [names[t.id] for t in node.targets if getattr(t, "id", None) in names]
+            if isinstance(node, ast.Assign)
+            else []
+        )
         if hit:
             if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
                 raise ValueError(f"{path}: {hit[0].upper()}_CELL must be a string")
@@ -117,7 +125,11 @@ def reference_sources(assignment):
     provided = set(getattr(module, "PROVIDED", ()))
     out = {}
     for name, obj in vars(module).items():
-        if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == module.__name__ and name not in provided:
+        if (
+            (inspect.isfunction(obj) or inspect.isclass(obj))
+            and obj.__module__ == module.__name__
+            and name not in provided
+        ):
             out[name] = inspect.getsource(obj).rstrip() + "\n"
     return out
 
@@ -174,8 +186,10 @@ def reference_by_hand(assignment):
         return None
     common = importlib.import_module(f"autograder.private.suites.{assignment}.common")
     answers = common.by_hand_answers()
-    return "\n".join(f"{name} = [{', '.join(f'{x:.4f}' for x in answers[name].tolist())}]"
-                     for name in ("scores", "weights", "output"))
+    return "\n".join(
+        f"{name} = [{', '.join(f'{x:.4f}' for x in answers[name].tolist())}]"
+        for name in ("scores", "weights", "output")
+    )
 
 
 def reference_typed(assignment):
@@ -189,7 +203,8 @@ def reference_typed(assignment):
         elif question in typed_cells.OTHER_FORMS:
             out[question] = "\n".join(
                 f"{name} = {tuple(v)!r}" if isinstance(v, (list, tuple)) else f"{name} = {v!r}"
-                for name, v in answers.items())
+                for name, v in answers.items()
+            )
     return out
 
 

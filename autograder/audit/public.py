@@ -9,6 +9,7 @@ imports no student code) and returns, per path, the failing checks as
 processes (one per CPU, each with its own fork server, as `grade` does), one
 worker per notebook.
 """
+
 import os
 import signal
 
@@ -65,8 +66,12 @@ def public_failures(paths, cfg=None, jobs=None):
             server.close()
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
-        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
-                                   initargs=(str(cfg.path), os.getpid()))
+        pool = ProcessPoolExecutor(
+            jobs,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init,
+            initargs=(str(cfg.path), os.getpid()),
+        )
         futures = {p: pool.submit(_task, p) for p in paths}
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
@@ -76,8 +81,11 @@ def public_failures(paths, cfg=None, jobs=None):
             try:
                 out[p] = fut.result()
             except Exception as exc:  # noqa: BLE001 - a judge process died: check it here
-                out[p] = failures(p, cfg) if "BrokenProcessPool" not in type(exc).__name__ else \
-                    [f"(not run: {type(exc).__name__})"]
+                out[p] = (
+                    failures(p, cfg)
+                    if "BrokenProcessPool" not in type(exc).__name__
+                    else [f"(not run: {type(exc).__name__})"]
+                )
         return out
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

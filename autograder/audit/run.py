@@ -15,6 +15,7 @@ flags each entry before submission, with the share of buggy entries flagged.
 A correct entry that fails a public check also makes the exit status 1, and so
 does an entry the kit failed on (status internal_error: GRADER FAULT).
 """
+
 import json
 import sys
 import tempfile
@@ -74,8 +75,11 @@ def verdicts(chosen, graded, flagged, cfg):
             own = {question_name(f) for f in e.functions}
             own |= {q for q, parts in runs(e.assignment).items() if set(parts) & set(e.functions)}
             twice = sorted(lost - own) if cfg.scoring.get("isolate_dependencies", True) else []
-            verdict = ("caught" if not missed else f"MISSED on {', '.join(missed)}") if not twice else \
-                f"CHARGED AGAIN on {', '.join(twice)}"
+            verdict = (
+                ("caught" if not missed else f"MISSED on {', '.join(missed)}")
+                if not twice
+                else f"CHARGED AGAIN on {', '.join(twice)}"
+            )
         rows.append((e, scores, outputs, verdict, public))
     return rows
 
@@ -100,8 +104,11 @@ def report(rows, cfg, out=sys.stdout):
     bad = 0
     buggy = [r for r in rows if not r[0].correct]
     caught = [r for r in buggy if r[3] == "caught"]
-    hinted = [r for r in caught if any(scoring.is_cause_line(line) for q in r[0].questions
-                                       for line in r[2].get(q, "").splitlines())]
+    hinted = [
+        r
+        for r in caught
+        if any(scoring.is_cause_line(line) for q in r[0].questions for line in r[2].get(q, "").splitlines())
+    ]
     for assignment in cfg.assignments:
         mine = [r for r in rows if r[0].assignment == assignment]
         if not mine:
@@ -118,7 +125,11 @@ def report(rows, cfg, out=sys.stdout):
                 cells += f"{(m - s):>12.2f}{mark}" if s < m else f"{'.':>12}{mark}"
             if public:  # the entry's own questions first
                 public = sorted(public, key=lambda f: f.split("/")[0] not in e.questions)
-            shown = "" if public is None else f"  {public[0] if public else '.'}" + (f" (+{len(public) - 1})" if len(public) > 1 else "")
+            shown = (
+                ""
+                if public is None
+                else f"  {public[0] if public else '.'}" + (f" (+{len(public) - 1})" if len(public) > 1 else "")
+            )
             print("  " + e.name.ljust(width) + cells + f"  {verdict}" + shown, file=out)
             bad += verdict not in ("ok", "caught")
             bad += bool(e.correct and public)
@@ -130,20 +141,34 @@ def report(rows, cfg, out=sys.stdout):
                     print(f"      {q}: {msg[:220]}", file=out)
     print("\n(* marks the questions an entry targets)", file=out)
     correct = [r for r in rows if r[0].correct]
-    print(f"buggy entries caught on their questions: {len(caught)}/{len(buggy)}"
-          f"{f' ({100 * len(caught) / len(buggy):.0f}%)' if buggy else ''}", file=out)
+    print(
+        f"buggy entries caught on their questions: {len(caught)}/{len(buggy)}"
+        f"{f' ({100 * len(caught) / len(buggy):.0f}%)' if buggy else ''}",
+        file=out,
+    )
     print(f"correct entries at full marks: {sum(r[3] == 'ok' for r in correct)}/{len(correct)}", file=out)
-    print(f"likely-cause rate (caught entries whose message offers a likely cause): "
-          f"{len(hinted)}/{len(caught)}{f' ({100 * len(hinted) / len(caught):.0f}%)' if caught else ''}", file=out)
+    print(
+        f"likely-cause rate (caught entries whose message offers a likely cause): "
+        f"{len(hinted)}/{len(caught)}{f' ({100 * len(hinted) / len(caught):.0f}%)' if caught else ''}",
+        file=out,
+    )
     real = [r for r in caught if r[0].source]
     real_hinted = [r for r in real if r in hinted]
-    print(f"likely-cause rate on real code (entries with a source: line, from tutorials, books and libraries): "
-          f"{len(real_hinted)}/{len(real)}{f' ({100 * len(real_hinted) / len(real):.0f}%)' if real else ''}", file=out)
+    print(
+        f"likely-cause rate on real code (entries with a source: line, from tutorials, books and libraries): "
+        f"{len(real_hinted)}/{len(real)}{f' ({100 * len(real_hinted) / len(real):.0f}%)' if real else ''}",
+        file=out,
+    )
     if any(r[4] is not None for r in rows):
         flagged = [r for r in buggy if r[4]]
-        print("public column: the first public check (question/test) that fails on the entry, '.' when all pass", file=out)
-        print(f"buggy entries flagged by a public check: {len(flagged)}/{len(buggy)}"
-              f"{f' ({100 * len(flagged) / len(buggy):.0f}%)' if buggy else ''}", file=out)
+        print(
+            "public column: the first public check (question/test) that fails on the entry, '.' when all pass", file=out
+        )
+        print(
+            f"buggy entries flagged by a public check: {len(flagged)}/{len(buggy)}"
+            f"{f' ({100 * len(flagged) / len(buggy):.0f}%)' if buggy else ''}",
+            file=out,
+        )
         print(f"correct entries passing every public check: {sum(not r[4] for r in correct)}/{len(correct)}", file=out)
     return bad
 

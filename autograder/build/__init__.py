@@ -29,6 +29,7 @@ listing what drifted, when a master notebook, a translation (one language
 changed without the other) or a student template is not what a build would
 make (0 when everything is in sync).
 """
+
 import sys
 import tempfile
 import time
@@ -62,15 +63,20 @@ def check_aligned(editions_nbs, name):
     (first_lang, first), *rest = editions_nbs.items()
     for lang, nb in rest:
         where = f"{name}: the {lang} and {first_lang} student notebooks"
-        if [(c.get("id"), c.get("cell_type"), c.get("metadata")) for c in nb.cells] != \
-                [(c.get("id"), c.get("cell_type"), c.get("metadata")) for c in first.cells]:
+        if [(c.get("id"), c.get("cell_type"), c.get("metadata")) for c in nb.cells] != [
+            (c.get("id"), c.get("cell_type"), c.get("metadata")) for c in first.cells
+        ]:
             raise assign.AssignError(f"{where} differ in their cells (ids, types, metadata or tags)")
         meta = {k: v for k, v in nb.metadata.items() if k not in ("kit_language", "otter")}
         want = {k: v for k, v in first.metadata.items() if k not in ("kit_language", "otter")}
         otter = {k: v for k, v in nb.metadata.get("otter", {}).items() if k != "tests"}
         want_otter = {k: v for k, v in first.metadata.get("otter", {}).items() if k != "tests"}
-        if meta != want or otter != want_otter or \
-                set(nb.metadata.get("otter", {}).get("tests", {})) != set(first.metadata.get("otter", {}).get("tests", {})):
+        if (
+            meta != want
+            or otter != want_otter
+            or set(nb.metadata.get("otter", {}).get("tests", {}))
+            != set(first.metadata.get("otter", {}).get("tests", {}))
+        ):
             raise assign.AssignError(f"{where} differ in their metadata or otter config")
 
 
@@ -136,8 +142,10 @@ def run(out="dist", check=False, assignments=None, log=print, dist_only=False):
             log(f"synced {d.path.relative_to(sync.COURSE_ROOT)} ({len(d.changes)} change(s))")
     translation_drift = editions.check(names, masters)
     if translation_drift and not check:
-        log(f"warning: {len(translation_drift)} translation(s) out of date (the pt-BR edition keeps the old "
-            "text or the English there; `build --check` fails until they are updated):")
+        log(
+            f"warning: {len(translation_drift)} translation(s) out of date (the pt-BR edition keeps the old "
+            "text or the English there; `build --check` fails until they are updated):"
+        )
         for line in translation_drift:
             log(f"  {line}")
     drift += translation_drift
@@ -148,13 +156,23 @@ def run(out="dist", check=False, assignments=None, log=print, dist_only=False):
     with tempfile.TemporaryDirectory(prefix="kit-build-") as tmp:
         for name in names:
             start = time.monotonic()
-            _, d, zip_path = build_assignment(name, tmp, out=None if check else out, check=check or dist_only,
-                                              write_template=not dist_only, master=masters[name])
+            _, d, zip_path = build_assignment(
+                name,
+                tmp,
+                out=None if check else out,
+                check=check or dist_only,
+                write_template=not dist_only,
+                master=masters[name],
+            )
             drift += d
             if not check:
-                log(f"built {name}: " + ", ".join(f"student_template/{lang}/{name}.ipynb" for lang in editions.EDITIONS)
+                log(
+                    f"built {name}: "
+                    + ", ".join(f"student_template/{lang}/{name}.ipynb" for lang in editions.EDITIONS)
                     + (" (updated)" if d else " (unchanged)")
-                    + (f", {zip_path}" if zip_path else "") + f" in {time.monotonic() - start:.1f} s")
+                    + (f", {zip_path}" if zip_path else "")
+                    + f" in {time.monotonic() - start:.1f} s"
+                )
     if not check and out is not None:
         wheel = public.build_public_wheel(Path(out) / "public")
         log(f"built the public part of the kit for student repositories: {wheel}")
@@ -191,8 +209,10 @@ def main(*, out: str = "dist", check: bool = False, dist_only: bool = False) -> 
         return 1
     if check:
         if drift:
-            print("out of sync with solutions/, grading.yml or the translations (run `python -m autograder build`; "
-                  "a translation line says what to change):")
+            print(
+                "out of sync with solutions/, grading.yml or the translations (run `python -m autograder build`; "
+                "a translation line says what to change):"
+            )
             for line in drift:
                 print(f"  {line}")
             return 1

@@ -6,6 +6,7 @@ the normalised student notebook (a NotebookNode): deterministic cell ids, no
 outputs, `metadata.kit_assignment`. `check_no_leaks(nb, assignment)` raises
 when the student notebook holds reference code outside the provided cell.
 """
+
 import contextlib
 import copy
 import io
@@ -59,13 +60,23 @@ def run_otter_assign(master, workdir, in_process=False):
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
                 assign_main(str(src / master.name), str(result), no_pdfs=True, no_run_tests=True)
         except Exception as exc:  # otter raises many kinds
-            raise AssignError(f"otter assign failed on {master.name}: {type(exc).__name__}: {exc}\n{buf.getvalue()[-3000:]}") from exc
+            raise AssignError(
+                f"otter assign failed on {master.name}: {type(exc).__name__}: {exc}\n{buf.getvalue()[-3000:]}"
+            ) from exc
         finally:
             otter_logger.removeHandler(handler)
         log = buf.getvalue()
     else:
-        cmd = [sys.executable, "-m", "otter", "assign", "--no-pdfs", "--no-run-tests",
-               str(src / master.name), str(result)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "otter",
+            "assign",
+            "--no-pdfs",
+            "--no-run-tests",
+            str(src / master.name),
+            str(result),
+        ]
         env = dict(os.environ, PYTHONHASHSEED="0")
         proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True, env=env)
         log = proc.stdout + proc.stderr
@@ -152,8 +163,16 @@ except Exception:
 '''
 
 
-INIT_TEXTS = ("init_comment", "init_find_doc", "init_checks_doc", "init_no_checks", "init_passed", "init_failed",
-              "init_export", "init_needs_file")
+INIT_TEXTS = (
+    "init_comment",
+    "init_find_doc",
+    "init_checks_doc",
+    "init_no_checks",
+    "init_passed",
+    "init_failed",
+    "init_export",
+    "init_needs_file",
+)
 # the fields of the init cell's texts, as the cell's f-strings compute them
 INIT_FIELDS = {"question": "{question}", "n": "{len(cases)}", "k": "{len(failed)}"}
 
@@ -183,13 +202,15 @@ def localize_otter_cells(nb, lang):
         for key in OTTER_CELLS:
             english = texts.get(key, "en")
             if src.startswith(english):
-                cell["source"] = texts.get(key, lang) + src[len(english):]
+                cell["source"] = texts.get(key, lang) + src[len(english) :]
                 found.add(key)
                 break
     missing = [k for k in OTTER_CELLS if k not in found]
     if missing:
-        raise AssignError(f"otter's student notebook has no cell starting with the texts.yml English of "
-                          f"{', '.join(missing)} (has otter's text changed? update texts.yml)")
+        raise AssignError(
+            f"otter's student notebook has no cell starting with the texts.yml English of "
+            f"{', '.join(missing)} (has otter's text changed? update texts.yml)"
+        )
 
 
 # Cell metadata otter or Jupyter add that changes from run to run, or that

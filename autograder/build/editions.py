@@ -31,6 +31,7 @@ otter's cells) are in `texts.yml` (see `autograder.build.texts`).
 (never written beside the English one): otter assigns it like the English, so
 both editions have the same cells, ids, questions, tags and otter config.
 """
+
 import ast
 import copy
 import hashlib
@@ -76,6 +77,7 @@ def _rel(path):
 
 # -- what needs translating (from the English sources) ----------------------------------
 
+
 @dataclass
 class Unit:
     section: str
@@ -96,15 +98,22 @@ def _defs(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.append((node.name, node))
             if isinstance(node, ast.ClassDef):
-                out += [(f"{node.name}.{m.name}", m) for m in node.body
-                        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                out += [
+                    (f"{node.name}.{m.name}", m)
+                    for m in node.body
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                ]
     return out
 
 
 def _docstring_node(node):
     body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         return body[0].value
     return None
 
@@ -117,8 +126,11 @@ def _comments(src):
     """[(top-level def name or None, (row, col, end col), text)] of the comments of `src`
     that hold words (shape comments such as `# (B, T_q, d_v)` are left as they are)."""
     tree = ast.parse(src)
-    spans = [(n.name, (n.decorator_list[0].lineno if n.decorator_list else n.lineno), n.end_lineno)
-             for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    spans = [
+        (n.name, (n.decorator_list[0].lineno if n.decorator_list else n.lineno), n.end_lineno)
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
     out = []
     for tok in tokenize.generate_tokens(io.StringIO(src).readline):
         if tok.type != tokenize.COMMENT:
@@ -154,7 +166,9 @@ def test_messages(src):
         if not (isinstance(node, ast.FunctionDef) and node.name.startswith("test_")):
             continue
         for stmt in ast.walk(node):
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "MESSAGES" for t in stmt.targets):
+            if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "MESSAGES" for t in stmt.targets
+            ):
                 if not isinstance(stmt.value, ast.Dict):
                     raise TranslationError(f"{node.name}: MESSAGES is not a dict literal")
                 msgs, nodes = {}, {}
@@ -178,8 +192,10 @@ def _config_instructions(src):
 def _code_has_text(src):
     if any(True for _ in _comments(src)):
         return True
-    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and " " in n.value and needs_words(n.value)
-               for n in ast.walk(ast.parse(src)))
+    return any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and " " in n.value and needs_words(n.value)
+        for n in ast.walk(ast.parse(src))
+    )
 
 
 def english_units(assignment, nb):
@@ -229,6 +245,7 @@ def english_units(assignment, nb):
 
 # -- the translation files ---------------------------------------------------------------
 
+
 def load(assignment, lang, root=None):
     """{section: {key: {"en": hash, lang: hash, "text": ...}}} (empty sections when there is no file)."""
     path = translation_path(assignment, lang, root)
@@ -267,8 +284,14 @@ def _plain_strings(src):
     """Strings without a space outside f-strings: names (colour maps, styles), kept as they are."""
     tree = ast.parse(src)  # one tree: the ids below are of its live nodes (two parses could share freed ids)
     inside = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
-    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            and id(n) not in inside and not re.search(r"\s", n.value)]
+    return [
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and id(n) not in inside
+        and not re.search(r"\s", n.value)
+    ]
 
 
 def validate(unit, text):
@@ -281,7 +304,9 @@ def validate(unit, text):
         bad = [k for k in unit.english if not isinstance(text[k], str) or _fields(text[k]) != _fields(unit.english[k])]
         return [f"message {k} must take the same {{fields}} as the English" for k in bad]
     if unit.section == "comments":
-        if not (isinstance(text, list) and len(text) == len(unit.english) and all(isinstance(t, str) and t for t in text)):
+        if not (
+            isinstance(text, list) and len(text) == len(unit.english) and all(isinstance(t, str) and t for t in text)
+        ):
             return [f"needs {len(unit.english)} comments, in order"]
         return ["a comment spans one line"] if any("\n" in t for t in text) else []
     if not isinstance(text, str) or not text.strip():
@@ -297,7 +322,7 @@ def validate(unit, text):
         if _plain_strings(text) != _plain_strings(unit.english):
             return ["changes a string that is a name (no space in it): keep those as they are"]
     if unit.section == "strings" and '"' in text:
-        return ['may not hold a double quote']
+        return ["may not hold a double quote"]
     return []
 
 
@@ -314,11 +339,15 @@ def check_assignment(assignment, nb, lang, root=None):
         if entry is None:
             out.append(f"{where}: no {lang} translation (add one, then `{stamp}{section}.{key}`)")
         elif str(entry.get("en")) != digest(unit.english):
-            out.append(f"{where}: the English changed and its {lang} translation did not (update the "
-                       f"translation, then `{stamp}{section}.{key}`)")
+            out.append(
+                f"{where}: the English changed and its {lang} translation did not (update the "
+                f"translation, then `{stamp}{section}.{key}`)"
+            )
         elif str(entry.get(lang)) != digest(entry["text"]):
-            out.append(f"{where}: the {lang} text changed and its English did not (make the same change "
-                       f"in the English, then `{stamp}{section}.{key}`)")
+            out.append(
+                f"{where}: the {lang} text changed and its English did not (make the same change "
+                f"in the English, then `{stamp}{section}.{key}`)"
+            )
         else:
             out += [f"{where}: the {lang} text {p}" for p in validate(unit, entry["text"])]
     for section in SECTIONS:
@@ -337,6 +366,7 @@ def check(names, masters, lang="pt-BR"):
 
 
 # -- the translated master notebook ------------------------------------------------------
+
 
 def _text_of(tr, section, key, english):
     entry = tr[section].get(key)
@@ -383,9 +413,13 @@ def localize_python(src, docstrings, comments):
         if doc is None or qualname not in docstrings:
             continue
         indent = re.match(r"\s*", lines[doc.lineno - 1]).group(0)
-        edits.append((_offset(src, starts, doc.lineno, doc.col_offset),
-                      _offset(src, starts, doc.end_lineno, doc.end_col_offset),
-                      render_docstring(docstrings[qualname], indent)))
+        edits.append(
+            (
+                _offset(src, starts, doc.lineno, doc.col_offset),
+                _offset(src, starts, doc.end_lineno, doc.end_col_offset),
+                render_docstring(docstrings[qualname], indent),
+            )
+        )
     seen = {}
     for owner, (row, col, end), _ in _comments(src):
         if owner not in comments:
@@ -400,8 +434,10 @@ def localize_python(src, docstrings, comments):
 def _docs_and_comments(assignment, lang, cache):
     if assignment not in cache:
         tr = load(assignment, lang)
-        cache[assignment] = ({k: e["text"] for k, e in tr["docstrings"].items()},
-                             {k: e["text"] for k, e in tr["comments"].items()})
+        cache[assignment] = (
+            {k: e["text"] for k, e in tr["docstrings"].items()},
+            {k: e["text"] for k, e in tr["comments"].items()},
+        )
     return cache[assignment]
 
 
@@ -413,9 +449,13 @@ def _localize_messages(src, tr):
         if entry is None or not isinstance(entry["text"], dict) or set(entry["text"]) != set(msgs):
             continue
         for key, node in nodes.items():
-            edits.append((_offset(src, starts, node.lineno, node.col_offset),
-                          _offset(src, starts, node.end_lineno, node.end_col_offset),
-                          json.dumps(entry["text"][key], ensure_ascii=False)))
+            edits.append(
+                (
+                    _offset(src, starts, node.lineno, node.col_offset),
+                    _offset(src, starts, node.end_lineno, node.end_col_offset),
+                    json.dumps(entry["text"][key], ensure_ascii=False),
+                )
+            )
     return _apply(src, edits)
 
 
@@ -445,8 +485,10 @@ def localize(assignment, nb, lang):
                 lines = src.split("\n")
                 found = [i for i, line in enumerate(lines) if line.strip().startswith("instructions:")]
                 if len(found) != 1 or yaml.safe_load(lines[found[0]].strip())["instructions"] != english:
-                    raise TranslationError(f"{assignment}: write the export instructions on one line of the ASSIGNMENT CONFIG")
-                indent = lines[found[0]][:len(lines[found[0]]) - len(lines[found[0]].lstrip())]
+                    raise TranslationError(
+                        f"{assignment}: write the export instructions on one line of the ASSIGNMENT CONFIG"
+                    )
+                indent = lines[found[0]][: len(lines[found[0]]) - len(lines[found[0]].lstrip())]
                 lines[found[0]] = f"{indent}instructions: {json.dumps(text, ensure_ascii=False)}"
                 cell["source"] = "\n".join(lines)
             continue
@@ -460,10 +502,13 @@ def localize(assignment, nb, lang):
             docs, comments = {}, {}
             for owner in sorted(set(owners.values())):
                 d, c = _docs_and_comments(owner, lang, cache)
-                docs.update({k: v for k, v in d.items() if k.split(".")[0] in owners and owners[k.split(".")[0]] == owner})
+                docs.update(
+                    {k: v for k, v in d.items() if k.split(".")[0] in owners and owners[k.split(".")[0]] == owner}
+                )
                 comments.update({k: v for k, v in c.items() if k in owners and owners[k] == owner})
-            cell["source"] = texts.get("provided_header", lang).format(names=names) + "\n" + \
-                localize_python(rest, docs, comments)
+            cell["source"] = (
+                texts.get("provided_header", lang).format(names=names) + "\n" + localize_python(rest, docs, comments)
+            )
         elif sync.SOLUTION_TAG in tags:
             src = localize_python(src, own_docs, {})
             for line in re.findall(r'raise NotImplementedError\("(.*)"\)', src):
@@ -488,6 +533,7 @@ def _stub_pattern(lang):
 
 # -- stamping ------------------------------------------------------------------------------
 
+
 def _dump_text(value, indent):
     """`text:` as YAML (a literal block where it round-trips, else a quoted string)."""
     pad = " " * indent
@@ -497,7 +543,9 @@ def _dump_text(value, indent):
         return "text:\n" + "".join(f"{pad}- {json.dumps(v, ensure_ascii=False)}\n" for v in value)
     if "\n" in value or len(value) > 80:
         chomp = "-" if not value.endswith("\n") else ("" if not value.endswith("\n\n") else "+")
-        body = "".join(f"{pad}  {line}\n" if line else "\n" for line in value.split("\n")[: (-1 if value.endswith("\n") else None)])
+        body = "".join(
+            f"{pad}  {line}\n" if line else "\n" for line in value.split("\n")[: (-1 if value.endswith("\n") else None)]
+        )
         block = f"text: |{chomp}\n{body}"
         try:
             if yaml.safe_load(block)["text"] == value:
@@ -529,7 +577,9 @@ def dump(assignment, lang, tr, order):
         if not entries:
             continue
         out.append(f"{section}:\n")
-        keys = [k for s, k in order if s == section and k in entries] + [k for k in entries if (section, k) not in order]
+        keys = [k for s, k in order if s == section and k in entries] + [
+            k for k in entries if (section, k) not in order
+        ]
         for key in keys:
             e = entries[key]
             out.append(f"  {key}:\n    en: {_hash_yaml(e.get('en'))}\n    {lang}: {_hash_yaml(e.get(lang))}\n")
@@ -547,8 +597,9 @@ def stamp(keys=(), log=print):
     text_keys = [k.partition(":")[2] for k in keys if k.split(":")[0] == "texts"]
     if not keys or text_keys:
         data = texts.load()
-        wanted = [k for k in data if (not keys and data[k].get("pair") is None)
-                  or any(k == t or not t for t in text_keys)]
+        wanted = [
+            k for k in data if (not keys and data[k].get("pair") is None) or any(k == t or not t for t in text_keys)
+        ]
         count += len(texts.stamp(wanted)) if wanted else 0
     masters = {d.assignment: d.nb for d in sync.sync({n: cfg.questions(n) for n in cfg.assignments}, check=True)}
     for name in cfg.assignments:
@@ -583,8 +634,7 @@ def stamp(keys=(), log=print):
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "stamp":
-        print("usage: python -m autograder.build.stamp [ASSIGNMENT[:SECTION[.KEY]] | texts[:KEY] ...]",
-              file=sys.stderr)
+        print("usage: python -m autograder.build.stamp [ASSIGNMENT[:SECTION[.KEY]] | texts[:KEY] ...]", file=sys.stderr)
         return 2
     try:
         n = stamp(argv[1:])

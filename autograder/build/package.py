@@ -23,6 +23,7 @@ Layout (every member dated 1980-01-01, sorted, so rebuilding gives the same byte
     kit/autograder/private/suites/{checks.py,conftest.py,pytest.ini,<assignment>/}
     kit/autograder/private/solutions/<assignment>.py (+ provided functions)
 """
+
 import ast
 import zipfile
 from importlib import resources
@@ -111,7 +112,9 @@ def slice_module(source, names):
             if not any(b in used for b in bound):
                 continue
             if isinstance(node, ast.ImportFrom) and node.level == 1:
-                siblings.setdefault(node.module, set()).update(a.name for a in node.names if (a.asname or a.name) in used)
+                siblings.setdefault(node.module, set()).update(
+                    a.name for a in node.names if (a.asname or a.name) in used
+                )
             parts.append(ast.get_source_segment(source, node))
         elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in keep:
             parts.append(ast.get_source_segment(source, node))
@@ -131,8 +134,9 @@ def private_sources(assignment):
     members["kit/autograder/private/__init__.py"] = (layout.PRIVATE / "__init__.py").read_text()
     members["kit/autograder/private/solutions/__init__.py"] = (layout.SOLUTIONS / "__init__.py").read_text()
     whole = (layout.SOLUTIONS / f"{assignment}.py").read_text()
-    _, needs = slice_module(whole, [n.name for n in ast.parse(whole).body
-                                    if isinstance(n, (ast.FunctionDef, ast.ClassDef))])
+    _, needs = slice_module(
+        whole, [n.name for n in ast.parse(whole).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    )
     members[f"kit/autograder/private/solutions/{assignment}.py"] = whole
     wanted = {}
     while needs:
@@ -141,8 +145,10 @@ def private_sources(assignment):
             continue
         wanted[module] = wanted.get(module, set()) | names
         text, more = slice_module((layout.SOLUTIONS / f"{module}.py").read_text(), sorted(wanted[module]))
-        header = (f'"""Of the {module} reference, only what {assignment} provides to students or '
-                  'its reference uses (sliced by the build)."""\n')
+        header = (
+            f'"""Of the {module} reference, only what {assignment} provides to students or '
+            'its reference uses (sliced by the build)."""\n'
+        )
         members[f"kit/autograder/private/solutions/{module}.py"] = header + text
         for m, n in more.items():
             needs[m] = needs.get(m, set()) | n

@@ -10,6 +10,7 @@ count come from Gradescope or a staff-run `grade`.
 The wheel is written directly (a zip with its dist-info), so `build` needs no
 build backend for it; the same bytes every time for the same sources.
 """
+
 import base64
 import hashlib
 import zipfile
@@ -45,13 +46,21 @@ def build_public_wheel(dest_dir):
     """Write the public wheel into `dest_dir`; returns its path."""
     files = public_files()
     info = f"{DIST}-{__version__}.dist-info"
-    metadata = "\n".join([
-        "Metadata-Version: 2.1", f"Name: {NAME}", f"Version: {__version__}",
-        "Summary: The public part of the attention autograder kit: public checks in a sandboxed worker",
-        "Requires-Python: >=3.10", *[f"Requires-Dist: {r}" for r in REQUIRES], "",
-    ])
+    metadata = "\n".join(
+        [
+            "Metadata-Version: 2.1",
+            f"Name: {NAME}",
+            f"Version: {__version__}",
+            "Summary: The public part of the attention autograder kit: public checks in a sandboxed worker",
+            "Requires-Python: >=3.10",
+            *[f"Requires-Dist: {r}" for r in REQUIRES],
+            "",
+        ]
+    )
     files[f"{info}/METADATA"] = metadata.encode()
-    files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: attention-autograder-kit\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files[f"{info}/WHEEL"] = (
+        b"Wheel-Version: 1.0\nGenerator: attention-autograder-kit\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
     files[f"{info}/entry_points.txt"] = b"[console_scripts]\nattention-kit = autograder.cli:main\n"
     record = [_record_line(n, d) for n, d in sorted(files.items())] + [f"{info}/RECORD,,"]
     files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()

@@ -4,6 +4,7 @@ After changing a text in both languages, stamp its translation entry
 (`classic_attention:cells.cell-006`, a prefix such as `classic_attention:messages`,
 or `texts:stub` for the build's own texts); with no KEY, only entries that have
 no hash yet are stamped. See `autograder.build.editions`."""
+
 import sys
 
 from autograder.build import editions

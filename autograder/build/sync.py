@@ -18,6 +18,7 @@ The `# BEGIN QUESTION` raw cells are synced too: their `points:` come from
 grading.yml. Everything else in the notebook (prose, tests, experiments) is
 hand-written and left alone.
 """
+
 import ast
 import importlib
 import inspect
@@ -41,6 +42,7 @@ PROVIDED_TAG = "kit-provided"
 IMPORTS_TAG = "kit-imports"
 PROVIDED_HEADER = texts.get("provided_header", "en")  # both editions' texts: texts.yml
 IMPORTS_HEADER = texts.get("imports_header", "en")
+
 
 class SyncError(Exception):
     """A master notebook cannot be synced (a missing cell, an unknown question)."""
@@ -84,6 +86,7 @@ def graded_names(module, questions):
 
 # -- cell sources ---------------------------------------------------------
 
+
 def _module_tree(module):
     src = inspect.getsource(module)
     return src, ast.parse(src)
@@ -98,8 +101,12 @@ def _find_def(tree, name):
 
 def _has_docstring(node):
     body = node.body
-    return bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+    return (
+        bool(body)
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
         and isinstance(body[0].value.value, str)
+    )
 
 
 def _is_super_init(stmt):
@@ -107,8 +114,13 @@ def _is_super_init(stmt):
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return False
     f = stmt.value.func
-    return (isinstance(f, ast.Attribute) and f.attr == "__init__" and isinstance(f.value, ast.Call)
-            and isinstance(f.value.func, ast.Name) and f.value.func.id == "super")
+    return (
+        isinstance(f, ast.Attribute)
+        and f.attr == "__init__"
+        and isinstance(f.value, ast.Call)
+        and isinstance(f.value.func, ast.Name)
+        and f.value.func.id == "super"
+    )
 
 
 def stub_message(task, what, lang="en"):
@@ -139,10 +151,12 @@ def _solution_block(lines, fn, task, what):
     block = (
         [f"{indent}# BEGIN SOLUTION NO PROMPT"]
         + reference
-        + [f"{indent}# END SOLUTION",
-           f'{indent}""" # BEGIN PROMPT',
-           f'{indent}raise NotImplementedError("{stub_message(task, what)}")',
-           f'{indent}""" # END PROMPT']
+        + [
+            f"{indent}# END SOLUTION",
+            f'{indent}""" # BEGIN PROMPT',
+            f'{indent}raise NotImplementedError("{stub_message(task, what)}")',
+            f'{indent}""" # END PROMPT',
+        ]
     )
     lines[start:end] = block
     return len(block) - (end - start)
@@ -233,6 +247,7 @@ def provided_cell_source(module):
 
 # -- notebooks ------------------------------------------------------------
 
+
 def _tags(cell):
     return list((cell.get("metadata") or {}).get("tags") or [])
 
@@ -256,8 +271,11 @@ def _question_config(cell):
 def _render_question_config(conf, header):
     lines = [header]
     for key, value in conf.items():
-        lines.append(yaml.safe_dump({key: value}, default_flow_style=True, sort_keys=False).strip()
-                     if isinstance(value, (dict, list)) else f"{key}: {value}")
+        lines.append(
+            yaml.safe_dump({key: value}, default_flow_style=True, sort_keys=False).strip()
+            if isinstance(value, (dict, list))
+            else f"{key}: {value}"
+        )
     return "\n".join(lines)
 
 
@@ -292,8 +310,10 @@ def sync_notebook(nb, assignment, questions):
         if SOLUTION_TAG in tags:
             name = ((cell.get("metadata") or {}).get("kit") or {}).get("name")
             if name not in want["solutions"]:
-                raise SyncError(f"cell {i} is tagged {SOLUTION_TAG} but metadata.kit.name={name!r} "
-                                f"is not a graded function of solutions/{assignment}.py")
+                raise SyncError(
+                    f"cell {i} is tagged {SOLUTION_TAG} but metadata.kit.name={name!r} "
+                    f"is not a graded function of solutions/{assignment}.py"
+                )
             seen_solutions.append(name)
             put(cell, want["solutions"][name], f"cell {i} ({name})")
         elif PROVIDED_TAG in tags:

@@ -3,6 +3,7 @@
 `get(key, lang)` -> the text; `check()` -> drift lines (a language changed
 without the other: each entry's `pair` hash no longer matches). Both languages
 of an entry take the same fields ({names}, {task}, ...)."""
+
 import hashlib
 import string
 from functools import lru_cache
@@ -42,8 +43,10 @@ def check():
     for key, entry in load().items():
         where = f"autograder/build/{PATH.name}: {key}"
         if str(entry.get("pair")) != pair_digest(entry):
-            out.append(f"{where}: one language changed without the other (make the same change in "
-                       f"{' and '.join(LANGUAGES)}, then `python -m autograder.build.stamp texts:{key}`)")
+            out.append(
+                f"{where}: one language changed without the other (make the same change in "
+                f"{' and '.join(LANGUAGES)}, then `python -m autograder.build.stamp texts:{key}`)"
+            )
         elif len({frozenset(_fields(entry[lang])) for lang in LANGUAGES}) != 1:
             out.append(f"{where}: the languages take different {{fields}}")
     return out

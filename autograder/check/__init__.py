@@ -6,6 +6,7 @@ beside it), run in the sandboxed worker against the notebook's own code. It
 reads neither `solutions/` nor the hidden suites. Exit status 0 when every
 public test passes, 1 otherwise, 2 when the notebook cannot be read.
 """
+
 import os
 import sys
 from pathlib import Path
@@ -65,8 +66,13 @@ def report(results):
         bad = [(str(c.get("name")), c.get("error") or {}) for c in cases if not c.get("ok")]
         if r.get("error"):
             bad.append((t("check_test_file"), r["error"]))
-        errors = [(name, f"{(e or {}).get('type', 'Error')}: {(e or {}).get('message', '')}"
-                   if isinstance(e, dict) else str(e)) for name, e in bad]
+        errors = [
+            (
+                name,
+                f"{(e or {}).get('type', 'Error')}: {(e or {}).get('message', '')}" if isinstance(e, dict) else str(e),
+            )
+            for name, e in bad
+        ]
         passed_cases = len(cases) - len([b for b in bad if b[0] != t("check_test_file")])
         rows.append((str(r.get("name")), bool(cases) and not bad, passed_cases, len(cases), errors))
     return rows
@@ -75,8 +81,12 @@ def report(results):
 def summary_markdown(name, rows, cell_errors):
     """A job summary of the public checks; student text is escaped (`text.markdown`)."""
     passed = sum(r[1] for r in rows)
-    lines = [f"### {t('check_summary_title', name=text.markdown(name, 120), passed=passed, total=len(rows))}", "",
-             t("check_summary_header"), "| --- | ---: | --- |"]
+    lines = [
+        f"### {t('check_summary_title', name=text.markdown(name, 120), passed=passed, total=len(rows))}",
+        "",
+        t("check_summary_header"),
+        "| --- | ---: | --- |",
+    ]
     for question, ok, good, total, errors in rows:
         first = f"{text.markdown(errors[0][0], 60)}: {text.markdown(errors[0][1], 200)}" if errors else ""
         lines.append(f"| `{text.markdown(question, 60)}` | {good}/{total} | {first} |")
@@ -118,12 +128,19 @@ def _main(notebook: str, summary: str | None) -> int:
     try:
         sub, cell_errors, results = run_checks(notebook)
     except (SubmissionError, WorkerDied) as exc:
-        print(t("check_cannot", path=text.one_line(notebook), reason=text.one_line(getattr(exc, "reason", exc))),
-              file=sys.stderr)
+        print(
+            t("check_cannot", path=text.one_line(notebook), reason=text.one_line(getattr(exc, "reason", exc))),
+            file=sys.stderr,
+        )
         return 2
     rows = report(results)
-    print(t("check_title", name=text.one_line(Path(notebook).name),
-            assignment=f" ({sub.assignment})" if sub.assignment else ""))
+    print(
+        t(
+            "check_title",
+            name=text.one_line(Path(notebook).name),
+            assignment=f" ({sub.assignment})" if sub.assignment else "",
+        )
+    )
     for question, ok, good, total, errors in rows:
         print(f"  {text.one_line(question, 32):<32} {t('check_passed') if ok else t('check_failed')} ({good}/{total})")
         for case, error in errors:

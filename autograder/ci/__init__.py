@@ -11,6 +11,7 @@ This is the staff's tool (it needs the private kit). `python -m autograder ci
 (`autograder/ci/github-workflow.yml`), which installs only the public part
 and runs `check`.
 """
+
 import json
 import os
 import sys
@@ -31,8 +32,12 @@ def summary_markdown(result, threshold):
 def _summary_markdown(result, threshold):
     from autograder.judge import scoring
 
-    lines = [f"### {result.assignment or t('ci_submission')}: {result.score:g} / {result.max_score:g}", "",
-             t("ci_summary_header"), "| --- | ---: | ---: | --- |"]
+    lines = [
+        f"### {result.assignment or t('ci_submission')}: {result.score:g} / {result.max_score:g}",
+        "",
+        t("ci_summary_header"),
+        "| --- | ---: | ---: | --- |",
+    ]
     not_graded = t("not_graded_line", reason="").split(":")[0]
     for q in result.questions.values():
         first = next((line for line in q.lines if scoring.is_failure_line(line) or line.startswith(not_graded)), "")
@@ -47,8 +52,15 @@ def _summary_markdown(result, threshold):
     return "\n".join(lines) + "\n"
 
 
-def main(*, notebook: str | None = None, assignment: str | None = None, lang: str | None = None,
-         out: str = "grading", summary: str | None = None, workflow: bool = False) -> int:
+def main(
+    *,
+    notebook: str | None = None,
+    assignment: str | None = None,
+    lang: str | None = None,
+    out: str = "grading",
+    summary: str | None = None,
+    workflow: bool = False,
+) -> int:
     """`ci`: grade `notebook` into OUT/results.json, print (and append to `summary`) a job summary;
     1 below the pass mark. `workflow`: print the GitHub Actions workflow template instead."""
     if workflow:
@@ -66,8 +78,10 @@ def main(*, notebook: str | None = None, assignment: str | None = None, lang: st
         print(f"ci: {exc}", file=sys.stderr)
         return 2
     if assignment and assignment not in cfg.assignments:
-        print(f"ci: unknown assignment {text.one_line(assignment, 60)!r}; known: {', '.join(cfg.assignments)}",
-              file=sys.stderr)
+        print(
+            f"ci: unknown assignment {text.one_line(assignment, 60)!r}; known: {', '.join(cfg.assignments)}",
+            file=sys.stderr,
+        )
         return 2
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
@@ -80,10 +94,17 @@ def main(*, notebook: str | None = None, assignment: str | None = None, lang: st
         import traceback
 
         traceback.print_exc()
-        (folder / "results.json").write_text(json.dumps({
-            "score": 0.0, "tests": [], "output_format": "text",
-            "output": t("internal_error_batch", error=type(exc).__name__),
-        }, indent=2))
+        (folder / "results.json").write_text(
+            json.dumps(
+                {
+                    "score": 0.0,
+                    "tests": [],
+                    "output_format": "text",
+                    "output": t("internal_error_batch", error=type(exc).__name__),
+                },
+                indent=2,
+            )
+        )
         return 2
     (folder / "results.json").write_text(json.dumps(result.to_gradescope(), indent=2))
     if result.status == "internal_error":  # the kit's fault: loud, whatever the score

@@ -3,6 +3,7 @@ submissions with the kit's judge and through each autograder zip run the way
 Gradescope runs it, and print a score table with what each was expected to score.
 Exits non-zero when any example scores other than expected, or the two paths disagree.
 """
+
 import json
 import os
 import shutil
@@ -31,10 +32,19 @@ def run_zip(zip_path, submission, workdir, timeout=900):
     with zipfile.ZipFile(zip_path) as zf:
         zf.extractall(root / "source")
     shutil.copy(submission, root / "submission" / Path(submission).name)
-    env = {**os.environ, "KIT_AUTOGRADER_ROOT": str(root),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], cwd=root / "source",
-                          env=env, capture_output=True, text=True, timeout=timeout)
+    env = {
+        **os.environ,
+        "KIT_AUTOGRADER_ROOT": str(root),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        cwd=root / "source",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     results = root / "results" / "results.json"
     if not results.exists():
         raise RuntimeError(f"run_autograder wrote no results.json (exit {proc.returncode}): {proc.stderr[-2000:]}")
@@ -101,10 +111,14 @@ def main(*, out: str = "demo-out") -> int:
         fault = (data.get("extra_data") or {}).get("status") == "internal_error"  # never an expected score
         flag = "GRADER FAULT" if fault else "ok" if ok and same else ("ZIP DIFFERS" if ok else "UNEXPECTED")
         failures += flag != "ok"
-        print(f"  {rel.ljust(width)} {data.get('score', 0):6.2f} | {zip_total:6.2f} / {total:<4g} "
-              f"expected {want:<45} {flag}")
-    print(f"\njudge: {judge_seconds:.1f} s for {len(files)} submissions; "
-          f"zips: {zip_seconds:.1f} s; total {time.monotonic() - start:.1f} s")
+        print(
+            f"  {rel.ljust(width)} {data.get('score', 0):6.2f} | {zip_total:6.2f} / {total:<4g} "
+            f"expected {want:<45} {flag}"
+        )
+    print(
+        f"\njudge: {judge_seconds:.1f} s for {len(files)} submissions; "
+        f"zips: {zip_seconds:.1f} s; total {time.monotonic() - start:.1f} s"
+    )
     print(f"results: {folder / 'grades'}/<id>/results.json and {folder / 'grades' / 'grades.csv'}")
     if failures:
         print(f"{failures} example(s) did not score as expected", file=sys.stderr)

@@ -19,6 +19,7 @@ A value lands in shell and YAML as it is, so it is checked (templates.yml
 `kind`): a whole number, a Kubernetes name, or text of letters, digits,
 spaces and `_ . / : = + @ % , -` (no quote, `$`, `;`, glob or redirection).
 """
+
 import re
 import sys
 from collections.abc import Sequence
@@ -63,8 +64,9 @@ def render(name, values=None):
         raise TemplateError(f"template {name} has no variable {unknown[0]}; its variables: {', '.join(declared)}")
     missing = [v for v, spec in declared.items() if v not in values and "default" not in spec]
     if missing:
-        raise TemplateError(f"template {name} needs {', '.join(f'--set {v}=...' for v in missing)} "
-                            f"({declared[missing[0]]['help']})")
+        raise TemplateError(
+            f"template {name} needs {', '.join(f'--set {v}=...' for v in missing)} ({declared[missing[0]]['help']})"
+        )
     filled = {v: str(values.get(v, spec.get("default", ""))) for v, spec in declared.items()}
     for var, value in filled.items():  # the defaults too: they are written in templates.yml by hand
         pattern, what = _KINDS[declared[var].get("kind", "text")]
@@ -106,8 +108,9 @@ def main(*, template: str | None = None, listing: bool = False, settings: Sequen
 
         known = config.load().assignments
         if values["ASSIGNMENT"] not in known:
-            print(f"deploy: unknown assignment {values['ASSIGNMENT'][:60]!r}; known: {', '.join(known)}",
-                  file=sys.stderr)
+            print(
+                f"deploy: unknown assignment {values['ASSIGNMENT'][:60]!r}; known: {', '.join(known)}", file=sys.stderr
+            )
             return 2
     try:
         print(render(template, values), end="")

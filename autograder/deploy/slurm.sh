@@ -10,7 +10,7 @@
 # Each array task asks for: @CPUS@ CPUs, @MEM@, @TIME@ @GRES@
 #
 # Root: the judge needs root for the kit's sandbox (mount and network
-# namespaces, a worker uid per judge, control groups; README, "What a worker
+# namespaces, a worker uid per judge, control groups; docs/pages/architecture/index.md, "What a worker
 # can reach"). Tasks run as you, so the grading command runs through
 # `@AS_ROOT@`: ask the cluster's administrators for a rule that lets you run
 # exactly `@PYTHON@ -m autograder grade ...` as root on the grading nodes.

@@ -4,6 +4,7 @@
 it); `Batch` is one run of it: what it found, how each file is graded, and
 what it has done so far, which the judges report to as each file finishes.
 """
+
 import os
 import signal
 from collections import Counter
@@ -29,6 +30,7 @@ BATCH = "(one per batch)"  # grade_batch(assignment=BATCH): detect one assignmen
 class Rows(list):
     """grade_batch's [(id, path, results)], with `found`: how many files were found in all
     (more than the rows for a shard) and `assignment`: the batch's (None: each file's own)."""
+
     found = 0
     assignment = None
 
@@ -49,9 +51,17 @@ def _note(own: str | None, meta: str | None, graded_as: str | None, why: str) ->
     return t("batch_other_assignment", own=own, graded_as=graded_as, why=t(why))
 
 
-def grade_batch(paths: Any, out: str | os.PathLike[str], assignment: str | None = None, resume: bool = False,
-                progress: bool = True, cfg: config_mod.Config | None = None, jobs: int | None = None,
-                lang: str | None = None, shard: tuple[int, int] | None = None) -> Rows:
+def grade_batch(
+    paths: Any,
+    out: str | os.PathLike[str],
+    assignment: str | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    cfg: config_mod.Config | None = None,
+    jobs: int | None = None,
+    lang: str | None = None,
+    shard: tuple[int, int] | None = None,
+) -> Rows:
     """Grade every submission under `paths` into `out`; returns Rows [(id, path, results)] in input order.
 
     assignment: a name (every file graded against it); BATCH (one detected for the
@@ -69,9 +79,18 @@ def grade_batch(paths: Any, out: str | os.PathLike[str], assignment: str | None 
 class Batch:
     """One run of `grade_batch` (its arguments as it takes them)."""
 
-    def __init__(self, paths: Any, out: str | os.PathLike[str], assignment: str | None, resume: bool,
-                 progress: bool, cfg: config_mod.Config | None, jobs: int | None, lang: str | None,
-                 shard: tuple[int, int] | None) -> None:
+    def __init__(
+        self,
+        paths: Any,
+        out: str | os.PathLike[str],
+        assignment: str | None,
+        resume: bool,
+        progress: bool,
+        cfg: config_mod.Config | None,
+        jobs: int | None,
+        lang: str | None,
+        shard: tuple[int, int] | None,
+    ) -> None:
         self.cfg = cfg = cfg or config_mod.load()
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.out = out = Path(out)
@@ -102,8 +121,14 @@ class Batch:
             ed["submitters"] = self.people[f]
         return {**data, "extra_data": ed}
 
-    def done(self, f: Found, sid: str, data: dict[str, Any], seen: tuple[str | None, str | None] | None = None,
-             quiet: bool = False) -> None:
+    def done(
+        self,
+        f: Found,
+        sid: str,
+        data: dict[str, Any],
+        seen: tuple[str | None, str | None] | None = None,
+        quiet: bool = False,
+    ) -> None:
         """A file is graded: its files written, its result kept (the judges call this as each finishes)."""
         data = dict(data)
         own, meta = seen or self.detected.get(f) or (None, None)
@@ -159,9 +184,11 @@ class Batch:
                     if batch and len(counts) > 1:
                         others = ", ".join(f"{n} {a}" for a, n in counts.most_common() if a != batch)
                         tie = " (a tie: pass --assignment to choose)" if tied else ""
-                        say(f"grade: graded every submission as {batch}, the batch's assignment "
+                        say(
+                            f"grade: graded every submission as {batch}, the batch's assignment "
                             f"({counts[batch]} of {len(found)} notebooks){tie}; some look like other assignments "
-                            f"({others}): their results.json say so; grade them on their own with --assignment")
+                            f"({others}): their results.json say so; grade them on their own with --assignment"
+                        )
                     self.graded_as.update({f: batch for f in found})
                 elif assignment is None:
                     self.graded_as.update({f: self.detected[f][0] for f in self.detected})
@@ -178,8 +205,13 @@ class Batch:
                         self.results[f] = data
                         self.bar.step(sid + " (done before)")
                     elif hashes[f] is None and not os.path.isfile(f.path):
-                        self.done(f, sid, not_graded(f"{display(f.path.name)} is not a regular file",
-                                                     self.graded_as.get(f), cfg, self.lang))
+                        self.done(
+                            f,
+                            sid,
+                            not_graded(
+                                f"{display(f.path.name)} is not a regular file", self.graded_as.get(f), cfg, self.lang
+                            ),
+                        )
                     else:
                         todo.append((f, sid, self.graded_as.get(f), f not in self.detected))
                 judges.grade(todo, self.done)
@@ -197,8 +229,14 @@ class Batch:
                 if found:
                     write_csv(out, rows, cfg)
                 if self.shard is not None and found and not stop:
-                    shard_mod.write(out, self.shard, self.batch, len(found), [ids[f] for f in mine],
-                                    [self.position[f] for f in mine])
+                    shard_mod.write(
+                        out,
+                        self.shard,
+                        self.batch,
+                        len(found),
+                        [ids[f] for f in mine],
+                        [self.position[f] for f in mine],
+                    )
         if stop:
             raise BatchInterrupted(rows, len(mine), stop.signum, out)
         return rows

@@ -1,4 +1,5 @@
 """`python -m autograder grade`: the command around the batch (its checks, its score table, its exit status)."""
+
 import os
 import signal
 from collections.abc import Sequence
@@ -44,8 +45,17 @@ def _usage_error(message):
     return 2
 
 
-def main(*, submissions: Sequence[str], out: str, assignment: str | None = None, resume: bool = False,
-         jobs: int | None = None, no_progress: bool = False, lang: str | None = None, shard: str | None = None) -> int:
+def main(
+    *,
+    submissions: Sequence[str],
+    out: str,
+    assignment: str | None = None,
+    resume: bool = False,
+    jobs: int | None = None,
+    no_progress: bool = False,
+    lang: str | None = None,
+    shard: str | None = None,
+) -> int:
     """`grade`: grade `submissions` (files or folders) into `out`, print a score table; the exit
     status says what happened (0, 1: none could be graded, 2: a usage error, EXIT_GRADER_FAULT,
     EXIT_INTERRUPTED). `shard`: "I/N". The batch's own API is `grade_batch`."""
@@ -76,45 +86,59 @@ def main(*, submissions: Sequence[str], out: str, assignment: str | None = None,
     except OSError as exc:
         return _usage_error(f"cannot create --out {display(folder)}: {exc.strerror or exc}")
     if part and not assignment:
-        say(f"grade: --shard {part[0]}/{part[1]} without --assignment: the batch's assignment is detected "
-             "over every file found, as one run would (pass --assignment to skip reading them all)")
+        say(
+            f"grade: --shard {part[0]}/{part[1]} without --assignment: the batch's assignment is detected "
+            "over every file found, as one run would (pass --assignment to skip reading them all)"
+        )
     try:
-        rows = grade_batch(submissions, folder, assignment or BATCH, resume, not no_progress,
-                           cfg, jobs=jobs, lang=lang, shard=part)
+        rows = grade_batch(
+            submissions, folder, assignment or BATCH, resume, not no_progress, cfg, jobs=jobs, lang=lang, shard=part
+        )
     except KeyboardInterrupt as stop:
         signum = getattr(stop, "signum", None) or signal.SIGINT
         done = f" after {len(stop.rows)} of {stop.total} submissions" if isinstance(stop, BatchInterrupted) else ""
-        say(f"\ngrade: stopped ({signal.Signals(signum).name}){done}; what was graded is in "
-             f"{display(folder)}/<id>/results.json and {display(folder / CSV_NAME)}. To grade the rest, run the same "
-             f"command again with --resume.")
+        say(
+            f"\ngrade: stopped ({signal.Signals(signum).name}){done}; what was graded is in "
+            f"{display(folder)}/<id>/results.json and {display(folder / CSV_NAME)}. To grade the rest, run the same "
+            f"command again with --resume."
+        )
         return EXIT_INTERRUPTED.get(signum, 130)
     if not rows and part and rows.found:
-        print(f"grade: shard {part[0]}/{part[1]} holds none of the {rows.found} submissions found; "
-              f"wrote {display(folder / shard_mod.SHARD_NAME)}")
+        print(
+            f"grade: shard {part[0]}/{part[1]} holds none of the {rows.found} submissions found; "
+            f"wrote {display(folder / shard_mod.SHARD_NAME)}"
+        )
         return 0
     if not rows:
         say("grade: no submissions found")
         return 2
     print(score_table(rows, cfg))
     faults = [(sid, data) for sid, _, data in rows if grades_csv.status(data) == grades_csv.INTERNAL_ERROR]
-    failed = [(sid, data) for sid, _, data in rows
-              if not was_graded(data) and grades_csv.status(data) != grades_csv.INTERNAL_ERROR]
+    failed = [
+        (sid, data)
+        for sid, _, data in rows
+        if not was_graded(data) and grades_csv.status(data) != grades_csv.INTERNAL_ERROR
+    ]
     for sid, data in failed:
         say(f"grade: {sid}: {display(_reason(data), 300)}")
     for sid, data in faults:
         say(f"grade: {sid}: GRADER FAULT (internal_error, not the student's): {grades_csv.reason(data)}")
     of = f" (shard {part[0]}/{part[1]} of {rows.found} submissions found)" if part else ""
-    print(f"\nwrote {len(rows)} results{of} to {display(folder)}/<id>/results.json (with feedback.md and "
-          f"feedback.html) and {display(folder / CSV_NAME)}")
+    print(
+        f"\nwrote {len(rows)} results{of} to {display(folder)}/<id>/results.json (with feedback.md and "
+        f"feedback.html) and {display(folder / CSV_NAME)}"
+    )
     if not part:  # a shard's report comes after the merge
         from autograder import report
 
         with messages.language(lang):
             print(report.pointer(folder))
     if faults:
-        say(f"grade: the grader itself failed on {len(faults)} of {len(rows)} submissions (status internal_error "
-             f"in grades.csv, listed first in the report); fix the kit, then run the same command with --resume "
-             f"to regrade them")
+        say(
+            f"grade: the grader itself failed on {len(faults)} of {len(rows)} submissions (status internal_error "
+            f"in grades.csv, listed first in the report); fix the kit, then run the same command with --resume "
+            f"to regrade them"
+        )
         return EXIT_GRADER_FAULT
     if len(failed) == len(rows):
         say("grade: no submission could be graded")

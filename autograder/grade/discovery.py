@@ -2,6 +2,7 @@
 
 See the package's docstring (`autograder.grade`) for the rules an id follows.
 """
+
 import hashlib
 import os
 import re
@@ -23,6 +24,7 @@ _SAFE_PART = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
 @dataclass(frozen=True)
 class Found:
     """One submission file: where it was found and under which argument."""
+
     path: Path  # as found: the argument, or a file under it
     rel: tuple[str, ...]  # its path relative to the folder argument (a file argument: its name)
     parts: tuple[str, ...]  # every component of its absolute path (ids widen leftwards from rel)
@@ -35,12 +37,14 @@ class Found:
 
 def _walk(root: str, skip_real: set[str]) -> Iterator[str]:
     """Submission files under a folder, in a stable order; unreadable folders are reported."""
+
     def onerror(exc: OSError) -> None:
         say(f"grade: cannot read {display(exc.filename or root)}: {exc.strerror or exc}; skipped")
 
     for dirpath, dirs, files in os.walk(root, onerror=onerror):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
-                         and os.path.realpath(os.path.join(dirpath, d)) not in skip_real)
+        dirs[:] = sorted(
+            d for d in dirs if d not in SKIP_DIRS and os.path.realpath(os.path.join(dirpath, d)) not in skip_real
+        )
         for name in sorted(files):
             if name.lower().endswith(SUFFIXES):
                 full = os.path.join(dirpath, name)

@@ -23,6 +23,7 @@ read as the plain mapping, list or text under it), at most
 too large, not YAML, not a mapping, an entry of the wrong shape) costs one
 line on stderr and the names it could not give, never the batch.
 """
+
 import os
 
 import yaml
@@ -78,8 +79,10 @@ def read(folder, max_bytes, say):
         with open(path, "rb") as f:
             raw = f.read(max_bytes + 1)
         if len(raw) > max_bytes:
-            say(f"grade: {where}: larger than {max_bytes // 2**20} MB (limits.export_metadata_mb); "
-                "graded without the submitters' names")
+            say(
+                f"grade: {where}: larger than {max_bytes // 2**20} MB (limits.export_metadata_mb); "
+                "graded without the submitters' names"
+            )
             return {}
         data = yaml.load(raw.decode("utf-8"), Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
@@ -89,8 +92,10 @@ def read(folder, max_bytes, say):
     if data is None:
         return {}
     if not isinstance(data, dict):
-        say(f"grade: {where}: not a Gradescope export's metadata (not a mapping of submissions); "
-            "graded without the submitters' names")
+        say(
+            f"grade: {where}: not a Gradescope export's metadata (not a mapping of submissions); "
+            "graded without the submitters' names"
+        )
         return {}
     out, bad = {}, []
     for key, entry in data.items():

@@ -13,6 +13,7 @@ Markdown or HTML would act on is escaped: `autograder.judge.text.markdown`).
 `render` turns exactly that subset into HTML; everything else comes out as
 literal, HTML-escaped text, so nothing in a message can become markup.
 """
+
 import html
 import re
 import string
@@ -26,9 +27,11 @@ _ACTIVE = frozenset("\\`*_[]<>#!|~")  # what Markdown or HTML could act on in a 
 _PARAGRAPHS = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
 _STRONG = object()  # a `**` in the token stream
 
-_STYLE = ("body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;"
-          "line-height:1.45;color:#1b1b1b}h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:1.6rem;"
-          "border-bottom:1px solid #ddd}p{margin:.45rem 0;overflow-wrap:anywhere}.meta{color:#555}")
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;"
+    "line-height:1.45;color:#1b1b1b}h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:1.6rem;"
+    "border-bottom:1px solid #ddd}p{margin:.45rem 0;overflow-wrap:anywhere}.meta{color:#555}"
+)
 
 
 # -- the Markdown subset ----------------------------------------------------------
@@ -96,8 +99,9 @@ def _parts(sid, data, title):
     with messages.language(lang):
         heading = t("feedback_title", assignment=title or t("feedback_no_assignment"))
         meta = [t("feedback_submission", id=sid)]
-        names = [s.get("name") or s.get("email") or s.get("sid") for s in ed.get("submitters") or []
-                 if isinstance(s, dict)]
+        names = [
+            s.get("name") or s.get("email") or s.get("sid") for s in ed.get("submitters") or [] if isinstance(s, dict)
+        ]
         if any(names):
             meta.append(t("feedback_submitters", names="; ".join(n for n in names if n)))
         tests = [x for x in data.get("tests") or [] if isinstance(x, dict)]
@@ -124,9 +128,12 @@ def page(sid, data, title=None):
     body = [f"<h1>{e(heading)}</h1>", *[f'<p class="meta">{e(m)}</p>' for m in meta], *map(render, bodies)]
     for name, text in questions:
         body += [f"<h2>{e(name)}</h2>", render(text)]
-    return ("<!DOCTYPE html>\n"
-            f'<html lang="{e(lang)}">\n<head>\n<meta charset="utf-8">\n'
-            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">\n'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{e(heading)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n<main>\n"
-            + "\n".join(x for x in body if x) + "\n</main>\n</body>\n</html>\n")
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="{e(lang)}">\n<head>\n<meta charset="utf-8">\n'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{e(heading)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n<main>\n"
+        + "\n".join(x for x in body if x)
+        + "\n</main>\n</body>\n</html>\n"
+    )

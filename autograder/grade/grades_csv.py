@@ -19,6 +19,7 @@ it was found as, its scores), so `merge` rewrites the file byte for byte as a
 single run writes it. A text cell that a spreadsheet would run as a formula
 (it starts with = + - @, a tab or a carriage return) gets a leading `'`.
 """
+
 import csv
 import os
 
@@ -71,8 +72,11 @@ def reason(data):
     ed = data.get("extra_data") or {}
     flags = ed.get("flags") or {}
     with messages.language(ed.get("language") or None):
-        parts = [t("batch_partial_skipped", n=flags[k]) if k == "skipped_cells" else str(flags[k])
-                 for k in PARTIAL_FLAGS if flags.get(k)]
+        parts = [
+            t("batch_partial_skipped", n=flags[k]) if k == "skipped_cells" else str(flags[k])
+            for k in PARTIAL_FLAGS
+            if flags.get(k)
+        ]
     return display("; ".join(parts), 300)
 
 
@@ -89,8 +93,18 @@ def _text(value):
 
 def columns(names):
     """The header for these question columns."""
-    return ["id", "path", "assignment", *SUBMITTER_FIELDS, "status", "reason",
-            *names, "total", *[f"{n}_max" for n in names], "total_max"]
+    return [
+        "id",
+        "path",
+        "assignment",
+        *SUBMITTER_FIELDS,
+        "status",
+        "reason",
+        *names,
+        "total",
+        *[f"{n}_max" for n in names],
+        "total_max",
+    ]
 
 
 def question_names(rows, cfg):
@@ -113,9 +127,18 @@ def row(sid, path, data, names, cfg):
     people = submitters(data)
     who = ["; ".join(display(str(p.get(f) or ""), 300) for p in people) for f in SUBMITTER_FIELDS]
     total_max = float(sum(known.values())) if known else (sum(maxes.values()) if maxes else "")
-    return [sid, _text(display(path)), assignment or "", *map(_text, who), status(data), _text(reason(data)),
-            *[scores.get(n, "") for n in names], data.get("score", 0.0),
-            *[maxes.get(n, "") for n in names], total_max]
+    return [
+        sid,
+        _text(display(path)),
+        assignment or "",
+        *map(_text, who),
+        status(data),
+        _text(reason(data)),
+        *[scores.get(n, "") for n in names],
+        data.get("score", 0.0),
+        *[maxes.get(n, "") for n in names],
+        total_max,
+    ]
 
 
 def write_csv(out, rows, cfg):

@@ -2,6 +2,7 @@
 
 The exit statuses the `grade` command ends with are here too.
 """
+
 import signal
 import threading
 from types import FrameType

@@ -4,6 +4,7 @@ Each pool process is a trusted judge with its own worker uid (sandbox.worker_uid
 own fork server, so torch is imported once per judge, not once per submission. The
 batch's own process reads no notebook and imports no torch when it has a pool.
 """
+
 import os
 import signal
 import traceback
@@ -32,7 +33,10 @@ def grade_one(path, assignment, cfg, forkserver=None, lang=None):
         with messages.language(lang):
             output = t("internal_error_batch", error=f"{type(exc).__name__}: {exc}")
         return {
-            "score": 0.0, "tests": [], "assignment": assignment, "output": output,
+            "score": 0.0,
+            "tests": [],
+            "assignment": assignment,
+            "output": output,
             "internal_errors": [traceback.format_exc()],
             "extra_data": {"status": "internal_error", "internal_errors": 1},
         }
@@ -141,8 +145,9 @@ class Pool:
 
         ctx = multiprocessing.get_context("spawn")  # judges start clean: no torch state forked
         self.jobs, self.cfg, self.stop, self.lang = jobs, cfg, stop, lang
-        self.executor = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init,
-                                            initargs=(str(cfg.path), os.getpid()))
+        self.executor = ProcessPoolExecutor(
+            jobs, mp_context=ctx, initializer=_pool_init, initargs=(str(cfg.path), os.getpid())
+        )
 
     def start(self):
         """Start every judge now (their torch imports overlap the parent's work)."""
@@ -194,8 +199,9 @@ class Pool:
         """Grade [(Found, id, assignment, own_first)], calling done(f, id, results, seen) as each finishes."""
         from concurrent.futures import as_completed
 
-        futures = self._submit_all(_pool_task, [((f, sid, a, o), (os.fspath(f.path), a, o, self.lang))
-                                                for f, sid, a, o in todo])
+        futures = self._submit_all(
+            _pool_task, [((f, sid, a, o), (os.fspath(f.path), a, o, self.lang)) for f, sid, a, o in todo]
+        )
         try:
             for fut in as_completed(futures):
                 f, sid, a, own_first = futures[fut]
@@ -229,4 +235,3 @@ class Pool:
                 p.join(timeout=1)
             except (OSError, AssertionError, ValueError):
                 pass
-

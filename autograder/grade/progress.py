@@ -1,4 +1,5 @@
 """What a batch tells the terminal while it runs: one-line messages and the progress bar (stderr)."""
+
 import sys
 import time
 from typing import TextIO
@@ -25,8 +26,7 @@ class Progress:
         width = 24
         filled = int(width * self.done / max(self.total, 1))
         bar = "#" * filled + "-" * (width - filled)
-        line = (f"[{bar}] {self.done}/{self.total} {rate * 60:.1f}/min "
-                f"ETA {eta:.0f}s  {label[:40]}")
+        line = f"[{bar}] {self.done}/{self.total} {rate * 60:.1f}/min ETA {eta:.0f}s  {label[:40]}"
         if self.tty:
             self.stream.write("\r" + line.ljust(100))
             if self.done == self.total:

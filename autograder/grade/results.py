@@ -3,6 +3,7 @@
 results.json (Gradescope's format) with feedback.md and feedback.html beside it
 (`feedback`); each is written whole, then renamed (`autograder.atomic`).
 """
+
 import json
 import os
 from pathlib import Path
@@ -43,10 +44,17 @@ def not_graded(reason: str, assignment: str | None, cfg: Config, lang: str | Non
     qs = cfg.questions(assignment) if assignment in cfg.assignments else {}
     with messages.language(lang):
         line, note = t("not_graded_line", reason=reason), t("not_graded_note", reason=reason)
-    tests = [{"name": q, "score": 0.0, "max_score": float(p), "output": f"0 / {p:g}\n{line}",
-              "visibility": "visible"} for q, p in qs.items()]
-    return {"score": 0.0, "tests": tests, "assignment": assignment if qs else None, "output": note,
-            "extra_data": {"status": "not_graded"}}
+    tests = [
+        {"name": q, "score": 0.0, "max_score": float(p), "output": f"0 / {p:g}\n{line}", "visibility": "visible"}
+        for q, p in qs.items()
+    ]
+    return {
+        "score": 0.0,
+        "tests": tests,
+        "assignment": assignment if qs else None,
+        "output": note,
+        "extra_data": {"status": "not_graded"},
+    }
 
 
 # -- read back (--resume) -------------------------------------------------------
@@ -74,5 +82,9 @@ def reusable(data: dict[str, Any], assignment: str | None) -> bool:
     errors = extra.get("internal_errors")
     if errors is None:  # a results.json from before the kit recorded it
         errors = "internal grader error" in str(data.get("output", ""))
-    return (data.get("assignment") == assignment and not errors and not data.get("internal_errors")
-            and extra.get("status") != grades_csv.INTERNAL_ERROR)
+    return (
+        data.get("assignment") == assignment
+        and not errors
+        and not data.get("internal_errors")
+        and extra.get("status") != grades_csv.INTERNAL_ERROR
+    )

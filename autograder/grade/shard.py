@@ -15,6 +15,7 @@ Each shard writes OUT/shard.json, what `merge` checks:
 `ids` are the shard's submissions and `positions` their places among all the
 files found, so `merge` puts the rows in a single run's order.
 """
+
 import hashlib
 import json
 import os
@@ -52,8 +53,14 @@ def number(rel, n):
 
 
 def write(out, shard, assignment, found, ids, positions):
-    data = {"shard": shard[0], "of": shard[1], "assignment": assignment, "found": found,
-            "ids": list(ids), "positions": list(positions)}
+    data = {
+        "shard": shard[0],
+        "of": shard[1],
+        "assignment": assignment,
+        "found": found,
+        "ids": list(ids),
+        "positions": list(positions),
+    }
     atomic.write_json(os.path.join(out, SHARD_NAME), data, end="\n")
 
 

@@ -5,6 +5,7 @@ Gradescope's submitter names; both reach results.json, grades.csv and the
 terminal. Kept apart from the batch itself so the batch's own modules (the CSV,
 the feedback files, the export reader) share it without importing each other.
 """
+
 import os
 
 

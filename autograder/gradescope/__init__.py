@@ -15,6 +15,7 @@ with the trusted judge (`autograder.judge.grade`), and writes
 - results.json is always written, with a score of 0 and a message when the
   submission cannot be graded, and even when the grader itself fails.
 """
+
 import os
 import sys
 import traceback
@@ -64,8 +65,10 @@ def find_submission(folder, assignment=None):
         return notebooks[0]
     if len(notebooks) > 1:
         names = ", ".join(str(p.relative_to(folder)) for p in notebooks)
-        raise NoSubmission(t("gs_many_notebooks", n=len(notebooks), names=names)
-                           + (t("gs_named", assignment=assignment) if assignment else ""))
+        raise NoSubmission(
+            t("gs_many_notebooks", n=len(notebooks), names=names)
+            + (t("gs_named", assignment=assignment) if assignment else "")
+        )
     zips = _candidates(folder, ".zip")
     if len(zips) == 1:
         return zips[0]
@@ -83,15 +86,27 @@ def _zero_result(assignment, message):
 
         cfg = config_mod.load()
         if assignment in cfg.assignments:
-            tests = [{"name": q, "score": 0.0, "max_score": float(p),
-                      "output": f"0 / {p:g}\n{t('not_graded_line', reason=message)}", "visibility": "visible"}
-                     for q, p in cfg.questions(assignment).items()]
+            tests = [
+                {
+                    "name": q,
+                    "score": 0.0,
+                    "max_score": float(p),
+                    "output": f"0 / {p:g}\n{t('not_graded_line', reason=message)}",
+                    "visibility": "visible",
+                }
+                for q, p in cfg.questions(assignment).items()
+            ]
     except Exception:  # noqa: BLE001 - the zero result must not fail
         pass
     from autograder import __version__
 
-    return {"score": 0.0, "tests": tests, "output": t("not_graded_note", reason=message), "execution_time": 0.0,
-            "extra_data": {"kit_version": __version__, "status": "not_graded"}}
+    return {
+        "score": 0.0,
+        "tests": tests,
+        "output": t("not_graded_note", reason=message),
+        "execution_time": 0.0,
+        "extra_data": {"kit_version": __version__, "status": "not_graded"},
+    }
 
 
 def _write(results_dir, data):
@@ -132,8 +147,13 @@ def main(*, root: str | None = None, assignment: str | None = None) -> int:
     except BaseException:  # noqa: BLE001 - last resort: still write results.json
         print(traceback.format_exc(), file=sys.stderr)
         try:
-            _write(folder / "results", _zero_result(assignment or os.environ.get("KIT_ASSIGNMENT"),
-                                                   "the autograder failed; please tell the course staff"))
+            _write(
+                folder / "results",
+                _zero_result(
+                    assignment or os.environ.get("KIT_ASSIGNMENT"),
+                    "the autograder failed; please tell the course staff",
+                ),
+            )
         except OSError:
             pass
         return 1

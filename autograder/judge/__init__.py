@@ -6,6 +6,7 @@ pytest, in this process; the student's code runs in a sandboxed worker
 (`remote.Remote`) and only plain tensors come back. How the outcomes become
 scores and feedback: `scoring`.
 """
+
 import importlib
 import inspect
 import time
@@ -93,17 +94,30 @@ class GradeResult:
         for q in self.questions.values():
             head = f"{q.score:g} / {q.max_score:g}"
             output = markdown_lines([head] + q.lines) if q.lines else f"{head}: {t('all_passed')}"
-            tests.append({
-                "name": q.name, "score": q.score, "max_score": q.max_score,
-                "output": output, "visibility": "visible",
-            })
+            tests.append(
+                {
+                    "name": q.name,
+                    "score": q.score,
+                    "max_score": q.max_score,
+                    "output": output,
+                    "visibility": "visible",
+                }
+            )
         # Markdown, which Gradescope renders: every line (student text included) escaped, so
         # nothing a student's error message holds can act as Markdown or HTML of its own.
-        out: dict[str, Any] = {"score": self.score, "tests": tests, "execution_time": round(self.seconds, 2),
-               "output_format": "md", "test_output_format": "md",
-               "extra_data": {"kit_version": __version__, "language": self.language or messages.current(),
-                              "status": self.status,
-                              "internal_errors": len(self.internal_errors)}}
+        out: dict[str, Any] = {
+            "score": self.score,
+            "tests": tests,
+            "execution_time": round(self.seconds, 2),
+            "output_format": "md",
+            "test_output_format": "md",
+            "extra_data": {
+                "kit_version": __version__,
+                "language": self.language or messages.current(),
+                "status": self.status,
+                "internal_errors": len(self.internal_errors),
+            },
+        }
         out["extra_data"].update(self.records())
         if self.notes:
             out["output"] = markdown_lines(self.notes)
@@ -112,7 +126,6 @@ class GradeResult:
         if self.judge_peak_mb is not None:
             out["extra_data"]["judge_peak_mb"] = self.judge_peak_mb
         return out
-
 
     def records(self) -> dict[str, Any]:
         """Plain data for class reports (`autograder.report`), beside the words: every
@@ -198,15 +211,17 @@ class KitPlugin:
         """A suite file that cannot be collected (a syntax error, a failed import) is the kit's
         fault: the staff is told which file and why, never a quiet zero."""
         if report.failed:
-            self.internal_errors.append(f"{report.nodeid or 'suites'}: cannot be collected: "
-                                        f"{report.longreprtext[-2000:]}")
+            self.internal_errors.append(
+                f"{report.nodeid or 'suites'}: cannot be collected: {report.longreprtext[-2000:]}"
+            )
 
     def pytest_internalerror(self, excrepr: object, excinfo: object) -> None:
         self.internal_errors.append(f"pytest internal error: {str(excrepr)[-2000:]}")
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Function,
-                                  call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Function, call: pytest.CallInfo[None]
+    ) -> Generator[None, Any, None]:
         outcome = yield
         report = outcome.get_result()
         if report.when == "teardown" and report.failed:  # a fixture's clean-up: the kit's own code
@@ -227,9 +242,18 @@ class KitPlugin:
                     # A bug in the suite itself: tell the student nothing hidden.
                     self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")
                     message = t("internal_error")
-            self.outcomes.append(TestOutcome(question, item.originalname, case, passed, message,
-                                             evidence=item.get_closest_marker("evidence") is not None,
-                                             weight=weight, prop=item.get_closest_marker("property") is not None))
+            self.outcomes.append(
+                TestOutcome(
+                    question,
+                    item.originalname,
+                    case,
+                    passed,
+                    message,
+                    evidence=item.get_closest_marker("evidence") is not None,
+                    weight=weight,
+                    prop=item.get_closest_marker("property") is not None,
+                )
+            )
 
     def pytest_collection_modifyitems(self, items: list[pytest.Function]) -> None:
         """Every test module names its question (`QUESTION`), one of its
@@ -241,22 +265,39 @@ class KitPlugin:
             question = getattr(item.module, "QUESTION", None)
             if question not in known:
                 self.internal_errors.append(
-                    f"{item.nodeid}: its module's QUESTION is {question!r}, not one of {sorted(known)}")
+                    f"{item.nodeid}: its module's QUESTION is {question!r}, not one of {sorted(known)}"
+                )
                 continue
             keep.append(item)
         items[:] = keep
 
 
-def _run_suites(plugin: KitPlugin, assignment: str,
-                extra_args: Sequence[str] = ()) -> tuple[int | pytest.ExitCode, str]:
+def _run_suites(
+    plugin: KitPlugin, assignment: str, extra_args: Sequence[str] = ()
+) -> tuple[int | pytest.ExitCode, str]:
     args = [
         # unraisableexception/threadexception: their clean-up runs gc.collect five times (~0.2 s a submission)
-        str(SUITES / assignment), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-        "-p", "no:unraisableexception", "-p", "no:threadexception",
-        "--import-mode=importlib", "--rootdir", str(SUITES), "-c", str(SUITES / "pytest.ini"),
-        "--no-header", "-o", "console_output_style=classic",
+        str(SUITES / assignment),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:unraisableexception",
+        "-p",
+        "no:threadexception",
+        "--import-mode=importlib",
+        "--rootdir",
+        str(SUITES),
+        "-c",
+        str(SUITES / "pytest.ini"),
+        "--no-header",
+        "-o",
+        "console_output_style=classic",
         # the suites hold no `assert` (a kit test keeps it so): rewriting them cost ~1.9 s a submission
-        "--assert=plain", *extra_args,
+        "--assert=plain",
+        *extra_args,
     ]
     import contextlib
     import io
@@ -301,9 +342,14 @@ def notebook_language(submission: Submission) -> str | None:
         return None
 
 
-def grade(path: str | Path, assignment: str | None = None, cfg: config_mod.Config | None = None,
-          pytest_args: Sequence[str] = (), forkserver: "ForkServer | None" = None,
-          lang: str | None = None) -> GradeResult:
+def grade(
+    path: str | Path,
+    assignment: str | None = None,
+    cfg: config_mod.Config | None = None,
+    pytest_args: Sequence[str] = (),
+    forkserver: "ForkServer | None" = None,
+    lang: str | None = None,
+) -> GradeResult:
     """Grade one notebook or export zip; never raises for a bad submission.
 
     The feedback is in `lang` when given, else in the language of the edition
@@ -321,10 +367,19 @@ def grade(path: str | Path, assignment: str | None = None, cfg: config_mod.Confi
         with messages.language(lang):
             name = assignment if assignment in known else None
             reason = one_line(exc, 300)
-            questions = {n: QuestionResult(n, float(p), 0.0, [t("not_graded_line", reason=reason)])
-                         for n, p in (cfg.questions(name).items() if name else [])}
-            result = GradeResult(Path(path), name, questions, [t("not_graded_note", reason=reason)],
-                                 time.monotonic() - start, language=lang, status="not_graded")
+            questions = {
+                n: QuestionResult(n, float(p), 0.0, [t("not_graded_line", reason=reason)])
+                for n, p in (cfg.questions(name).items() if name else [])
+            }
+            result = GradeResult(
+                Path(path),
+                name,
+                questions,
+                [t("not_graded_note", reason=reason)],
+                time.monotonic() - start,
+                language=lang,
+                status="not_graded",
+            )
             result.flags = {"not_graded": reason}
         result.judge_peak_mb = _peak_memory_mb()
         return result
@@ -335,14 +390,23 @@ def grade(path: str | Path, assignment: str | None = None, cfg: config_mod.Confi
     return result
 
 
-def _grade(path: str | Path, submission: Submission, assignment: str | None, cfg: config_mod.Config,
-           pytest_args: Sequence[str], forkserver: "ForkServer | None", start: float) -> GradeResult:
+def _grade(
+    path: str | Path,
+    submission: Submission,
+    assignment: str | None,
+    cfg: config_mod.Config,
+    pytest_args: Sequence[str],
+    forkserver: "ForkServer | None",
+    start: float,
+) -> GradeResult:
     known: list[str] = cfg.assignments
     # Without an assignment given, the notebook's code decides (its metadata is the student's to edit).
     name = assignment or detect.detect(submission, cfg)
     if name not in known:
-        note = t("not_graded_note", reason=t("unknown_assignment", name=one_line(Path(path).name, 120),
-                                             known=", ".join(known)))
+        note = t(
+            "not_graded_note",
+            reason=t("unknown_assignment", name=one_line(Path(path).name, 120), known=", ".join(known)),
+        )
         return GradeResult(Path(path), None, {}, [note], time.monotonic() - start, status="not_graded")
     own = forkserver is None
     # one submission on its own (gradescope, ci): a fork server of its own, prestarted if the command did
@@ -351,8 +415,9 @@ def _grade(path: str | Path, submission: Submission, assignment: str | None, cfg
 
         forkserver = ForkServer()
     stand_in = StandIn(name, cfg)
-    remote = Remote(submission, provided_source(name), Limits.from_config(cfg.limits), forkserver=forkserver,
-                    stand_in=stand_in)
+    remote = Remote(
+        submission, provided_source(name), Limits.from_config(cfg.limits), forkserver=forkserver, stand_in=stand_in
+    )
     plugin = KitPlugin(remote, submission, cfg, name)
     try:
         code, _ = _run_suites(plugin, name, pytest_args)
@@ -364,8 +429,9 @@ def _grade(path: str | Path, submission: Submission, assignment: str | None, cfg
     # anything else (interrupted by a collection error, an internal or usage error, no test
     # collected) is the kit's, even where no hook above saw why.
     if int(code) not in (0, 1) and not plugin.internal_errors:
-        plugin.internal_errors.append(f"pytest exited with status {int(code)} ({getattr(code, 'name', code)}) "
-                                      f"on the {name} suites")
+        plugin.internal_errors.append(
+            f"pytest exited with status {int(code)} ({getattr(code, 'name', code)}) on the {name} suites"
+        )
     if plugin.internal_errors:
         _forget_suites()
     questions = scoring.score(cfg, name, plugin.outcomes, kit_fault=bool(plugin.internal_errors))
@@ -380,14 +446,28 @@ def _grade(path: str | Path, submission: Submission, assignment: str | None, cfg
         notes.append(t("stopped_early", reason=remote.over_budget))
     notes += [t("note", text=one_line(e, MAX_LINE_CHARS)) for e in remote.cell_errors[:10]]
     notes += [t("note", text=one_line(n, MAX_LINE_CHARS)) for n in list(remote.notes.values())[:10]]
-    result = GradeResult(Path(path), name, questions, notes, time.monotonic() - start, remote.peak_mb,
-                         status="internal_error" if plugin.internal_errors else "graded")
-    result.flags = {k: v for k, v in {
-        "metadata_assignment": meta if meta and meta != name else None,
-        "not_run": remote.load_failure, "over_budget": remote.over_budget,
-        "skipped_cells": len(remote.skipped), "cell_errors": len(remote.cell_errors),
-        "notes": len(remote.notes), "stand_ins": sorted({n for names in stand_in.used.values() for n in names}),
-    }.items() if v}
+    result = GradeResult(
+        Path(path),
+        name,
+        questions,
+        notes,
+        time.monotonic() - start,
+        remote.peak_mb,
+        status="internal_error" if plugin.internal_errors else "graded",
+    )
+    result.flags = {
+        k: v
+        for k, v in {
+            "metadata_assignment": meta if meta and meta != name else None,
+            "not_run": remote.load_failure,
+            "over_budget": remote.over_budget,
+            "skipped_cells": len(remote.skipped),
+            "cell_errors": len(remote.cell_errors),
+            "notes": len(remote.notes),
+            "stand_ins": sorted({n for names in stand_in.used.values() for n in names}),
+        }.items()
+        if v
+    }
     result.judge_peak_mb = _peak_memory_mb()
     result.internal_errors = plugin.internal_errors
     result.outcomes = plugin.outcomes

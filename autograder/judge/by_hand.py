@@ -32,6 +32,7 @@ Runs in the reader's limited helper (`reader.read_bytes`): standard library
 only. `checked(data)` is the judge's side: it accepts what the helper sent
 only in the shape `read` gives.
 """
+
 import ast
 import math
 from collections.abc import Container, Sequence
@@ -55,6 +56,7 @@ class Form:
     """One question answered in a typed cell: its tag (the marker is `# ` + tag), the
     names the cell may assign and, for a word answer, {target: allowed words} (the
     `shape` target holds a tuple of them). `words` None: numbers (the by-hand rule)."""
+
     question: str
     tag: str
     targets: tuple[str, ...]
@@ -77,9 +79,13 @@ BY_HAND = Form(QUESTION, TAG, TARGETS)
 DRILL_TENSORS = ("decoder_states", "encoder_states", "W", "mask", "projected", "scores", "weights", "context")
 DRILL_SYMBOLS = ("batch_size", "T_dec", "T_enc", "d_s", "d_h", "d_attn")
 DRILL_FIXES = ("transpose", "reshape", "project")
-SHAPES_DRILL = Form("shapes_drill", "kit-shapes-drill", ("wrong_tensor", "right_shape", "fix"),
-                    words={"wrong_tensor": DRILL_TENSORS, "right_shape": DRILL_SYMBOLS, "fix": DRILL_FIXES},
-                    shape="right_shape")
+SHAPES_DRILL = Form(
+    "shapes_drill",
+    "kit-shapes-drill",
+    ("wrong_tensor", "right_shape", "fix"),
+    words={"wrong_tensor": DRILL_TENSORS, "right_shape": DRILL_SYMBOLS, "fix": DRILL_FIXES},
+    shape="right_shape",
+)
 FORMS = (BY_HAND, SHAPES_DRILL)
 OTHER_FORMS = {f.question: f for f in FORMS if f is not BY_HAND}  # the reader's `typed` answers
 
@@ -144,8 +150,9 @@ def _word(node: ast.expr, line: int, form: Form, name: str) -> str:
     if isinstance(node, ast.Constant) and type(node.value) is str:
         if node.value in allowed:
             return node.value
-        raise Unreadable("by_hand_word_unknown", line=line, name=name, word=_shown(node.value),
-                         allowed=", ".join(allowed))
+        raise Unreadable(
+            "by_hand_word_unknown", line=line, name=name, word=_shown(node.value), allowed=", ".join(allowed)
+        )
     raise _offence(node, line, form)
 
 
@@ -210,8 +217,9 @@ def parse_cell(text: str, form: Form = BY_HAND) -> dict[str, Any]:
 MAX_LISTED = 20  # marked cells named in the answer (the rest are only counted)
 
 
-def read(cells: Sequence[tuple[int, str, str]], total: int | None = None,
-         form: Form = BY_HAND) -> dict[str, Any] | None:
+def read(
+    cells: Sequence[tuple[int, str, str]], total: int | None = None, form: Form = BY_HAND
+) -> dict[str, Any] | None:
     """The by-hand answer from [(index, label, text)] of the marked cells (the first
     MAX_LISTED of `total`), as plain data: None when there is none, else {"cells":
     [index], "labels": [label], "answers": {target: value} or None, "problem": {"key",
@@ -219,8 +227,12 @@ def read(cells: Sequence[tuple[int, str, str]], total: int | None = None,
     if not cells:
         return None
     total = max(total or 0, len(cells))
-    out: dict[str, Any] = {"cells": [i for i, _, _ in cells], "labels": [label for _, label, _ in cells],
-                           "answers": None, "problem": None}
+    out: dict[str, Any] = {
+        "cells": [i for i, _, _ in cells],
+        "labels": [label for _, label, _ in cells],
+        "answers": None,
+        "problem": None,
+    }
     if total > 1:
         fields = {"n": total, "tag": form.tag} if form.words is not None else {"n": total}
         out["problem"] = {"key": form.key("two_cells"), "fields": fields}
@@ -239,9 +251,10 @@ def _is_value(v: object, depth: int = 0) -> bool:
     if isinstance(v, float):
         return math.isfinite(v)
     if isinstance(v, int) and not isinstance(v, bool):  # JSON writes 2.0 as 2.0; an int is still a number
-        return abs(v) < 2 ** 53
-    return isinstance(v, list) and depth < MAX_DEPTH and len(v) <= MAX_NUMBERS and all(
-        _is_value(x, depth + 1) for x in v)
+        return abs(v) < 2**53
+    return (
+        isinstance(v, list) and depth < MAX_DEPTH and len(v) <= MAX_NUMBERS and all(_is_value(x, depth + 1) for x in v)
+    )
 
 
 def _to_float(v: Any) -> float | list[Any] | None:  # JSON: a number, None or lists of them
@@ -268,10 +281,14 @@ def checked(data: Any, max_cells: int, form: Form = BY_HAND) -> dict[str, Any] |
     if not isinstance(data, dict) or set(data) != {"cells", "labels", "answers", "problem"}:
         raise ValueError("keys")
     cells, labels = data["cells"], data["labels"]
-    if not (isinstance(cells, list) and 1 <= len(cells) <= max_cells
-            and all(type(i) is int and 0 < i for i in cells)
-            and isinstance(labels, list) and len(labels) == len(cells)
-            and all(x is None or (isinstance(x, str) and len(x) <= 40) for x in labels)):
+    if not (
+        isinstance(cells, list)
+        and 1 <= len(cells) <= max_cells
+        and all(type(i) is int and 0 < i for i in cells)
+        and isinstance(labels, list)
+        and len(labels) == len(cells)
+        and all(x is None or (isinstance(x, str) and len(x) <= 40) for x in labels)
+    ):
         raise ValueError("cells")
     answers, problem = data["answers"], data["problem"]
     if (answers is None) == (problem is None):
@@ -287,11 +304,16 @@ def checked(data: Any, max_cells: int, form: Form = BY_HAND) -> dict[str, Any] |
             raise ValueError("answers")
     if problem is not None:
         fields = problem.get("fields") if isinstance(problem, dict) else None
-        if not (isinstance(problem.get("key") if isinstance(problem, dict) else None, str)
-                and problem["key"].startswith("by_hand_") and problem["key"] in catalog()
-                and isinstance(fields, dict)
-                and all(isinstance(k, str) and (isinstance(v, str) and len(v) <= 100 or type(v) is int)
-                        for k, v in fields.items())):
+        if not (
+            isinstance(problem.get("key") if isinstance(problem, dict) else None, str)
+            and problem["key"].startswith("by_hand_")
+            and problem["key"] in catalog()
+            and isinstance(fields, dict)
+            and all(
+                isinstance(k, str) and (isinstance(v, str) and len(v) <= 100 or type(v) is int)
+                for k, v in fields.items()
+            )
+        ):
             raise ValueError("problem")
     return {"cells": cells, "labels": labels, "answers": answers, "problem": problem}
 

@@ -17,6 +17,7 @@ submission of a batch is graded against the batch's assignment.
 
 Runs in the trusted judge; reads source text with `ast`, executes nothing.
 """
+
 import ast
 import re
 from collections import Counter

@@ -16,6 +16,7 @@ by the reader on the same cells, and the by-hand answer cell's numbers
 (`by_hand`) and the other typed answers (`typed`: the shapes drill), read by
 the reader without running the cells.
 """
+
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,11 +81,24 @@ def read_notebook_json(path: str | Path, cfg: config_mod.Config | None = None) -
     return read_file(path, (), True, _limits(cfg))["notebook"]
 
 
-def load_submission(path: str | Path, known_assignments: Iterable[str], keep_provided: bool = False,
-                    cfg: config_mod.Config | None = None) -> Submission:
+def load_submission(
+    path: str | Path,
+    known_assignments: Iterable[str],
+    keep_provided: bool = False,
+    cfg: config_mod.Config | None = None,
+) -> Submission:
     """The submission's cells as the worker runs them (provided cells dropped unless kept)."""
     known = list(known_assignments)
     data = read_file(path, known, keep_provided, _limits(cfg))
     cells = [Cell(c["index"], c["source"], c["original"], c["unparsed"], c.get("label")) for c in data["cells"]]
-    return Submission(Path(path), data["notebook"], cells, data["assignment"], data["findings"], data["provided"],
-                      data["defined"], data.get("by_hand"), data.get("typed") or {})
+    return Submission(
+        Path(path),
+        data["notebook"],
+        cells,
+        data["assignment"],
+        data["findings"],
+        data["provided"],
+        data["defined"],
+        data.get("by_hand"),
+        data.get("typed") or {},
+    )

@@ -27,6 +27,7 @@ fails for another reason (say, on a value it compares against a hard-coded
 number that the variant happens to miss) counts as a catch; and a test that
 fails at random fails its run against the reference only by chance.
 """
+
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -86,9 +87,11 @@ def failed_by_assertion(error: object) -> bool:
     call raised, the test's code could not use what came back, a time-out) is no catch."""
     head, sep, _ = t("raised", type=ASSERTION, where="\x00", message="").partition("\x00")
     if not sep or ASSERTION not in head:  # the message was reworded: say so, never guess
-        raise RuntimeError("judge.yml `raised` no longer starts with the error's type and place; "
-                           "proxies.failed_by_assertion must follow it")
-    return isinstance(error, str) and error.startswith(head) and error[len(head):len(head) + 1] in (" ", ":")
+        raise RuntimeError(
+            "judge.yml `raised` no longer starts with the error's type and place; "
+            "proxies.failed_by_assertion must follow it"
+        )
+    return isinstance(error, str) and error.startswith(head) and error[len(head) : len(head) + 1] in (" ", ":")
 
 
 def _outputs(value: Any) -> list[Any]:
@@ -112,9 +115,14 @@ def differs(got: Any, want: Any, tolerances: Mapping[str, Any], values: bool = T
     return False
 
 
-def exposes(calls: Iterable[tuple[Sequence[Any], Mapping[str, Any]]], fn: Callable[..., Any],
-            reference: Callable[..., Any], tolerances: Mapping[str, Any], values: bool = True,
-            raising: bool = False) -> bool:
+def exposes(
+    calls: Iterable[tuple[Sequence[Any], Mapping[str, Any]]],
+    fn: Callable[..., Any],
+    reference: Callable[..., Any],
+    tolerances: Mapping[str, Any],
+    values: bool = True,
+    raising: bool = False,
+) -> bool:
     """Whether any recorded call's inputs tell `fn` from `reference`: the reference
     runs on them (the inputs are the contract's) and `fn` answers otherwise (`values`
     False: otherwise in number or shape only). A call where `fn` raises tells it apart

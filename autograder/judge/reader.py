@@ -39,6 +39,7 @@ What the helper does (`read_bytes`, a pure function the tests call directly):
 Nothing it sends back is trusted beyond its shape: the judge checks every
 type (`_submission_dict`).
 """
+
 import ast
 import io
 import json
@@ -79,7 +80,8 @@ class SubmissionError(Exception):
         super().__init__(key)
         self.key = key
         self.fields: dict[str, int | float | str] = {
-            k: v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v) for k, v in fields.items()}
+            k: v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v) for k, v in fields.items()
+        }
 
     def __str__(self) -> str:
         from autograder.messages import catalog, t
@@ -87,8 +89,10 @@ class SubmissionError(Exception):
         if self.key not in catalog():
             return str(self.key)
         # a field "@key" is itself a message (a word the helper cannot word, "the notebook")
-        fields = {k: t(v[1:]) if isinstance(v, str) and v.startswith("@") and v[1:] in catalog() else v
-                  for k, v in self.fields.items()}
+        fields = {
+            k: t(v[1:]) if isinstance(v, str) and v.startswith("@") and v[1:] in catalog() else v
+            for k, v in self.fields.items()
+        }
         return t(self.key, **fields)
 
 
@@ -238,8 +242,7 @@ def _is_zip(data: bytes) -> bool:
 
 def _notebook_member(info: zipfile.ZipInfo) -> bool:
     n = info.filename
-    return (n.endswith(".ipynb") and "/." not in "/" + n and "__MACOSX" not in n
-            and ".ipynb_checkpoints" not in n)
+    return n.endswith(".ipynb") and "/." not in "/" + n and "__MACOSX" not in n and ".ipynb_checkpoints" not in n
 
 
 def _from_zip(data: bytes, name: str, max_bytes: int) -> tuple[str, bytes]:
@@ -255,14 +258,17 @@ def _from_zip(data: bytes, name: str, max_bytes: int) -> tuple[str, bytes]:
                 raise SubmissionError("zip_no_notebook", name=name)
             if len(notebooks) > 1:
                 names = ", ".join(sorted(one_line(i.filename, 40) for i in notebooks)[:5])
-                raise SubmissionError("zip_many_notebooks", name=name, n=len(notebooks), names=one_line(names, NAME_CHARS))
+                raise SubmissionError(
+                    "zip_many_notebooks", name=name, n=len(notebooks), names=one_line(names, NAME_CHARS)
+                )
             info = notebooks[0]
             member = one_line(info.filename, NAME_CHARS)
             if info.flag_bits & 0x1:
                 raise SubmissionError("zip_encrypted", member=member, name=name)
             if info.file_size > max_bytes:
-                raise SubmissionError("zip_member_too_big", member=member, name=name, size=info.file_size,
-                                      mb=max_bytes >> 20)
+                raise SubmissionError(
+                    "zip_member_too_big", member=member, name=name, size=info.file_size, mb=max_bytes >> 20
+                )
             with zf.open(info) as f:
                 out = f.read(max_bytes + 1)
             if len(out) > max_bytes:
@@ -279,7 +285,9 @@ def _from_zip(data: bytes, name: str, max_bytes: int) -> tuple[str, bytes]:
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001 - zipfile, zlib, bz2, lzma, struct, EOF, OS errors: all one reason
-        kind = type(exc).__name__ if type(exc).__module__ == "builtins" else f"{type(exc).__module__}.{type(exc).__name__}"
+        kind = (
+            type(exc).__name__ if type(exc).__module__ == "builtins" else f"{type(exc).__module__}.{type(exc).__name__}"
+        )
         raise SubmissionError("zip_damaged", name=name, why=f"{kind}: {one_line(exc, NAME_CHARS)}") from None
 
 
@@ -296,8 +304,10 @@ def _check_kernel(nb: dict[str, Any], name: str) -> None:
     meta = _meta(nb)
     spec: Any = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
     info: Any = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
-    text = [v if isinstance(v, str) else "" for v in
-            (spec.get("language"), info.get("name"), spec.get("display_name"), spec.get("name"))]
+    text = [
+        v if isinstance(v, str) else ""
+        for v in (spec.get("language"), info.get("name"), spec.get("display_name"), spec.get("name"))
+    ]
     language = (text[0] or text[1] or "python").lower()
     if language != "python":
         kernel = one_line(text[2] or text[3] or language, NAME_CHARS)
@@ -310,7 +320,9 @@ def _public_tests(meta: dict[str, Any], budget: int) -> dict[str, str]:
     tests: Any = otter_meta.get("tests") if isinstance(otter_meta.get("tests"), dict) else {}
     out: dict[str, str] = {}
     for key, spec in tests.items():
-        source = spec if isinstance(spec, str) else spec.get("src") or spec.get("source") if isinstance(spec, dict) else None
+        source = (
+            spec if isinstance(spec, str) else spec.get("src") or spec.get("source") if isinstance(spec, dict) else None
+        )
         if not isinstance(source, str):
             continue
         budget -= len(key) + len(source)
@@ -334,8 +346,9 @@ def _small_metadata(meta: dict[str, Any], budget: int) -> dict[str, Any]:
     return small
 
 
-def read_bytes(data: bytes, name: str, limits: dict[str, Any], known: Collection[object] = (),
-               keep_provided: bool = False) -> dict[str, Any]:
+def read_bytes(
+    data: bytes, name: str, limits: dict[str, Any], known: Collection[object] = (), keep_provided: bool = False
+) -> dict[str, Any]:
     """The submission in `data` (a notebook's or an export zip's bytes) as plain
     data, or SubmissionError with a one-line reason. `name` is the file's
     name (for messages); `limits` grading.yml's `limits`."""
@@ -386,8 +399,10 @@ def read_bytes(data: bytes, name: str, limits: dict[str, Any], known: Collection
             raise SubmissionError("too_many_cells", name=where, n=MAX_CODE_CELLS)
     meta = _meta(nb)
     small_meta = _small_metadata(meta, max_code)
-    assignment = detect_assignment({"metadata": meta, "cells": [{"cell_type": "code", "source": o} for _, o, _ in code]},
-                                   [k for k in known if isinstance(k, str)])
+    assignment = detect_assignment(
+        {"metadata": meta, "cells": [{"cell_type": "code", "source": o} for _, o, _ in code]},
+        [k for k in known if isinstance(k, str)],
+    )
     del nb, meta
 
     cells: list[dict[str, Any]] = []
@@ -403,27 +418,32 @@ def read_bytes(data: bytes, name: str, limits: dict[str, Any], known: Collection
                 source = _strip_otter_tree(source, tree)
             if provided:
                 if tree is not None:
-                    provided_names.extend(n.name for n in tree.body
-                                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+                    provided_names.extend(
+                        n.name
+                        for n in tree.body
+                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                    )
                 if not keep_provided:
                     continue
-            cells.append({"index": index, "source": source, "original": original, "unparsed": why,
-                          "label": labels.get(index)})
+            cells.append(
+                {"index": index, "source": source, "original": original, "unparsed": why, "label": labels.get(index)}
+            )
             defined.update(_defined(tree, source))
             yield _Cell(index, source), tree, why
             del tree
 
     findings = sourcecheck.findings(parsed())
     answer = by_hand.read(marked[by_hand.QUESTION], n_marked[by_hand.QUESTION])
-    typed = {q: by_hand.read(marked[q], n_marked[q], form) for q, form in by_hand.OTHER_FORMS.items()
-             if marked[q]}
+    typed = {q: by_hand.read(marked[q], n_marked[q], form) for q, form in by_hand.OTHER_FORMS.items() if marked[q]}
     del marked
     if answer is not None:  # the notebook answers the by-hand question: detection counts it as defined
         defined.add(by_hand.QUESTION)
     defined.update(typed)
     return {
-        "notebook": {"metadata": small_meta,
-                     "cells": [{"cell_type": "code", "source": o, "metadata": {}} for _, o, _ in code]},
+        "notebook": {
+            "metadata": small_meta,
+            "cells": [{"cell_type": "code", "source": o, "metadata": {}} for _, o, _ in code],
+        },
         "cells": cells,
         "assignment": assignment,
         "provided": sorted(set(provided_names)),
@@ -479,8 +499,13 @@ def child_main(request_json: str) -> int:
         max_bytes = int(_limit(limits, "notebook_file_mb") * (1 << 20))
 
         def read() -> dict[str, Any]:  # the file's bytes live only in read_bytes, which lets go of them once decoded
-            return read_bytes(sys.stdin.buffer.read(max_bytes + 1), request["name"], limits, request["known"],
-                              bool(request["keep_provided"]))
+            return read_bytes(
+                sys.stdin.buffer.read(max_bytes + 1),
+                request["name"],
+                limits,
+                request["known"],
+                bool(request["keep_provided"]),
+            )
 
         result, error = _in_big_stack(read, int(_limit(limits, "reader_memory_mb") * (1 << 20)))
         if isinstance(error, SubmissionError):  # plain data: the judge words it in the submission's language
@@ -518,8 +543,9 @@ def _reader_limits(limits: object) -> dict[str, float]:
     return {k: _limit(limits, k) for k in keys}
 
 
-def read_file(path: str | Path, known: Collection[object] = (), keep_provided: bool = False,
-              limits: dict[str, Any] | None = None) -> dict[str, Any]:
+def read_file(
+    path: str | Path, known: Collection[object] = (), keep_provided: bool = False, limits: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The submission at `path` as `read_bytes` gives it (checked for shape),
     read by the limited helper; SubmissionError with a one-line reason."""
     path = Path(path)
@@ -538,13 +564,25 @@ def read_file(path: str | Path, known: Collection[object] = (), keep_provided: b
         if st.st_size > max_bytes:
             raise SubmissionError("file_too_big", name=name, size=st.st_size, mb=max_bytes >> 20)
         os.set_blocking(fd, True)
-        request = json.dumps({"name": path.name, "known": [k for k in known if isinstance(k, str)],
-                              "keep_provided": bool(keep_provided), "limits": limits})
+        request = json.dumps(
+            {
+                "name": path.name,
+                "known": [k for k in known if isinstance(k, str)],
+                "keep_provided": bool(keep_provided),
+                "limits": limits,
+            }
+        )
         wall = limits["reader_seconds"] * 2 + WALL_SLACK
         proc = subprocess.Popen(
             [sys.executable, "-I", "-S", "-B", "-X", "utf8", "-c", _BOOT, str(PACKAGE_DIR), request],
-            stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True, start_new_session=True,
-            env={"MALLOC_ARENA_MAX": "2", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}, cwd="/")
+            stdin=f,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            close_fds=True,
+            start_new_session=True,
+            env={"MALLOC_ARENA_MAX": "2", "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            cwd="/",
+        )
     try:
         stdout, stderr = proc.communicate(timeout=wall)
     except subprocess.TimeoutExpired:
@@ -560,8 +598,9 @@ def read_file(path: str | Path, known: Collection[object] = (), keep_provided: b
     if rc == -signal.SIGXCPU:
         raise SubmissionError("reader_cpu", name=name, seconds=f"{limits['reader_seconds']:g}")
     if rc == -signal.SIGKILL:
-        raise SubmissionError("reader_limits", name=name, mb=f"{limits['reader_memory_mb']:g}",
-                              seconds=f"{limits['reader_seconds']:g}")
+        raise SubmissionError(
+            "reader_limits", name=name, mb=f"{limits['reader_memory_mb']:g}", seconds=f"{limits['reader_seconds']:g}"
+        )
     if rc != 0:
         what = f"signal {-rc}" if rc < 0 else f"exit status {rc}"
         raise SubmissionError("reader_stopped", name=name, what=what)
@@ -578,10 +617,12 @@ def read_file(path: str | Path, known: Collection[object] = (), keep_provided: b
         from autograder.messages import catalog
 
         fields = reason["fields"]
-        if reason["key"] in catalog() and all(isinstance(k, str) and isinstance(v, (str, int, float))
-                                              for k, v in fields.items()):
-            raise SubmissionError(reason["key"], **{k: one_line(v, 300) if isinstance(v, str) else v
-                                                    for k, v in fields.items()})
+        if reason["key"] in catalog() and all(
+            isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in fields.items()
+        ):
+            raise SubmissionError(
+                reason["key"], **{k: one_line(v, 300) if isinstance(v, str) else v for k, v in fields.items()}
+            )
         raise SubmissionError("reader_wrong_shape", name=name, what="a reason")
     raise SubmissionError("reader_failed", name=name, why=one_line(answer.get("internal", "no reason given"), 200))
 
@@ -599,6 +640,7 @@ def _strs(x: object) -> bool:
 
 def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> dict[str, Any]:
     """`result` if it has the shape `read_bytes` gives, else SubmissionError."""
+
     def bad(what: str) -> SubmissionError:
         return SubmissionError("reader_wrong_shape", name=name, what=what)
 
@@ -606,32 +648,46 @@ def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> 
         raise bad("an answer")
     cells = result.get("cells")
     if not isinstance(cells, list) or not all(
-            isinstance(c, dict) and type(c.get("index")) is int and isinstance(c.get("source"), str)
-            and isinstance(c.get("original"), str) and (c.get("unparsed") is None or isinstance(c["unparsed"], str))
-            and (c.get("label") is None or (isinstance(c["label"], str) and len(c["label"]) <= 40))
-            for c in cells):
+        isinstance(c, dict)
+        and type(c.get("index")) is int
+        and isinstance(c.get("source"), str)
+        and isinstance(c.get("original"), str)
+        and (c.get("unparsed") is None or isinstance(c["unparsed"], str))
+        and (c.get("label") is None or (isinstance(c["label"], str) and len(c["label"]) <= 40))
+        for c in cells
+    ):
         raise bad("cells")
     if result.get("assignment") is not None and result["assignment"] not in [k for k in known if isinstance(k, str)]:
         raise bad("an assignment")
     if not _strs(result.get("provided")) or not _strs(result.get("defined")):
         raise bad("names")
     f = result.get("findings")
-    if not (isinstance(f, dict) and isinstance(f.get("forbidden"), dict)
-            and all(isinstance(k, str) and _strs(v) for k, v in f["forbidden"].items())
-            and isinstance(f.get("excused"), dict) and all(isinstance(k, str) and isinstance(v, str)
-                                                          for k, v in f["excused"].items())
-            and _strs(f.get("tracing")) and _strs(f.get("unchecked"))):
+    if not (
+        isinstance(f, dict)
+        and isinstance(f.get("forbidden"), dict)
+        and all(isinstance(k, str) and _strs(v) for k, v in f["forbidden"].items())
+        and isinstance(f.get("excused"), dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in f["excused"].items())
+        and _strs(f.get("tracing"))
+        and _strs(f.get("unchecked"))
+    ):
         raise bad("findings")
     nb: Any = result.get("notebook")  # checked for shape below
     meta = nb.get("metadata") if isinstance(nb, dict) else None
     otter_meta = meta.get("otter") if isinstance(meta, dict) else None
-    if not (isinstance(meta, dict) and isinstance(otter_meta, dict) and isinstance(otter_meta.get("tests"), dict)
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in otter_meta["tests"].items())
-            and all(isinstance(meta.get(k, ""), str) for k in ("assignment_name", "kit_assignment", "kit_language"))
-            and isinstance(otter_meta.get("assignment_name", ""), str)
-            and isinstance(nb.get("cells"), list)
-            and all(isinstance(c, dict) and c.get("cell_type") == "code" and isinstance(c.get("source"), str)
-                    for c in nb["cells"])):
+    if not (
+        isinstance(meta, dict)
+        and isinstance(otter_meta, dict)
+        and isinstance(otter_meta.get("tests"), dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in otter_meta["tests"].items())
+        and all(isinstance(meta.get(k, ""), str) for k in ("assignment_name", "kit_assignment", "kit_language"))
+        and isinstance(otter_meta.get("assignment_name", ""), str)
+        and isinstance(nb.get("cells"), list)
+        and all(
+            isinstance(c, dict) and c.get("cell_type") == "code" and isinstance(c.get("source"), str)
+            for c in nb["cells"]
+        )
+    ):
         raise bad("a notebook")
     try:
         result["by_hand"] = by_hand.checked(result.get("by_hand"), MAX_CODE_CELLS)

@@ -8,6 +8,7 @@ with the same reason, and the next call to any other function starts a fresh
 worker. The protocol's options of a call (device, construction, cotangents,
 stand-ins...) are one `CallOptions`, apart from the student's arguments.
 """
+
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ class CallOptions:
     answers the proxies' callbacks (`judge.proxies.Recorder`). `cpu_seconds` replaces
     limits.cpu_seconds_per_call for this call (the training lab's run: its value is
     grading.yml's, never the student's)."""
+
     device: str = "cpu"
     construct: dict[str, Any] | None = None
     state: dict[str, Any] | None = None
@@ -102,18 +104,27 @@ def _error_line(err: object, labels: dict[int, str] | None = None) -> str:
     where = f" ({place})" if place else ""
     if err.get("type") == "OutputLimit" and type(err.get("cap")) is int:
         return t("output_limit_raised", where=where, bytes=err["cap"])
-    return t("raised", type=one_line(err.get("type", "Exception"), 80), where=where,
-             message=one_line(err.get("message", ""), 400))
+    return t(
+        "raised",
+        type=one_line(err.get("type", "Exception"), 80),
+        where=where,
+        message=one_line(err.get("message", ""), 400),
+    )
 
 
 class Remote:
-    def __init__(self, submission: "Submission", provided_source: str, limits: Limits,
-                 forkserver: "ForkServer | None" = None, stand_in: "StandIn | None" = None) -> None:
+    def __init__(
+        self,
+        submission: "Submission",
+        provided_source: str,
+        limits: Limits,
+        forkserver: "ForkServer | None" = None,
+        stand_in: "StandIn | None" = None,
+    ) -> None:
         self.submission = submission
         self.stand_in = stand_in  # graded functions the judge answers for (or None)
         # how the student sees each cell: its execution count (In [7]) or its place among code cells
-        self.labels: dict[int, str] = {c.index: label for c in submission.cells
-                                       if (label := getattr(c, "label", None))}
+        self.labels: dict[int, str] = {c.index: label for c in submission.cells if (label := getattr(c, "label", None))}
         self.forkserver = forkserver
         self.provided_source = provided_source
         self.limits = limits
@@ -167,12 +178,15 @@ class Remote:
             wall = self._wall(self.limits.load_seconds * 1.5 + 10)
             self.client = client = WorkerClient(self.limits, self.forkserver)
             client.start()
-            cells = [{"index": c.index, "source": c.source} for c in self.submission.cells
-                     if c.index not in self.skipped]
+            cells = [
+                {"index": c.index, "source": c.source} for c in self.submission.cells if c.index not in self.skipped
+            ]
             try:
                 report = client.request(
                     {"op": "load", "cells": cells, "provided": self.provided_source},
-                    cpu_seconds=self.limits.load_seconds, wall_seconds=wall)
+                    cpu_seconds=self.limits.load_seconds,
+                    wall_seconds=wall,
+                )
                 break
             except WorkerDied as exc:
                 # The worker notes each cell before running it: skip the one
@@ -180,18 +194,30 @@ class Remote:
                 # what they earned.
                 culprit = client.read_scratch_int("progress")
                 self.close()
-                if culprit is None or culprit not in indices or culprit in self.skipped \
-                        or len(self.skipped) >= MAX_SKIPPED_CELLS:
+                if (
+                    culprit is None
+                    or culprit not in indices
+                    or culprit in self.skipped
+                    or len(self.skipped) >= MAX_SKIPPED_CELLS
+                ):
                     self.load_failure = failure = t("running_cells", reason=exc.reason)
                     raise WorkerDied(failure) from None
                 self.skipped[culprit] = exc.reason
         report = report if isinstance(report, dict) else {}
         self._after_load = (client.processes(), report.get("py_threads"))
-        failed = [c for c in report.get("cells", []) if isinstance(c, dict) and not c.get("ok")
-                  and c.get("index") in indices] if isinstance(report.get("cells"), list) else []
-        self.cell_errors = ([t("cell_skipped", cell=self._label(i), why=why) for i, why in self.skipped.items()]
-                            + [f"{self._label(c['index'])} {_error_line(c.get('error'), self.labels)}"
-                               for c in failed])[:MAX_CELL_ERRORS]
+        failed = (
+            [
+                c
+                for c in report.get("cells", [])
+                if isinstance(c, dict) and not c.get("ok") and c.get("index") in indices
+            ]
+            if isinstance(report.get("cells"), list)
+            else []
+        )
+        self.cell_errors = (
+            [t("cell_skipped", cell=self._label(i), why=why) for i, why in self.skipped.items()]
+            + [f"{self._label(c['index'])} {_error_line(c.get('error'), self.labels)}" for c in failed]
+        )[:MAX_CELL_ERRORS]
         return client
 
     def public(self, tests: list[Any]) -> list[Any]:
@@ -199,8 +225,9 @@ class Remote:
         the self-check `grader.check_all()` gives. Raises WorkerDied."""
         client = self._ensure()
         budget = self.limits.cpu_seconds_per_call * max(len(tests), 1)
-        reply = client.request({"op": "public", "tests": tests}, cpu_seconds=budget,
-                                    wall_seconds=self._wall(budget * 2 + 10))
+        reply = client.request(
+            {"op": "public", "tests": tests}, cpu_seconds=budget, wall_seconds=self._wall(budget * 2 + 10)
+        )
         results = reply.get("results", []) if isinstance(reply, dict) else []
         return results if isinstance(results, list) else []
 
@@ -225,8 +252,9 @@ class Remote:
             self.close()
 
     # -- calls ----------------------------------------------------------
-    def call(self, target: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
-             options: CallOptions = PLAIN) -> Reply:
+    def call(
+        self, target: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None, options: CallOptions = PLAIN
+    ) -> Reply:
         """Call the student's `target(*args, **kwargs)` in the worker, with the
         protocol's `options` (`CallOptions`)."""
         kwargs = dict(kwargs or {})
@@ -240,9 +268,17 @@ class Remote:
             return Reply(False, error=exc.reason)
         o = options
         message: dict[str, Any] = {
-            "op": "call", "target": target, "args": list(args), "kwargs": kwargs,
-            "device": o.device, "construct": o.construct, "state": o.state, "to": o.to,
-            "cotangents": o.cotangents, "trace": o.trace, "return_inputs": o.return_inputs,
+            "op": "call",
+            "target": target,
+            "args": list(args),
+            "kwargs": kwargs,
+            "device": o.device,
+            "construct": o.construct,
+            "state": o.state,
+            "to": o.to,
+            "cotangents": o.cotangents,
+            "trace": o.trace,
+            "return_inputs": o.return_inputs,
             "invoke": o.invoke,
         }
         if o.call_with:
@@ -266,9 +302,9 @@ class Remote:
                 if stand_in is None:
                     return {"ok": False, "error": t("stand_in_refused")}
                 return stand_in.answer(target, allowed, msg, count[0])
+
         try:
-            raw = client.request(message, cpu_seconds=budget, wall_seconds=wall,
-                                 on_callback=on_callback)
+            raw = client.request(message, cpu_seconds=budget, wall_seconds=wall, on_callback=on_callback)
         except WorkerDied as exc:
             self.close()
             if self._remaining() <= 0:  # the budget ran out during this call: say so, not "timed out"

@@ -17,6 +17,7 @@ where the rule took points.
 Feedback per question: a summary first (which checks failed, then each likely
 cause once), then one line per failure with the causes already said left out.
 """
+
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ MAX_LINE_CHARS = 700
 
 
 def cause_markers() -> tuple[str, ...]:
-    """"Likely cause:" in every language (a failure message's symptom ends where one starts)."""
+    """ "Likely cause:" in every language (a failure message's symptom ends where one starts)."""
     return tuple(t("cause_marker", lang) for lang in LANGUAGES)
 
 
@@ -78,7 +79,7 @@ def split_cause(message: str) -> tuple[str, str | None]:
         return message.strip(), None
     at, marker = min(found)
     symptom = message[:at].rstrip()
-    return (symptom[:-1] if symptom.endswith(".") else symptom), message[at + len(marker):].strip()
+    return (symptom[:-1] if symptom.endswith(".") else symptom), message[at + len(marker) :].strip()
 
 
 def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str]]:
@@ -112,10 +113,12 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
     total = len(checks)
     lines: list[str] = []
     if failed:
-        lines.append(t("summary_failed", failed=len(failed), total=total,
-                       checks=", ".join(check_label(name) for name in failed)))
+        lines.append(
+            t("summary_failed", failed=len(failed), total=total, checks=", ".join(check_label(name) for name in failed))
+        )
     else:
         lines.append(t("summary_only_evidence", total=total))
+
     def scope(cause: str) -> str:  # which checks a cause explains, when not every failed one
         tests = where[cause]
         return "" if set(tests) >= set(failed) else f" ({', '.join(check_label(name) for name in tests)})"
@@ -123,12 +126,14 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
     if len(causes) == 1:
         lines.append(one_line(t("likely_cause_one", scope=scope(causes[0]), cause=causes[0]), MAX_LINE_CHARS))
     else:
-        lines += [one_line(t("likely_cause_numbered", n=n, scope=scope(c), cause=c), MAX_LINE_CHARS)
-                  for n, c in enumerate(causes, 1)]
+        lines += [
+            one_line(t("likely_cause_numbered", n=n, scope=scope(c), cause=c), MAX_LINE_CHARS)
+            for n, c in enumerate(causes, 1)
+        ]
     room = MAX_LINES_PER_QUESTION - len(lines)
     if len(details) > room:
         more = len(details) - room + 1
-        details = details[:room - 1] + [t("more_failed", n=more)]
+        details = details[: room - 1] + [t("more_failed", n=more)]
     return lines + details, failed
 
 
@@ -180,16 +185,22 @@ def check_records(checks: dict[str, list[TestOutcome]], gated: Container[str] = 
                 cause = split_cause(i.message)[1]
                 if cause and cause not in causes:
                     causes.append(cause)
-        record: dict[str, Any] = {"check": test, "cases": len(scored), "failed": sum(not i.passed for i in scored),
-                  "evidence_failed": sum(not i.passed for i in items if i.evidence), "causes": causes}
+        record: dict[str, Any] = {
+            "check": test,
+            "cases": len(scored),
+            "failed": sum(not i.passed for i in scored),
+            "evidence_failed": sum(not i.passed for i in items if i.evidence),
+            "causes": causes,
+        }
         if test in gated:
             record["gated"] = True
         records.append(record)
     return records
 
 
-def score(cfg: "Config", assignment: str, outcomes: Iterable[TestOutcome],
-          kit_fault: bool = False) -> dict[str, QuestionResult]:
+def score(
+    cfg: "Config", assignment: str, outcomes: Iterable[TestOutcome], kit_fault: bool = False
+) -> dict[str, QuestionResult]:
     """{question: QuestionResult} from the suites' outcomes. `kit_fault`: the run had a
     grader fault, so a question no test ran for says so (not yet graded, not the student's)."""
     questions = {n: QuestionResult(n, float(p)) for n, p in cfg.questions(assignment).items()}
@@ -207,8 +218,11 @@ def score(cfg: "Config", assignment: str, outcomes: Iterable[TestOutcome],
             if not scored:
                 continue
             marked = next((i.weight for i in items if i.weight is not None), None)
-            w = cfg.weight(name, test) if test in ((cfg.scoring.get("weights") or {}).get(name) or {}) else \
-                (marked if marked is not None else 1.0)
+            w = (
+                cfg.weight(name, test)
+                if test in ((cfg.scoring.get("weights") or {}).get(name) or {})
+                else (marked if marked is not None else 1.0)
+            )
             shares[test] = (w, sum(i.passed for i in scored) / len(scored), any(i.prop for i in items))
         values = [(w, s) for w, s, prop in shares.values() if not prop]
         value_share = sum(w * s for w, s in values) / sum(w for w, _ in values) if values else 1.0
@@ -218,8 +232,9 @@ def score(cfg: "Config", assignment: str, outcomes: Iterable[TestOutcome],
         q.score = round(q.max_score * earned / total, 2) if total else 0.0
         q.lines, q.failed_checks = _feedback(checks)
         if gated:
-            line = t("property_gated", checks=", ".join(check_label(n) for n in gated),
-                     share=f"{100 * value_share:.0f}")
+            line = t(
+                "property_gated", checks=", ".join(check_label(n) for n in gated), share=f"{100 * value_share:.0f}"
+            )
             q.lines.insert(min(1, len(q.lines)), one_line(line, MAX_LINE_CHARS))
         q.checks = check_records(checks, gated)
     for name, q in questions.items():
@@ -240,5 +255,7 @@ def note_stand_ins(questions: dict[str, QuestionResult], used: Mapping[str, Iter
         for name in sorted(names):
             callee = questions.get(question_name(name))
             if callee is not None and callee.failed_checks:
-                q.lines.insert(min(2, len(q.lines)), one_line(
-                    t("stand_in_note", target=target, name=name, question=callee.name), MAX_LINE_CHARS))
+                q.lines.insert(
+                    min(2, len(q.lines)),
+                    one_line(t("stand_in_note", target=target, name=name, question=callee.name), MAX_LINE_CHARS),
+                )

@@ -22,6 +22,7 @@ or nesting or size past what the parser allows) is skipped by both, and
 `findings` scans its text for the same names instead (the reader marks the
 cell `unparsed`).
 """
+
 import ast
 import re
 from collections.abc import Container, Iterable, Iterator
@@ -31,10 +32,22 @@ FORBIDDEN = ("scaled_dot_product_attention", "multi_head_attention_forward", "Mu
 
 # What switches off or replaces the tracing of torch calls that the worker's
 # operation counter relies on (the vectorisation and from-scratch checks).
-TRACING_INTERNALS = ("_C", "DisableTorchFunction", "DisableTorchFunctionSubclass", "TorchFunctionMode",
-                     "TorchDispatchMode", "_disabled_torch_function_impl", "_pop_mode", "_push_mode",
-                     "_python_dispatch", "overrides", "__torch_function__", "__torch_dispatch__",
-                     "setprofile", "settrace")
+TRACING_INTERNALS = (
+    "_C",
+    "DisableTorchFunction",
+    "DisableTorchFunctionSubclass",
+    "TorchFunctionMode",
+    "TorchDispatchMode",
+    "_disabled_torch_function_impl",
+    "_pop_mode",
+    "_push_mode",
+    "_python_dispatch",
+    "overrides",
+    "__torch_function__",
+    "__torch_dispatch__",
+    "setprofile",
+    "settrace",
+)
 KIT = "autograder"
 KIT_FINDING = f"reaches for the grader's own modules (`{KIT}`)"
 # What a worker holds of the kit is `autograder` itself, its protocol and its
@@ -63,6 +76,8 @@ def _reaches_kit(path: str) -> bool:
 def _kit_in_string(text: str) -> bool:
     m = _KIT_PATH.fullmatch(text)
     return bool(m and not m.group(1).startswith(f".{PRIVATE}")) or bool(_KIT_IMPORT.search(text))
+
+
 PARSE_ERRORS = (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError)
 
 
@@ -225,11 +240,19 @@ class Analysis:
 
 def _tracing_in(cell_index: int, tree: ast.Module) -> list[str]:
     findings: list[str] = []
-    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
-                  if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-    private_bases = {id(n.value) for n in ast.walk(tree)  # `autograder.private...`: not a reach for the counter
-                     if isinstance(n, ast.Attribute) and n.attr == PRIVATE and isinstance(n.value, ast.Name)}
+    docstrings = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    private_bases = {
+        id(n.value)
+        for n in ast.walk(tree)  # `autograder.private...`: not a reach for the counter
+        if isinstance(n, ast.Attribute) and n.attr == PRIVATE and isinstance(n.value, ast.Name)
+    }
     for node in ast.walk(tree):
         where = f"cell {cell_index}, line {getattr(node, 'lineno', '?')}"
         names: list[str] = []
@@ -264,7 +287,9 @@ def forbidden_uses(cells: Iterable[SourceCell], target: str, provided: Container
     analysis = Analysis()
     for cell, tree in _parsed(cells):
         analysis.add(cell.index, tree)
-    return sorted(line for line, excuse in analysis.forbidden(target).items() if excuse is None or excuse not in provided)
+    return sorted(
+        line for line, excuse in analysis.forbidden(target).items() if excuse is None or excuse not in provided
+    )
 
 
 def tracing_tampering(cells: Iterable[SourceCell]) -> list[str]:
@@ -272,7 +297,7 @@ def tracing_tampering(cells: Iterable[SourceCell]) -> list[str]:
     worker's counter, and of reaches for the kit's own modules, anywhere in
     the notebook: attribute access, imports and names looked up by string.
     (Deliberately obfuscated code can still get past a check of the source:
-    README, "What the grader does not guarantee".)"""
+    docs/pages/architecture/guarantees.md, "Not guaranteed".)"""
     findings: list[str] = []
     for cell, tree in _parsed(cells):
         findings += _tracing_in(cell.index, tree)
@@ -322,5 +347,9 @@ def findings(parsed: Iterable[tuple[SourceCell, ast.Module | None, str | None]])
     for name, found in analysis.forbidden_all().items():
         forbidden[name] = sorted(found)
         excused.update({line: excuse for line, excuse in found.items() if excuse is not None})
-    return {"forbidden": forbidden, "excused": excused, "tracing": sorted(set(analysis.tracing + tracing)),
-            "unchecked": unchecked}
+    return {
+        "forbidden": forbidden,
+        "excused": excused,
+        "tracing": sorted(set(analysis.tracing + tracing)),
+        "unchecked": unchecked,
+    }

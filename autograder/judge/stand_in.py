@@ -11,6 +11,7 @@ in progress, never the function being graded itself, and at most
 MAX_CALLBACKS times per call. grading.yml `scoring.isolate_dependencies:
 false` turns this off.
 """
+
 import importlib
 import inspect
 from collections.abc import Callable, Sequence
@@ -36,17 +37,20 @@ def graded_functions(assignment: str) -> dict[str, Callable[..., Any]]:
     except ImportError:
         return {}
     provided = set(getattr(module, "PROVIDED", ()))
-    return {n: f for n, f in vars(module).items()
-            if inspect.isfunction(f) and f.__module__ == module.__name__ and not n.startswith("_")
-            and n not in provided}
+    return {
+        n: f
+        for n, f in vars(module).items()
+        if inspect.isfunction(f) and f.__module__ == module.__name__ and not n.startswith("_") and n not in provided
+    }
 
 
 class StandIn:
     def __init__(self, assignment: str, cfg: "Config") -> None:
         on = cfg.scoring.get("isolate_dependencies", True)
         questions = cfg.questions(assignment)
-        self.functions = {n: f for n, f in graded_functions(assignment).items()
-                          if on and detect.question_name(n) in questions}
+        self.functions = {
+            n: f for n, f in graded_functions(assignment).items() if on and detect.question_name(n) in questions
+        }
         self.used: dict[str, set[str]] = {}  # graded target -> names the judge stood in for while it ran
         # the most a stand-in's answer may hold (what the judge reads from a worker at most):
         # broadcasting small inputs could otherwise make the judge build a huge result
@@ -69,8 +73,12 @@ class StandIn:
             return {"ok": False, "error": t("stand_in_flood", n=MAX_CALLBACKS)}
         name = message.get("name")
         args, kwargs = message.get("args"), message.get("kwargs")
-        if not isinstance(name, str) or name not in allowed or not isinstance(args, list) \
-                or not isinstance(kwargs, dict):
+        if (
+            not isinstance(name, str)
+            or name not in allowed
+            or not isinstance(args, list)
+            or not isinstance(kwargs, dict)
+        ):
             return {"ok": False, "error": t("stand_in_refused")}
         self.used.setdefault(target, set()).add(name)
         fn = self.functions[name]
@@ -90,6 +98,7 @@ class StandIn:
 
 def _output_bytes(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> int:
     """The bytes `fn`'s outputs would take, worked out on meta copies of the inputs."""
+
     def meta(v: Any) -> Any:
         return torch.empty(v.shape, dtype=v.dtype, device="meta") if isinstance(v, torch.Tensor) else v
 
@@ -107,8 +116,9 @@ def _detached(value: Any) -> Any:
     return value
 
 
-def _backward(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any],
-              grads_out: object) -> list[torch.Tensor | None]:
+def _backward(
+    fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], grads_out: object
+) -> list[torch.Tensor | None]:
     """Gradients of `fn` at the call's inputs, for the tensors among `args` and `kwargs` (in that order)."""
     leaves: list[torch.Tensor | None] = []
 
@@ -129,7 +139,8 @@ def _backward(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any],
         raise ValueError("gradients for a different number of outputs")
     pairs = [(o, g) for o, g in zip(outs, grads_out) if isinstance(g, torch.Tensor) and o.requires_grad]
     live = [v for v in leaves if v is not None]
-    grads: Sequence[torch.Tensor | None] = vjp([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs]) \
-        if pairs and live else [None] * len(live)
+    grads: Sequence[torch.Tensor | None] = (
+        vjp([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs]) if pairs and live else [None] * len(live)
+    )
     it = iter(grads)
     return [None if v is None else next(it) for v in leaves]

@@ -7,6 +7,7 @@ characters (ANSI escapes, carriage returns) and, for Markdown, escaped so
 they cannot start a heading, a table row, an image, HTML or a workflow
 command of their own.
 """
+
 import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]")

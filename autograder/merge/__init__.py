@@ -15,6 +15,7 @@ when the shard.json files say a shard is missing (1..N not all given) or a
 shard lists a submission its folder lacks. A folder of MERGED is replaced by
 the OUT's copy (re-running merge after regrading a shard updates it).
 """
+
 import json
 import os
 import shutil
@@ -82,8 +83,10 @@ def _check_shards(shards):
     missing = [i for i in range(1, n + 1) if i not in present]
     warnings = []
     if missing:
-        warnings.append(f"merge: shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{n}' for i in missing)} "
-                        f"missing (no OUT given has its shard.json): grades.csv lacks their submissions")
+        warnings.append(
+            f"merge: shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{n}' for i in missing)} "
+            f"missing (no OUT given has its shard.json): grades.csv lacks their submissions"
+        )
     return n, warnings
 
 
@@ -102,9 +105,11 @@ def plan(outs):
                 order.setdefault(sid, pos)
             lacking = [sid for sid in info["ids"] if sid not in folders]
             if lacking:
-                warnings.append(f"merge: {display(out)} (shard {info['shard']}/{info['of']}) lacks "
-                                f"{len(lacking)} of its submissions ({', '.join(lacking[:3])}"
-                                f"{', ...' if len(lacking) > 3 else ''}): was it interrupted?")
+                warnings.append(
+                    f"merge: {display(out)} (shard {info['shard']}/{info['of']}) lacks "
+                    f"{len(lacking)} of its submissions ({', '.join(lacking[:3])}"
+                    f"{', ...' if len(lacking) > 3 else ''}): was it interrupted?"
+                )
         listed = set(info["ids"]) if info is not None else None
         for sid, folder in folders.items():
             if listed is not None and sid not in listed:
@@ -117,8 +122,10 @@ def plan(outs):
         first = _content(folders[0])
         for other in folders[1:]:
             if os.path.realpath(other) != os.path.realpath(folders[0]) and _content(other) != first:
-                raise Refused(f"{sid} is in {display(folders[0].parent)} and {display(other.parent)} with "
-                              f"different content; nothing merged")
+                raise Refused(
+                    f"{sid} is in {display(folders[0].parent)} and {display(other.parent)} with "
+                    f"different content; nothing merged"
+                )
         chosen.append((sid, folders[0]))
     # A single run's order: by place among the files found; folders no shard.json lists come after, by id.
     chosen.sort(key=lambda item: (item[0] not in order, order.get(item[0], 0), item[0]))
@@ -180,8 +187,10 @@ def main(*, outs: Sequence[str], out: str) -> int:
         return 2
     for w in warnings:
         _say(w)
-    print(f"merged {len(rows)} results from {len(outs)} folders into {display(merged)}/<id>/ and "
-          f"{display(merged / CSV_NAME)}")
+    print(
+        f"merged {len(rows)} results from {len(outs)} folders into {display(merged)}/<id>/ and "
+        f"{display(merged / CSV_NAME)}"
+    )
     from autograder import report
 
     print(report.pointer(merged))

@@ -14,6 +14,7 @@ else $KIT_LANG, else grading.yml's `language`. Code identifiers and numbers stay
 in both languages. The catalog is checked when it loads: every key has every
 language, the same fields in each, and no key is defined twice.
 """
+
 import contextlib
 import contextvars
 import os
@@ -24,8 +25,19 @@ from importlib import resources
 import yaml
 
 LANGUAGES = ("pt-BR", "en")
-_ALIASES = {"pt": "pt-BR", "pt-br": "pt-BR", "pt_br": "pt-BR", "pt_BR": "pt-BR", "en": "en", "en-us": "en",
-            "en_us": "en", "en-gb": "en", "english": "en", "portuguese": "pt-BR", "português": "pt-BR"}
+_ALIASES = {
+    "pt": "pt-BR",
+    "pt-br": "pt-BR",
+    "pt_br": "pt-BR",
+    "pt_BR": "pt-BR",
+    "en": "en",
+    "en-us": "en",
+    "en_us": "en",
+    "en-gb": "en",
+    "english": "en",
+    "portuguese": "pt-BR",
+    "português": "pt-BR",
+}
 _current = contextvars.ContextVar("kit_language", default=None)
 
 
@@ -52,8 +64,7 @@ def _fields(template):
 def catalog():
     """{key: {language: template}} from every .yml of this package, checked."""
     out, where = {}, {}
-    files = sorted((f for f in resources.files(__package__).iterdir() if f.name.endswith(".yml")),
-                   key=lambda f: f.name)
+    files = sorted((f for f in resources.files(__package__).iterdir() if f.name.endswith(".yml")), key=lambda f: f.name)
     for f in files:
         # libyaml's safe loader where PyYAML has it: the catalog's ~1000 entries parse in
         # 0.05 s instead of 0.4 s (once per process; every judge and check reads it)

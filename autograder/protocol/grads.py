@@ -9,13 +9,18 @@ checking each cotangent's shape as torch would. The worker (its gradients of
 the student's outputs) and the judge (the reference's, the stand-ins') share
 this one copy: it lives beside the wire format, the only code both sides import.
 """
+
 from collections.abc import Sequence
 
 import torch
 
 
-def vjp(outputs: Sequence[torch.Tensor], inputs: Sequence[torch.Tensor], cotangents: Sequence[torch.Tensor],
-        allow_unused: bool = True) -> Sequence[torch.Tensor | None]:
+def vjp(
+    outputs: Sequence[torch.Tensor],
+    inputs: Sequence[torch.Tensor],
+    cotangents: Sequence[torch.Tensor],
+    allow_unused: bool = True,
+) -> Sequence[torch.Tensor | None]:
     """torch.autograd.grad(outputs, inputs, grad_outputs=cotangents, allow_unused=...)."""
     outputs, cotangents = list(outputs), list(cotangents)
     if len(outputs) != len(cotangents):
@@ -23,8 +28,10 @@ def vjp(outputs: Sequence[torch.Tensor], inputs: Sequence[torch.Tensor], cotange
     total: torch.Tensor | None = None
     for k, (o, c) in enumerate(zip(outputs, cotangents)):
         if tuple(o.shape) != tuple(c.shape):
-            raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of {tuple(c.shape)} and "
-                               f"output[{k}] has a shape of {tuple(o.shape)}.")
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{k}] has a shape of {tuple(c.shape)} and "
+                f"output[{k}] has a shape of {tuple(o.shape)}."
+            )
         term = (o * c.to(o.device, o.dtype)).sum()
         total = term if total is None else total + term
     if total is None:

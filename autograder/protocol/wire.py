@@ -12,6 +12,7 @@ payloads. Values inside the header are plain JSON, except these tagged objects:
 Both sides use this module; the judge validates everything it decodes
 (dtype whitelist, payload sizes, nesting depth) because the worker is untrusted.
 """
+
 import json
 import math
 import struct
@@ -23,8 +24,18 @@ import torch
 DTYPES = {
     name: getattr(torch, name)
     for name in (
-        "float64", "float32", "float16", "bfloat16", "complex64", "complex128",
-        "int64", "int32", "int16", "int8", "uint8", "bool",
+        "float64",
+        "float32",
+        "float16",
+        "bfloat16",
+        "complex64",
+        "complex128",
+        "int64",
+        "int32",
+        "int16",
+        "int8",
+        "uint8",
+        "bool",
     )
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
@@ -99,8 +110,9 @@ def encode(value: Any) -> bytes:
     return struct.pack(">Q", len(body)) + body
 
 
-def decode(body: bytes | bytearray | memoryview, device: str | torch.device | None = None,
-           max_header: int | None = MAX_HEADER) -> Any:
+def decode(
+    body: bytes | bytearray | memoryview, device: str | torch.device | None = None, max_header: int | None = MAX_HEADER
+) -> Any:
     """Rebuild the value of one message body (the bytes after the length prefix;
     bytes or a memoryview).
 
@@ -116,8 +128,18 @@ def decode(body: bytes | bytearray | memoryview, device: str | torch.device | No
         return _decode(body, device, max_header)
     except WireError:
         raise
-    except (RecursionError, MemoryError, ValueError, TypeError, AttributeError, KeyError, IndexError,
-            OverflowError, RuntimeError, struct.error) as exc:
+    except (
+        RecursionError,
+        MemoryError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        KeyError,
+        IndexError,
+        OverflowError,
+        RuntimeError,
+        struct.error,
+    ) as exc:
         raise WireError(f"undecodable message ({type(exc).__name__})") from None
 
 
@@ -138,8 +160,10 @@ def _decode(body: bytes | bytearray | memoryview, device: str | torch.device | N
     def payload(spec: Any) -> torch.Tensor:  # a tensor tag of the JSON header
         dtype = DTYPES.get(spec.get("dtype"))
         shape = spec.get("shape")
-        if dtype is None or not isinstance(shape, list) or not all(
-            isinstance(s, int) and 0 <= s < 2**40 for s in shape
+        if (
+            dtype is None
+            or not isinstance(shape, list)
+            or not all(isinstance(s, int) and 0 <= s < 2**40 for s in shape)
         ):
             raise WireError(f"bad tensor header {spec!r:.200}")
         numel = math.prod(shape)
@@ -155,7 +179,11 @@ def _decode(body: bytes | bytearray | memoryview, device: str | torch.device | N
             offsets[0] = end
             raw = bytearray(body[start:end])
             if dtype == torch.bool:
-                t = torch.frombuffer(raw, dtype=torch.uint8).to(torch.bool) if numel else torch.empty(0, dtype=torch.bool)
+                t = (
+                    torch.frombuffer(raw, dtype=torch.uint8).to(torch.bool)
+                    if numel
+                    else torch.empty(0, dtype=torch.bool)
+                )
             else:
                 t = torch.frombuffer(raw, dtype=dtype) if numel else torch.empty(0, dtype=dtype)
             t = t.reshape(shape)

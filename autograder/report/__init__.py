@@ -12,6 +12,7 @@ run's report equals a single run's.
 
 Language: `--lang`, else grading.yml's `language` (`messages.default()`).
 """
+
 import shlex
 import sys
 from collections.abc import Sequence
@@ -40,8 +41,7 @@ def build(out_dir, lang):
     return folder, assignments, page.render(folder, assignments, lang)
 
 
-def main(*, out_dir: str, out: str | None = None, lang: str | None = None,
-         export: Sequence[str] | None = None) -> int:
+def main(*, out_dir: str, out: str | None = None, lang: str | None = None, export: Sequence[str] | None = None) -> int:
     """`report`: the class report of `out_dir` (HTML at `out`, default OUT/report.html), with LMS `export`s."""
     from autograder.report import export as lms
     from autograder.report import load, terminal
@@ -65,8 +65,11 @@ def main(*, out_dir: str, out: str | None = None, lang: str | None = None,
         for kind in dict.fromkeys(export or []):
             path, counts = lms.write(kind, assignments, out_dir)
             written.append(path)
-            for what, key in (("no_identity", "report_export_no_identity"), ("blank", "report_export_blank"),
-                              ("duplicates", "report_export_duplicates")):
+            for what, key in (
+                ("no_identity", "report_export_no_identity"),
+                ("blank", "report_export_blank"),
+                ("duplicates", "report_export_duplicates"),
+            ):
                 if counts[what]:
                     print(t(key, lang, file=path.name, n=counts[what]), file=sys.stderr)
     except OSError as exc:

@@ -21,6 +21,7 @@ Moodle (Grades > Import > CSV file): columns `Email address`, `ID number`,
 `Email address` to "Email address" (or `ID number` to "ID number"), and map
 each assignment column to its grade item (or a new one).
 """
+
 import csv
 import io
 from pathlib import Path
@@ -84,11 +85,28 @@ def canvas(assignments):
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *names])
-    w.writerow(["Points Possible", "", "", "", "", *[words.num(a.summary.maximum, 4) for a in assignments
-                                                     if a.name is not None]])
+    w.writerow(
+        [
+            "Points Possible",
+            "",
+            "",
+            "",
+            "",
+            *[words.num(a.summary.maximum, 4) for a in assignments if a.name is not None],
+        ]
+    )
     for _, entry in _sorted(people):
         p = entry["person"]
-        w.writerow([_cell(p["name"]), "", _cell(p["sid"]), _cell(p["email"]), "", *[_score(entry["scores"].get(n)) for n in names]])
+        w.writerow(
+            [
+                _cell(p["name"]),
+                "",
+                _cell(p["sid"]),
+                _cell(p["email"]),
+                "",
+                *[_score(entry["scores"].get(n)) for n in names],
+            ]
+        )
     return buf.getvalue(), counts
 
 
@@ -101,7 +119,9 @@ def moodle(assignments):
     w.writerow(["Email address", "ID number", "Full name", *names])
     for _, entry in _sorted(people):
         p = entry["person"]
-        w.writerow([_cell(p["email"]), _cell(p["sid"]), _cell(p["name"]), *[_score(entry["scores"].get(n)) for n in names]])
+        w.writerow(
+            [_cell(p["email"]), _cell(p["sid"]), _cell(p["name"]), *[_score(entry["scores"].get(n)) for n in names]]
+        )
     return buf.getvalue(), counts
 
 

@@ -8,13 +8,19 @@ live in one HTML page, so every id a figure defines (and every reference to
 one) takes a prefix of its own: no two elements of the page share an id.
 No pyplot (no global figure state); the Figure is drawn by the SVG canvas.
 """
+
 import io
 import re
 
 BAR = "#4878a8"
 MEAN = "#c44e52"
-_RC = {"svg.hashsalt": "attention-kit-report", "svg.fonttype": "none", "font.size": 9,
-       "axes.spines.top": False, "axes.spines.right": False}
+_RC = {
+    "svg.hashsalt": "attention-kit-report",
+    "svg.fonttype": "none",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
 
 
 def bins_for(maximum, n):
@@ -42,14 +48,13 @@ def _svg(fig, prefix):
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
-    text = text[text.index("<svg"):]  # no XML declaration or DOCTYPE inside HTML
+    text = text[text.index("<svg") :]  # no XML declaration or DOCTYPE inside HTML
     text = re.sub(r"<!--.*?-->|<metadata>.*?</metadata>", "", text, flags=re.S)  # comments, RDF: bulk only
     text = text.replace(' id="', f' id="{prefix}').replace("url(#", f"url(#{prefix}")
     return text.replace('href="#', f'href="#{prefix}').strip()
 
 
-def histogram(values, maximum, *, prefix, bins=10, size=(5.2, 2.4), xlabel="", ylabel="", mean=None,
-              title=""):
+def histogram(values, maximum, *, prefix, bins=10, size=(5.2, 2.4), xlabel="", ylabel="", mean=None, title=""):
     """An SVG histogram of `values` on [0, `maximum`], as text to put inline in HTML."""
     import matplotlib
     from matplotlib.figure import Figure
@@ -74,7 +79,7 @@ def histogram(values, maximum, *, prefix, bins=10, size=(5.2, 2.4), xlabel="", y
             ax.set_ylabel(ylabel)
         fig.set_layout_engine("constrained")
         svg = _svg(fig, prefix)
-    label = f'<title>{_escape(title)}</title>' if title else ""
+    label = f"<title>{_escape(title)}</title>" if title else ""
     return svg.replace(">", f' role="img">{label}', 1) if label else svg
 
 

@@ -14,6 +14,7 @@ the file the LMS gets.
 Reasons are kept as (catalog key, fields) and worded later, in the report's
 language.
 """
+
 import csv
 import io
 import json
@@ -37,6 +38,7 @@ class Submission:
     """One graded file as the report sees it. `questions`: {name: [score, max]} in the
     order the suites ran them; `checks`/`causes`: results.json's records (empty when
     absent); `reasons`: [(catalog key, fields)] for "needs a look"."""
+
     id: str
     assignment: str | None = None
     status: str = "unreadable"  # graded | partial | not_graded | internal_error | unreadable
@@ -133,10 +135,14 @@ def _checks(extra):
     if checks is None:
         return None
     ok = isinstance(checks, list) and all(
-        isinstance(c, dict) and isinstance(c.get("question"), str) and isinstance(c.get("check"), str)
-        and _number(c.get("failed")) is not None and not isinstance(c.get("failed"), str)
+        isinstance(c, dict)
+        and isinstance(c.get("question"), str)
+        and isinstance(c.get("check"), str)
+        and _number(c.get("failed")) is not None
+        and not isinstance(c.get("failed"), str)
         and isinstance(c.get("causes", []), list)
-        for c in checks)
+        for c in checks
+    )
     if not ok:
         raise ValueError("checks")
     return [{**c, "question": _clip(c["question"], MAX_NAME), "check": _clip(c["check"], MAX_NAME)} for c in checks]
@@ -147,11 +153,13 @@ def _causes(extra):
     if causes is None:
         return None
     ok = isinstance(causes, list) and all(
-        isinstance(c, dict) and isinstance(c.get("text"), str)
+        isinstance(c, dict)
+        and isinstance(c.get("text"), str)
         and (c.get("key") is None or isinstance(c.get("key"), str))
         and (c.get("fields") is None or isinstance(c.get("fields"), dict))
         and isinstance(c.get("questions", []), list)
-        for c in causes)
+        for c in causes
+    )
     if not ok:
         raise ValueError("causes")
     return causes
@@ -163,8 +171,10 @@ def _identities(value):
         raise ValueError("submitters")
     people = []
     for p in value:
-        person = {k: _clip(p[k], 200) if isinstance(p.get(k), (str, int)) and not isinstance(p.get(k), bool) else ""
-                  for k in ("name", "email", "sid")}
+        person = {
+            k: _clip(p[k], 200) if isinstance(p.get(k), (str, int)) and not isinstance(p.get(k), bool) else ""
+            for k in ("name", "email", "sid")
+        }
         if any(person.values()):
             people.append(person)
     return people
@@ -179,8 +189,11 @@ def _flag_reasons(flags, internal_errors):
         out.append(("report_look_not_run", {"reason": _clip(flags["not_run"])}))
     if flags.get("over_budget"):
         out.append(("report_look_over_budget", {"reason": _clip(flags["over_budget"])}))
-    for name, key in (("skipped_cells", "report_look_skipped_cells"), ("cell_errors", "report_look_cell_errors"),
-                      ("notes", "report_look_notes")):
+    for name, key in (
+        ("skipped_cells", "report_look_skipped_cells"),
+        ("cell_errors", "report_look_cell_errors"),
+        ("notes", "report_look_notes"),
+    ):
         n = _number(flags.get(name))
         if n:
             out.append((key, {"n": int(n)}))
@@ -227,8 +240,9 @@ def from_results(sub, data):
     sub.reasons += _flag_reasons(flags, internal)
     if sub.status == "not_graded" and not flags.get("not_graded"):
         first = str(data.get("output") or "").strip().splitlines()
-        sub.reasons.insert(0, ("report_look_not_graded",
-                               {"reason": _clip(first[0]) if first else ("report_reason_unknown", {})}))
+        sub.reasons.insert(
+            0, ("report_look_not_graded", {"reason": _clip(first[0]) if first else ("report_reason_unknown", {})})
+        )
     if "submitters" in extra:
         try:
             sub.identities = _identities(extra["submitters"])
@@ -272,8 +286,9 @@ def _csv_identities(row):
     n = max(len(names), len(emails), len(sids))
     people = []
     for i in range(n):
-        person = {k: _clip(v[i] if i < len(v) else "", 200) for k, v in
-                  (("name", names), ("email", emails), ("sid", sids))}
+        person = {
+            k: _clip(v[i] if i < len(v) else "", 200) for k, v in (("name", names), ("email", emails), ("sid", sids))
+        }
         if any(person.values()):
             people.append(person)
     return people
@@ -290,8 +305,11 @@ def apply_csv(sub, row, questions, read_json):
     if status in STATUSES and read_json:
         if status == "partial" and sub.status == "graded":
             sub.status = "partial"
-        if status == "partial" and not flagged & {"report_look_not_run", "report_look_over_budget",
-                                                  "report_look_skipped_cells"}:
+        if status == "partial" and not flagged & {
+            "report_look_not_run",
+            "report_look_over_budget",
+            "report_look_skipped_cells",
+        }:
             sub.reasons.insert(0, ("report_look_partial", {"reason": reason or ("report_reason_unknown", {})}))
         if status == "not_graded" and sub.status != "not_graded":
             sub.status = "not_graded"

@@ -8,11 +8,12 @@ mean, median, sd, at-zero, at-full; per question row (`data-question`) its
 mean, full-credit rate, difficulty and discrimination. Every piece of text
 from results.json or grades.csv is HTML-escaped.
 """
+
 from html import escape
 
 from autograder import __version__
-from autograder.report import figures, words
 from autograder.messages import t
+from autograder.report import figures, words
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:2rem auto;max-width:68rem;
@@ -51,66 +52,136 @@ def _bar(share):
 
 def _summary(a, lang, n):
     s = a.summary
-    heads = [t(k, lang) for k in ("report_count", "report_left_out", "report_mean", "report_median", "report_sd",
-                                  "report_at_zero", "report_at_full", "report_out_of")]
-    row = (_cell(str(s.count), "count") + _cell(str(a.left_out), "left-out") + _cell(s.mean, "mean")
-           + _cell(s.median, "median") + _cell(s.sd, "sd") + _pct(s.at_zero, "at-zero") + _pct(s.at_full, "at-full")
-           + _cell(s.maximum, "max"))
-    table = (f'<table class="summary"><tr>{"".join(f"<th>{escape(h)}</th>" for h in heads)}</tr>'
-             f"<tr>{row}</tr></table>")
-    fig = figures.histogram(s.values, s.maximum, prefix=f"a{n}-", bins=10, mean=s.mean,
-                            xlabel=t("report_score_axis", lang), ylabel=t("report_count_axis", lang),
-                            title=f'{t("report_histogram", lang)}: {t("report_assignment", lang, name=a.name)}')
+    heads = [
+        t(k, lang)
+        for k in (
+            "report_count",
+            "report_left_out",
+            "report_mean",
+            "report_median",
+            "report_sd",
+            "report_at_zero",
+            "report_at_full",
+            "report_out_of",
+        )
+    ]
+    row = (
+        _cell(str(s.count), "count")
+        + _cell(str(a.left_out), "left-out")
+        + _cell(s.mean, "mean")
+        + _cell(s.median, "median")
+        + _cell(s.sd, "sd")
+        + _pct(s.at_zero, "at-zero")
+        + _pct(s.at_full, "at-full")
+        + _cell(s.maximum, "max")
+    )
+    table = f'<table class="summary"><tr>{"".join(f"<th>{escape(h)}</th>" for h in heads)}</tr><tr>{row}</tr></table>'
+    fig = figures.histogram(
+        s.values,
+        s.maximum,
+        prefix=f"a{n}-",
+        bins=10,
+        mean=s.mean,
+        xlabel=t("report_score_axis", lang),
+        ylabel=t("report_count_axis", lang),
+        title=f"{t('report_histogram', lang)}: {t('report_assignment', lang, name=a.name)}",
+    )
     return f'<h3>{escape(t("report_scores", lang))}</h3>{table}<figure data-figure="scores">{fig}</figure>'
 
 
 def _questions(a, lang, n):
-    heads = [t(k, lang) for k in ("report_question", "report_mean", "report_out_of", "report_full_credit",
-                                  "report_difficulty", "report_discrimination", "report_histogram")]
+    heads = [
+        t(k, lang)
+        for k in (
+            "report_question",
+            "report_mean",
+            "report_out_of",
+            "report_full_credit",
+            "report_difficulty",
+            "report_discrimination",
+            "report_histogram",
+        )
+    ]
     rows = []
     for m, q in enumerate(a.questions):
-        fig = figures.histogram(q.values, q.maximum, prefix=f"a{n}q{m}-", bins=5, size=(2.4, 1.0),
-                                title=f'{t("report_histogram", lang)}: {q.name}')
-        rows.append(f'<tr data-question="{escape(q.name)}"><td><code>{escape(q.name)}</code></td>'
-                    + _cell(q.mean, "q-mean") + _cell(q.maximum, "q-max") + _pct(q.full_credit, "q-full")
-                    + _na(q.difficulty, lang, "q-difficulty") + _na(q.discrimination, lang, "q-discrimination")
-                    + f'<td data-figure="question">{fig}</td></tr>')
-    return (f'<h3>{escape(t("report_questions", lang))}</h3><table class="questions"><tr>'
-            + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr>" + "".join(rows) + "</table>")
+        fig = figures.histogram(
+            q.values,
+            q.maximum,
+            prefix=f"a{n}q{m}-",
+            bins=5,
+            size=(2.4, 1.0),
+            title=f"{t('report_histogram', lang)}: {q.name}",
+        )
+        rows.append(
+            f'<tr data-question="{escape(q.name)}"><td><code>{escape(q.name)}</code></td>'
+            + _cell(q.mean, "q-mean")
+            + _cell(q.maximum, "q-max")
+            + _pct(q.full_credit, "q-full")
+            + _na(q.difficulty, lang, "q-difficulty")
+            + _na(q.discrimination, lang, "q-discrimination")
+            + f'<td data-figure="question">{fig}</td></tr>'
+        )
+    return (
+        f'<h3>{escape(t("report_questions", lang))}</h3><table class="questions"><tr>'
+        + "".join(f"<th>{escape(h)}</th>" for h in heads)
+        + "</tr>"
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 def _checks(a, lang):
-    title = f'<h3>{escape(t("report_checks", lang))}</h3>'
+    title = f"<h3>{escape(t('report_checks', lang))}</h3>"
     if not a.checks:
         return title + f'<p class="muted">{escape(t("report_no_checks", lang))}</p>'
     failed = [c for c in a.checks if c.failing]
     heads = [t(k, lang) for k in ("report_question", "report_check", "report_failing", "report_share")]
-    rows = [f'<tr data-check="{escape(c.question)}::{escape(c.check)}"><td><code>{escape(c.question)}</code></td>'
-            f"<td>{escape(words.check_label(c.check, lang))}</td>"
-            + _cell(f"{c.failing} / {c.of}", "check-failing")
-            + f'<td class="n" data-stat="check-share">{_bar(c.share)}{escape(words.pct(c.share))}</td></tr>'
-            for c in failed]
-    table = ("<table class=\"checks\"><tr>" + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr>"
-             + "".join(rows) + "</table>") if rows else ""
+    rows = [
+        f'<tr data-check="{escape(c.question)}::{escape(c.check)}"><td><code>{escape(c.question)}</code></td>'
+        f"<td>{escape(words.check_label(c.check, lang))}</td>"
+        + _cell(f"{c.failing} / {c.of}", "check-failing")
+        + f'<td class="n" data-stat="check-share">{_bar(c.share)}{escape(words.pct(c.share))}</td></tr>'
+        for c in failed
+    ]
+    table = (
+        (
+            '<table class="checks"><tr>'
+            + "".join(f"<th>{escape(h)}</th>" for h in heads)
+            + "</tr>"
+            + "".join(rows)
+            + "</table>"
+        )
+        if rows
+        else ""
+    )
     rest = len(a.checks) - len(failed)
     note = f'<p class="muted">{escape(t("report_checks_all_pass", lang, n=rest))}</p>' if rest else ""
     return title + table + note
 
 
 def _causes(a, lang):
-    title = f'<h3>{escape(t("report_causes", lang))}</h3>'
+    title = f"<h3>{escape(t('report_causes', lang))}</h3>"
     if not a.causes:
         return title + f'<p class="muted">{escape(t("report_no_causes", lang))}</p>'
-    heads = [t(k, lang) for k in ("report_cause", "report_submissions", "report_share", "report_questions",
-                                  "report_ids")]
-    rows = [f'<tr data-cause="{escape(c.key or "")}"><td>{escape(words.cause_text(c, lang))}</td>'
-            + _cell(str(c.count), "cause-count")
-            + f'<td class="n" data-stat="cause-share">{_bar(c.share)}{escape(words.pct(c.share))}</td>'
-            + f'<td>{", ".join(f"<code>{escape(q)}</code>" for q in c.questions)}</td>'
-            + f'<td class="ids">{escape(", ".join(c.ids))}</td></tr>'
-            for c in a.causes]
-    return (title + "<table class=\"causes\"><tr>" + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr>"
-            + "".join(rows) + "</table>")
+    heads = [
+        t(k, lang) for k in ("report_cause", "report_submissions", "report_share", "report_questions", "report_ids")
+    ]
+    rows = [
+        f'<tr data-cause="{escape(c.key or "")}"><td>{escape(words.cause_text(c, lang))}</td>'
+        + _cell(str(c.count), "cause-count")
+        + f'<td class="n" data-stat="cause-share">{_bar(c.share)}{escape(words.pct(c.share))}</td>'
+        + f"<td>{', '.join(f'<code>{escape(q)}</code>' for q in c.questions)}</td>"
+        + f'<td class="ids">{escape(", ".join(c.ids))}</td></tr>'
+        for c in a.causes
+    ]
+    return (
+        title
+        + '<table class="causes"><tr>'
+        + "".join(f"<th>{escape(h)}</th>" for h in heads)
+        + "</tr>"
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 def _look(folder, lang):
@@ -118,14 +189,21 @@ def _look(folder, lang):
     rows = [(escape(t("report_folder", lang)), "", words.reason(p, lang)) for p in folder.problems]
     # the kit's own faults first: their scores are not final, whatever the rest says
     looked = sorted((s for s in folder.submissions if s.reasons), key=lambda s: s.status != "internal_error")
-    rows += [(f"<code>{escape(s.id)}</code>", escape(s.assignment or ""), words.reasons(s.reasons, lang))
-             for s in looked]
+    rows += [
+        (f"<code>{escape(s.id)}</code>", escape(s.assignment or ""), words.reasons(s.reasons, lang)) for s in looked
+    ]
     if not rows:
         return title + f'<p class="muted" data-stat="look-count" data-n="0">{escape(t("report_look_none", lang))}</p>'
     heads = [t(k, lang) for k in ("report_submission", "report_assignment_column", "report_reason")]
     body = "".join(f"<tr data-look><td>{i}</td><td>{a}</td><td>{escape(r)}</td></tr>" for i, a, r in rows)
-    return (title + f'<table class="look" data-stat="look-count" data-n="{len(rows)}"><tr>'
-            + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr>" + body + "</table>")
+    return (
+        title
+        + f'<table class="look" data-stat="look-count" data-n="{len(rows)}"><tr>'
+        + "".join(f"<th>{escape(h)}</th>" for h in heads)
+        + "</tr>"
+        + body
+        + "</table>"
+    )
 
 
 def render(folder, assignments, lang):
@@ -133,22 +211,29 @@ def render(folder, assignments, lang):
     of no known assignment have no section: they are all under "needs a look")."""
     assignments = [a for a in assignments if a.name is not None]
     title = t("report_title", lang)
-    nav = "".join(f'<a href="#a{n}">{escape(t("report_assignment", lang, name=a.name))}</a>'
-                  for n, a in enumerate(assignments))
+    nav = "".join(
+        f'<a href="#a{n}">{escape(t("report_assignment", lang, name=a.name))}</a>' for n, a in enumerate(assignments)
+    )
     nav += f'<a href="#look">{escape(t("report_look", lang))}</a>'
-    parts = [f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8">'
-             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
-             f"<h1>{escape(title)}</h1>",
-             f'<p>{escape(t("report_intro", lang, submissions=len(folder.submissions), assignments=len(assignments)))}</p>',
-             f"<nav>{nav}</nav>"]
+    parts = [
+        f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        f"<p>{escape(t('report_intro', lang, submissions=len(folder.submissions), assignments=len(assignments)))}</p>",
+        f"<nav>{nav}</nav>",
+    ]
     for n, a in enumerate(assignments):
-        parts.append(f'<section id="a{n}" data-assignment="{escape(a.name or "")}">'
-                     f"<h2>{escape(t('report_assignment', lang, name=a.name))}</h2>")
+        parts.append(
+            f'<section id="a{n}" data-assignment="{escape(a.name or "")}">'
+            f"<h2>{escape(t('report_assignment', lang, name=a.name))}</h2>"
+        )
         if a.scored:
             parts += [_summary(a, lang, n), _questions(a, lang, n)]
         parts += [_checks(a, lang), _causes(a, lang), "</section>"]
     parts.append(_look(folder, lang))
-    parts.append(f'<footer><p>{escape(t("report_definitions", lang))}</p>'
-                 f"<p>attention-autograder-kit {escape(__version__)}</p></footer></body></html>\n")
+    parts.append(
+        f"<footer><p>{escape(t('report_definitions', lang))}</p>"
+        f"<p>attention-autograder-kit {escape(__version__)}</p></footer></body></html>\n"
+    )
     return "\n".join(parts)

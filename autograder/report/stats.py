@@ -14,6 +14,7 @@ each figure against one computed by hand:
   counts alike in every language), by text where there is no key; their share,
   like a check's, is of the graded submissions that carry check data.
 """
+
 import math
 import statistics
 from collections import Counter
@@ -110,10 +111,15 @@ def describe(values, maxima):
     if not values:
         return Summary(0, None, None, None, None, None, maximum, [])
     return Summary(
-        count=len(values), mean=statistics.fmean(values), median=statistics.median(values),
-        sd=statistics.pstdev(values), at_zero=_share([v <= EPS for v in values]),
+        count=len(values),
+        mean=statistics.fmean(values),
+        median=statistics.median(values),
+        sd=statistics.pstdev(values),
+        at_zero=_share([v <= EPS for v in values]),
         at_full=_share([m > 0 and v >= m - EPS for v, m in zip(values, maxima)]),
-        maximum=maximum, values=list(values))
+        maximum=maximum,
+        values=list(values),
+    )
 
 
 def _question_order(subs):
@@ -131,10 +137,15 @@ def question_stats(scored, name):
         return QuestionStats(name, 0.0, 0, None, None, None, None, [])
     rest = [s.score - s.questions[name][0] for s in have]
     return QuestionStats(
-        name=name, maximum=max(maxima), count=len(have), mean=statistics.fmean(values),
+        name=name,
+        maximum=max(maxima),
+        count=len(have),
+        mean=statistics.fmean(values),
         full_credit=_share([m > 0 and v >= m - EPS for v, m in zip(values, maxima)]),
         difficulty=statistics.fmean(v / m if m > 0 else 1.0 for v, m in zip(values, maxima)),
-        discrimination=pearson(values, rest), values=values)
+        discrimination=pearson(values, rest),
+        values=values,
+    )
 
 
 def check_stats(scored, order):
@@ -171,11 +182,18 @@ def cause_stats(scored, order):
                 entry["seen"].append((s.language, s.id, cause))
             entry["questions"] |= {q for q in cause.get("questions", []) if isinstance(q, str)}
     rank = {q: n for n, q in enumerate(order)}
-    out = [CauseStats(key=ident[1] if ident[0] == "key" else None, text=e["seen"][0][2]["text"],
-                      count=len(e["ids"]), share=len(e["ids"]) / len(with_data), ids=sorted(e["ids"]),
-                      questions=sorted(e["questions"], key=lambda q: (rank.get(q, len(rank)), q)),
-                      seen=sorted(e["seen"], key=lambda x: x[1]))
-           for ident, e in found.items()]
+    out = [
+        CauseStats(
+            key=ident[1] if ident[0] == "key" else None,
+            text=e["seen"][0][2]["text"],
+            count=len(e["ids"]),
+            share=len(e["ids"]) / len(with_data),
+            ids=sorted(e["ids"]),
+            questions=sorted(e["questions"], key=lambda q: (rank.get(q, len(rank)), q)),
+            seen=sorted(e["seen"], key=lambda x: x[1]),
+        )
+        for ident, e in found.items()
+    ]
     return sorted(out, key=lambda c: (-c.count, c.key or "", c.text))
 
 
@@ -184,10 +202,14 @@ def assignment_stats(name, subs):
     scored = [s for s in subs if s.scored and s.questions]
     order = _question_order(scored) or _question_order(subs)
     return AssignmentStats(
-        name=name, submissions=subs, scored=scored,
+        name=name,
+        submissions=subs,
+        scored=scored,
         summary=describe([s.score for s in scored], [s.max_score for s in scored]),
         questions=[question_stats(scored, q) for q in order],
-        checks=check_stats(scored, order), causes=cause_stats(scored, order))
+        checks=check_stats(scored, order),
+        causes=cause_stats(scored, order),
+    )
 
 
 def by_assignment(submissions):
@@ -195,5 +217,5 @@ def by_assignment(submissions):
     groups = {}
     for s in submissions:
         groups.setdefault(s.assignment, []).append(s)
-    names = sorted((n for n in groups if n is not None)) + ([None] if None in groups else [])
+    names = sorted(n for n in groups if n is not None) + ([None] if None in groups else [])
     return [assignment_stats(n, groups[n]) for n in names]

@@ -7,6 +7,7 @@ label from `messages.check_label`; a likely cause with a catalog key is worded
 in the report's language with `t(key, lang, **fields)` (the fields of a
 submission in that language where there is one), else as the student read it.
 """
+
 from autograder import messages
 from autograder.messages import MessageError, t
 
@@ -72,4 +73,3 @@ def cause_text(cause, lang):
             except (MessageError, KeyError, IndexError, ValueError, AttributeError):
                 continue  # a key this kit's catalog lacks, or fields that do not fit it: the text as read
     return one_line(cause.text, MAX_CAUSE)
-

@@ -9,6 +9,7 @@ and a way to kill every process it left behind. cgroup v1 (a `pids` and a
 enabled below the judge's own group) are both handled; anywhere else
 `WorkerGroup.create` returns None and the rlimits alone apply.
 """
+
 import os
 import signal
 import time
@@ -31,7 +32,7 @@ def _own_paths() -> dict[str, str]:
     for line in lines:
         parts = line.split(":", 2)
         if len(parts) == 3:
-            for c in (parts[1].split(",") if parts[1] else [""]):
+            for c in parts[1].split(",") if parts[1] else [""]:
                 out[c] = parts[2]
     return out
 

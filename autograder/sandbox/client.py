@@ -6,6 +6,7 @@ any exit status, broken pipes, malformed reply) into `WorkerDied` with a
 one-line reason. Nothing else leaves `request`: an unexpected error while
 reading a dead worker is `WorkerDied` too (and a line on the judge's stderr).
 """
+
 import os
 import select
 import shutil
@@ -90,13 +91,18 @@ class WorkerClient:
         proc: subprocess.Popen[bytes] | ForkedProcess
         try:
             if self.forkserver is not None:
-                proc = self.forkserver.spawn(self.limits, uid, view, scratch, env,
-                                             (req_r, rep_w, out.fileno()), cgroups)
+                proc = self.forkserver.spawn(
+                    self.limits, uid, view, scratch, env, (req_r, rep_w, out.fileno()), cgroups
+                )
             else:
                 proc = subprocess.Popen(
                     [view_mod.interpreter(), "-m", "autograder.worker", str(req_r), str(rep_w)],
-                    pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                    cwd=scratch / "work", env=env,
+                    pass_fds=(req_r, rep_w),
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    cwd=scratch / "work",
+                    env=env,
                     preexec_fn=lambda: apply_limits(self.limits, uid, view, cgroups, str(scratch)),
                 )
         finally:
@@ -165,8 +171,13 @@ class WorkerClient:
             return None
 
     # -- requests -------------------------------------------------------
-    def request(self, message: dict[str, Any], cpu_seconds: float, wall_seconds: float,
-                on_callback: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+    def request(
+        self,
+        message: dict[str, Any],
+        cpu_seconds: float,
+        wall_seconds: float,
+        on_callback: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> Any:
         """Send one request and wait for its reply, within the given budgets.
 
         While it runs, the worker may ask the judge to stand in for a graded
@@ -205,8 +216,11 @@ class WorkerClient:
 
     def _unexpected(self, exc: Exception) -> WorkerDied:
         assert self.p is not None
-        print(f"kit: worker {getattr(self.p.proc, 'pid', '?')}: unexpected {type(exc).__name__} while reading it: "
-              f"{str(exc)[:300]}", file=sys.stderr)
+        print(
+            f"kit: worker {getattr(self.p.proc, 'pid', '?')}: unexpected {type(exc).__name__} while reading it: "
+            f"{str(exc)[:300]}",
+            file=sys.stderr,
+        )
         try:
             self._kill()
         except Exception:  # noqa: BLE001 - the reason below is what matters now
@@ -221,7 +235,7 @@ class WorkerClient:
             return None
         try:
             text = Path(f"/proc/{self.p.proc.pid}/stat").read_text()
-            fields = text[text.rindex(")") + 2:].split()
+            fields = text[text.rindex(")") + 2 :].split()
             return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
         except (OSError, ValueError, IndexError, AttributeError):
             return None
@@ -236,7 +250,7 @@ class WorkerClient:
         pid = self.p.proc.pid
         try:
             text = Path(f"/proc/{pid}/stat").read_text()
-            state = text[text.rindex(")") + 2:].split()[0]
+            state = text[text.rindex(")") + 2 :].split()[0]
         except (OSError, ValueError, IndexError):
             return None
         if state not in ("T", "t"):
@@ -256,7 +270,7 @@ class WorkerClient:
             data = wire.encode(message)
             view = memoryview(data)
             while view:
-                view = view[os.write(p.to_worker, view):]
+                view = view[os.write(p.to_worker, view) :]
         except (BrokenPipeError, OSError):
             self._died()
 
@@ -371,8 +385,7 @@ class WorkerClient:
         if cpu_end is None or start is None:
             return True
         budget = getattr(self, "_cpu_budget", self.limits.cpu_seconds_per_call)
-        return (cpu_end - start >= budget - CPU_SLACK
-                or cpu_end >= self.limits.submission_cpu_seconds - CPU_SLACK)
+        return cpu_end - start >= budget - CPU_SLACK or cpu_end >= self.limits.submission_cpu_seconds - CPU_SLACK
 
     def _output_full(self) -> bool:
         """Whether the printed output reached its limit (else a SIGXFSZ was the student's own)."""

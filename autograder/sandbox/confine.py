@@ -22,12 +22,13 @@ which the judge reads back (`failure`) and reports as the grading machine's
 fault. A worker that got through writes "ok" there first, so an exit status
 of CONFINE_FAILED from student code is the student's own.
 
-One degraded mode is deliberate (README, "Without a mount namespace"): a root
+One degraded mode is deliberate (docs/pages/architecture/index.md, "Without a mount namespace"): a root
 judge that the kernel refuses a mount namespace with EPERM (a container
 without CAP_SYS_ADMIN) changes modes on the host instead
 (`restrict_by_mode`), and there a network namespace refused with EPERM too is
 left as it is; every other step still fails closed.
 """
+
 import ctypes
 import errno as errno_mod
 import os
@@ -82,8 +83,9 @@ class _Step:
     def __enter__(self) -> "_Step":
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> Literal[False]:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> Literal[False]:
         if exc is None or isinstance(exc, StepFailed):
             return False
         if isinstance(exc, OSError):
@@ -156,8 +158,9 @@ def failure(scratch: str | Path) -> str | None:
     return text.splitlines()[0][:300] if text else "no report of the failed step"
 
 
-def apply_limits(limits: Limits, uid: int | None, view: View | None, cgroups: Sequence[str] = (),
-                 scratch: str | None = None) -> None:
+def apply_limits(
+    limits: Limits, uid: int | None, view: View | None, cgroups: Sequence[str] = (), scratch: str | None = None
+) -> None:
     """In the new worker process: its control groups, its own session and
     process group, rlimits, no_new_privs, and (root only) the private
     namespaces, its view of the file system and the unprivileged uid. Returns
@@ -272,12 +275,22 @@ def drop_to(uid: int) -> None:
     with _Step("setuid"):
         os.setuid(uid)
     with _Step("the uid drop"):
-        verify("the uid drop", os.getresuid() == (uid, uid, uid) and os.getresgid() == (uid, uid, uid)
-               and os.getgroups() == [], f"uids {os.getresuid()}, gids {os.getresgid()}, groups {os.getgroups()}")
+        verify(
+            "the uid drop",
+            os.getresuid() == (uid, uid, uid) and os.getresgid() == (uid, uid, uid) and os.getgroups() == [],
+            f"uids {os.getresuid()}, gids {os.getresgid()}, groups {os.getgroups()}",
+        )
 
 
-def _mount(libc: Any, src: bytes | None, dst: str | Path, fstype: bytes | None, flags: int, data: bytes | None = None,
-           what: str | None = None) -> None:
+def _mount(
+    libc: Any,
+    src: bytes | None,
+    dst: str | Path,
+    fstype: bytes | None,
+    flags: int,
+    data: bytes | None = None,
+    what: str | None = None,
+) -> None:
     step = what or f"mount {(fstype or src or b'').decode()} on {dst}"
     check(step, libc.mount(src, str(dst).encode(), fstype, flags, data))
 
@@ -377,7 +390,7 @@ def restrict_by_mode(view: View) -> None:
     of the kit's private part that the judge found become root-only (0700),
     and directories that block the way to the interpreter or the worker side
     get o+x (traverse, not list). What it cannot hide: any other
-    world-readable copy (the README says so). A path that is not there is
+    world-readable copy (docs/pages/architecture/index.md says so). A path that is not there is
     skipped; any other failure is StepFailed (never half-hidden)."""
     for p in view.fallback_hide:
         with _Step(f"chmod 0700 {p}"):

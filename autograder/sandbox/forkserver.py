@@ -24,6 +24,7 @@ importing torch and pytest and collecting the suites. The server imports no
 module of the judge or of the private root: what its children inherit in
 memory is torch, matplotlib, the confinement and the worker side.
 """
+
 import json
 import os
 import signal
@@ -65,7 +66,10 @@ def launch() -> tuple[ServerProcess, socket.socket]:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     proc = subprocess.Popen(
         [interpreter(), "-m", "autograder.sandbox.forkserver", str(theirs.fileno())],
-        pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd="/", env=startup_env(),
+        pass_fds=(theirs.fileno(),),
+        stdin=subprocess.DEVNULL,
+        cwd="/",
+        env=startup_env(),
     )
     theirs.close()
     return proc, ours
@@ -223,14 +227,26 @@ class ForkServer:
             raise WorkerDied("the fork server is gone")
         return json.loads(reply)
 
-    def spawn(self, limits: "Limits", uid: int | None, view: "View | None", scratch: str | Path, env: dict[str, str],
-              fds: Sequence[int], cgroups: Sequence[str] = ()) -> ForkedProcess:
+    def spawn(
+        self,
+        limits: "Limits",
+        uid: int | None,
+        view: "View | None",
+        scratch: str | Path,
+        env: dict[str, str],
+        fds: Sequence[int],
+        cgroups: Sequence[str] = (),
+    ) -> ForkedProcess:
         from autograder.sandbox.client import WorkerDied
 
         message = {
-            "op": "fork", "limits": dict(limits.__dict__), "uid": uid,
+            "op": "fork",
+            "limits": dict(limits.__dict__),
+            "uid": uid,
             "view": view.to_dict() if view is not None else None,
-            "scratch": str(scratch), "env": env, "cgroups": list(cgroups),
+            "scratch": str(scratch),
+            "env": env,
+            "cgroups": list(cgroups),
         }
         try:
             reply = self._ask(message, fds)

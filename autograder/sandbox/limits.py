@@ -1,5 +1,6 @@
 """The worker's limits. Their values live in grading.yml only (the kit's
 packaged one gives the defaults; a course's own overrides them)."""
+
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any

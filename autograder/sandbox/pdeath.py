@@ -11,6 +11,7 @@ before it is caught either by its pid (`os.getppid()` is no longer it) or, for
 a process that talks to its parent over a socket (the fork server), by that
 socket's end of file.
 """
+
 import ctypes
 import os
 import signal
@@ -28,8 +29,9 @@ def _prctl() -> Any:  # a ctypes foreign function, or None
         return None
 
 
-def die_with_parent(parent_pid: int | None = None, ignore_interrupt: bool = False, peer_fd: int | None = None,
-                    sig: int = signal.SIGKILL) -> bool:
+def die_with_parent(
+    parent_pid: int | None = None, ignore_interrupt: bool = False, peer_fd: int | None = None, sig: int = signal.SIGKILL
+) -> bool:
     """Have the kernel send `sig` to this process when its parent dies; True if armed.
 
     parent_pid: the parent this process expects; if it is already gone (this

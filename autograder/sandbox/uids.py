@@ -1,4 +1,5 @@
 """One unprivileged uid per judge process, for its workers (root only)."""
+
 import fcntl
 import os
 import tempfile

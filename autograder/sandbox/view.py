@@ -22,8 +22,9 @@ copy is put back.
 
 Where no mount namespace can be made (a container without CAP_SYS_ADMIN),
 `fallback_hide` lists what is made root-only (mode 0700) instead: see
-`confine.restrict_by_mode` and the README.
+`confine.restrict_by_mode` and docs/pages/architecture/index.md.
 """
+
 import os
 import site
 import sys
@@ -42,12 +43,12 @@ LIBRARIES = ("torch", "numpy", "matplotlib")
 KIT_DISTRIBUTIONS = ("attention-autograder-kit", "attention-autograder-kit-public")
 
 
-
 def interpreter() -> str:
     """This Python as a path a worker can reach: absolute, `..` folded away but
     links kept (a venv's bin/python must stay the venv's), so that starting
     the interpreter as `../venv/bin/python` from a folder outside the view works."""
     return os.path.normpath(os.path.abspath(sys.executable))
+
 
 @dataclass
 class View:
@@ -106,7 +107,8 @@ def _is_kit_package(path: str | Path) -> bool:
     """A folder that is a copy of the kit's package (this layout or an older one)."""
     path = Path(path)
     return path.name == "autograder" and any(
-        (path / marker).exists() for marker in ("private", "suites", "judge", "judge.py", "layout.py"))
+        (path / marker).exists() for marker in ("private", "suites", "judge", "judge.py", "layout.py")
+    )
 
 
 def _kit_copies(search: set[str]) -> set[Path]:
@@ -130,8 +132,12 @@ def _kit_copies(search: set[str]) -> set[Path]:
             for f in dist.files or ():
                 top = f.parts[0] if f.parts else ""
                 # packages and modules it put in its site folder (not scripts in ../../bin)
-                if (not top or top in (".", "..") or top.endswith((".dist-info", ".pth"))
-                        or top.startswith("__editable__")):
+                if (
+                    not top
+                    or top in (".", "..")
+                    or top.endswith((".dist-info", ".pth"))
+                    or top.startswith("__editable__")
+                ):
                     continue
                 located = (site_dir / top).resolve()
                 if located.parent == site_dir and located.exists():
@@ -167,8 +173,13 @@ def compute() -> View:
         elif Path(copy).name == "solutions":
             hide.add(Path(copy))
     reach = sorted({str(Path(sys.executable).resolve().parent), *libraries, *worker_side})
-    view = View(binds=binds, masks=masks, worker_side=worker_side,
-                fallback_hide=sorted(str(p) for p in hide if Path(p).exists()), reach=reach)
+    view = View(
+        binds=binds,
+        masks=masks,
+        worker_side=worker_side,
+        fallback_hide=sorted(str(p) for p in hide if Path(p).exists()),
+        reach=reach,
+    )
     _CACHE["view"] = view
     return view
 

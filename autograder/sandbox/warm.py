@@ -14,6 +14,7 @@ a program that compiles with dynamo still can (the references run eagerly
 inside a compiled graph instead of being skipped). Called once by a fork
 server before it forks (so the workers inherit it) and by the judge.
 """
+
 import gc
 import types
 

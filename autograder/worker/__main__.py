@@ -1,4 +1,5 @@
 """`python -m autograder.worker IN_FD OUT_FD` (a spawned worker, already confined)."""
+
 import os
 import sys
 

@@ -13,6 +13,7 @@ student's graded functions compute never depends on it.
 `install()` puts a finder first on `sys.meta_path`; the real packages are
 never imported in the worker.
 """
+
 import importlib.abc
 import importlib.machinery
 import sys
@@ -20,9 +21,33 @@ import types
 
 STUBBED = ("matplotlib", "seaborn", "mpl_toolkits")
 SUBMODULES = {  # attributes of a top-level package that are modules (the rest are Anything)
-    "matplotlib": {"pyplot", "colors", "cm", "ticker", "patches", "gridspec", "animation", "axes", "figure",
-                   "lines", "collections", "image", "transforms", "font_manager", "style", "colorbar",
-                   "widgets", "backends", "text", "dates", "markers", "path", "patheffects", "scale", "legend"},
+    "matplotlib": {
+        "pyplot",
+        "colors",
+        "cm",
+        "ticker",
+        "patches",
+        "gridspec",
+        "animation",
+        "axes",
+        "figure",
+        "lines",
+        "collections",
+        "image",
+        "transforms",
+        "font_manager",
+        "style",
+        "colorbar",
+        "widgets",
+        "backends",
+        "text",
+        "dates",
+        "markers",
+        "path",
+        "patheffects",
+        "scale",
+        "legend",
+    },
     "mpl_toolkits": {"axes_grid1", "mplot3d"},
 }
 

@@ -24,6 +24,7 @@ name} | {"own": name}]`, a student's test called with the function it tests):
 a proxy answered by the judge under `name`, or the notebook's own `name` (as it
 stands during the call, after `isolate`).
 """
+
 import os
 import select
 import sys
@@ -57,9 +58,12 @@ def _error(exc):
         import resource
 
         cap = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-        return {"type": "OutputLimit", "cap": cap,  # the judge words it (this message is a fallback)
-                "message": f"printed more than the {cap}-byte output limit; output truncated",
-                "where": _where(exc)}
+        return {
+            "type": "OutputLimit",
+            "cap": cap,  # the judge words it (this message is a fallback)
+            "message": f"printed more than the {cap}-byte output limit; output truncated",
+            "where": _where(exc),
+        }
     msg = str(exc)
     if len(msg) > MESSAGE_CHARS:
         msg = msg[:MESSAGE_CHARS] + " ..."
@@ -119,8 +123,9 @@ class Worker:
                 def backward(ctx, *grads):
                     ts = ctx.saved_tensors
                     a, k = rebuilt([t.detach() for t in ts])
-                    got = ask({"op": "callback", "name": name, "args": a, "kwargs": k,
-                               "grad_outputs": list(grads)})["grads"]
+                    got = ask({"op": "callback", "name": name, "args": a, "kwargs": k, "grad_outputs": list(grads)})[
+                        "grads"
+                    ]
                     return tuple(None if g is None else g.to(t.device, t.dtype) for g, t in zip(got, ts))
 
             return Call.apply(*tensors)
@@ -181,6 +186,7 @@ class Worker:
                 def wrap(fn):
                     cases.append(fn)
                     return fn
+
                 return wrap
 
             fake = types.ModuleType("otter.test_files")
@@ -216,9 +222,15 @@ class Worker:
         target = req["target"]
         fn = self.ns.get(target)
         if fn is None:
-            return {"ok": False, "error": {"type": "NameError", "message": f"name '{target}' is not defined", "where": None}}
+            return {
+                "ok": False,
+                "error": {"type": "NameError", "message": f"name '{target}' is not defined", "where": None},
+            }
         if not callable(fn):
-            return {"ok": False, "error": {"type": "TypeError", "message": f"'{target}' is not callable", "where": None}}
+            return {
+                "ok": False,
+                "error": {"type": "TypeError", "message": f"'{target}' is not callable", "where": None},
+            }
         args, kwargs = req.get("args", []), req.get("kwargs", {})
         reply = {"ok": True}
         # Grad mode is global and a notebook cell may have turned it off; the
@@ -239,8 +251,10 @@ class Worker:
                     given.append(self.ns[item["own"]])
                 else:
                     name = item.get("own") if isinstance(item, dict) else item
-                    return {"ok": False, "error": {"type": "NameError", "message": f"name {name!r} is not defined",
-                                                   "where": None}}
+                    return {
+                        "ok": False,
+                        "error": {"type": "NameError", "message": f"name {name!r} is not defined", "where": None},
+                    }
             return self._call(req, fn, given + list(args), kwargs, reply, counter)
         finally:
             for n in isolate:
@@ -261,16 +275,27 @@ class Worker:
                     dtype = getattr(torch, to["dtype"]) if to.get("dtype") else None
                     obj = obj.to(device=req.get("device", "cpu"), dtype=dtype)
                     params = _parameters(obj, torch)
-                    reply["params"] = {n: {"shape": list(p.shape), "dtype": str(p.dtype).replace("torch.", ""), "device": str(p.device)} for n, p in params.items()}
+                    reply["params"] = {
+                        n: {
+                            "shape": list(p.shape),
+                            "dtype": str(p.dtype).replace("torch.", ""),
+                            "device": str(p.device),
+                        }
+                        for n, p in params.items()
+                    }
                     if req.get("state") is not None:
                         state = req["state"]
                         missing = sorted(set(state) - set(params))
                         if missing:
-                            raise AttributeError(f"the module has no parameter {missing[0]!r} (its parameters: {sorted(params)})")
+                            raise AttributeError(
+                                f"the module has no parameter {missing[0]!r} (its parameters: {sorted(params)})"
+                            )
                         with torch.no_grad():
                             for name, value in state.items():
                                 if tuple(params[name].shape) != tuple(value.shape):
-                                    raise ValueError(f"parameter {name!r} has shape {tuple(params[name].shape)}, expected {tuple(value.shape)}")
+                                    raise ValueError(
+                                        f"parameter {name!r} has shape {tuple(params[name].shape)}, expected {tuple(value.shape)}"
+                                    )
                                 params[name].copy_(value)
                 if not req.get("invoke", True):
                     reply["value"] = None
@@ -308,7 +333,7 @@ class Worker:
             grads = vjp([o for o, _ in live], leaves, [c for _, c in live])
         except BaseException as exc:  # noqa: BLE001
             return {"error": f"{type(exc).__name__}: {str(exc)[:MESSAGE_CHARS]}"}
-        return {"inputs": list(grads[: len(inputs)]), "params": dict(zip(names, grads[len(inputs):]))}
+        return {"inputs": list(grads[: len(inputs)]), "params": dict(zip(names, grads[len(inputs) :]))}
 
 
 def _parameters(module, torch):
@@ -324,14 +349,14 @@ def _parameters(module, torch):
         seen.add(id(m))
         own = object.__getattribute__(m, "__dict__")
         params = own.get("_parameters")
-        for name, p in (dict.items(params) if isinstance(params, dict) else ()):
+        for name, p in dict.items(params) if isinstance(params, dict) else ():
             if isinstance(p, torch.nn.Parameter):
                 out.setdefault(prefix + str(name), p)
         for name, v in dict.items(own):
             if isinstance(v, torch.nn.Parameter):
                 out.setdefault(prefix + str(name), v)
         subs = own.get("_modules")
-        for name, sub in (dict.items(subs) if isinstance(subs, dict) else ()):
+        for name, sub in dict.items(subs) if isinstance(subs, dict) else ():
             if isinstance(sub, torch.nn.Module):
                 walk(sub, f"{prefix}{name}.", depth + 1)
 
@@ -375,7 +400,7 @@ def _limit_cpu(seconds):
 def _write(fd_out, data):
     view = memoryview(data)
     while view:
-        view = view[os.write(fd_out, view):]
+        view = view[os.write(fd_out, view) :]
 
 
 def _pipe_ids(fd_in, fd_out):
@@ -408,6 +433,7 @@ def serve(fd_in, fd_out):
 
     def check():
         _check_pipes(fd_in, fd_out, ids)
+
     worker = None
     while True:
         try:
@@ -444,4 +470,3 @@ def serve(fd_in, fd_out):
             data = wire.encode({"ok": False, "error": _error(exc)})
         check()  # a reply on a pipe the student's code broke would reach no one, or the wrong request
         _write(fd_out, data)
-

@@ -15,6 +15,7 @@ While it runs, the battery listens on a TCP port of this machine (no case may
 connect to it) and leaves an autograder-like zip holding a solution in its
 temporary folder (no case may read it).
 """
+
 import json
 import os
 import socket
@@ -42,9 +43,14 @@ from autograder.audit.hostile import (  # noqa: F401 - they register cases
 from autograder.audit.hostile.cases import BATTERY, CASES, SECRET_ENV, reference
 
 MAX_RESULTS_BYTES = 200_000  # no case may inflate results.json past this
-SHORT_LIMITS = {"cpu_seconds_per_call": 3, "load_seconds": 20, "memory_mb": 2048, "output_bytes": 200000,
-                "submission_seconds": 90,
-                "disk_mb": 32}
+SHORT_LIMITS = {
+    "cpu_seconds_per_call": 3,
+    "load_seconds": 20,
+    "memory_mb": 2048,
+    "output_bytes": 200000,
+    "submission_seconds": 90,
+    "disk_mb": 32,
+}
 
 
 class Listener:
@@ -208,7 +214,9 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
         BATTERY["port"] = listener.port
         BATTERY["zip"] = str(tmp / "autograder.zip")
         with zipfile.ZipFile(BATTERY["zip"], "w") as zf:
-            zf.write(layout.SOLUTIONS / "scaled_dot_product.py", "kit/autograder/private/solutions/scaled_dot_product.py")
+            zf.write(
+                layout.SOLUTIONS / "scaled_dot_product.py", "kit/autograder/private/solutions/scaled_dot_product.py"
+            )
         files = []
         for c in chosen:
             suffix, data = c.build()
@@ -249,8 +257,15 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
 def _print(report, elapsed, out):
     w = max(len(r[0].name) for r in report) + 2
     print(f"\nhostile battery: {len(report)} cases, limits {SHORT_LIMITS}", file=out)
-    print("  " + "case".ljust(w) + "expected".ljust(62) + "got".ljust(22) + "wall s".rjust(7) + "  peak MB  judge MB  verdict",
-          file=out)
+    print(
+        "  "
+        + "case".ljust(w)
+        + "expected".ljust(62)
+        + "got".ljust(22)
+        + "wall s".rjust(7)
+        + "  peak MB  judge MB  verdict",
+        file=out,
+    )
     for c, data, problems, verdict in report:
         if verdict == "skipped":
             print("  " + c.name.ljust(w) + f"skipped: {problems[0]}", file=out)
@@ -260,8 +275,20 @@ def _print(report, elapsed, out):
         peak = f"{peak:.0f}" if isinstance(peak, (int, float)) else "-"
         judge = ((data or {}).get("extra_data") or {}).get("judge_peak_mb")
         judge = f"{judge:.0f}" if isinstance(judge, (int, float)) else "-"
-        print("  " + c.name.ljust(w) + _expected(c.expect)[:60].ljust(62) + _got(data)[:21].ljust(22)
-              + wall.rjust(7) + "  " + peak.rjust(7) + "  " + judge.rjust(8) + "  " + verdict, file=out)
+        print(
+            "  "
+            + c.name.ljust(w)
+            + _expected(c.expect)[:60].ljust(62)
+            + _got(data)[:21].ljust(22)
+            + wall.rjust(7)
+            + "  "
+            + peak.rjust(7)
+            + "  "
+            + judge.rjust(8)
+            + "  "
+            + verdict,
+            file=out,
+        )
         print("  " + " " * w + f"does: {c.what[:100]}", file=out)
         reason = _reason(data)
         if reason:
@@ -271,10 +298,13 @@ def _print(report, elapsed, out):
         if verdict == "gap":
             print("  " + " " * w + f"known gap: {c.expect['gap']}", file=out)
     counts = {v: sum(r[3] == v for r in report) for v in ("held", "gap", "VIOLATED", "skipped")}
-    print(f"\nheld {counts['held']}, known gaps {counts['gap']}, violated {counts['VIOLATED']}, "
-          f"skipped {counts['skipped']}; "
-          f"graded in {elapsed:.0f} s; peak MB: the case's workers (control group; '-' where none); "
-          f"judge MB: the judge process's own peak resident memory while it graded the case", file=out)
+    print(
+        f"\nheld {counts['held']}, known gaps {counts['gap']}, violated {counts['VIOLATED']}, "
+        f"skipped {counts['skipped']}; "
+        f"graded in {elapsed:.0f} s; peak MB: the case's workers (control group; '-' where none); "
+        f"judge MB: the judge process's own peak resident memory while it graded the case",
+        file=out,
+    )
 
 
 def main(*, no_progress: bool = False, case: Sequence[str] | None = None) -> int:

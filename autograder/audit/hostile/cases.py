@@ -16,12 +16,13 @@ expectation:
     gap                  a known hole: shown in the table, never fails the run
     root_only            why the case needs a root judge (uid drop, hidden paths):
                          under a non-root judge it is listed as skipped, not run
-                         (README: a non-root worker can read solutions/ and
+                         (docs/pages/architecture: a non-root worker can read solutions/ and
                          signal the judge, so these would harm the run itself)
 
 Every case must also: write results.json, and not echo the judge's secret
 environment marker (`SECRET_ENV`).
 """
+
 import io
 import json
 import zipfile
@@ -57,6 +58,7 @@ def case(name, what, assignment=SDP, **expect):
     def register(fn):
         CASES.append(Case(name, assignment, what, fn, expect))
         return fn
+
     return register
 
 
@@ -88,11 +90,13 @@ def synthesized(assignment):
     source = inspect.getsource(module)
     lines = source.splitlines(keepends=True)
     provided = set(getattr(module, "PROVIDED", ()))
-    cells = [code_cell(f'import otter\ngrader = otter.Notebook("{assignment}.ipynb")\n'),
-             code_cell("import math\n\nimport torch\nfrom torch import nn\nimport torch.nn.functional as F\n")]
+    cells = [
+        code_cell(f'import otter\ngrader = otter.Notebook("{assignment}.ipynb")\n'),
+        code_cell("import math\n\nimport torch\nfrom torch import nn\nimport torch.nn.functional as F\n"),
+    ]
     for node in ast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name not in provided:
-            cells.append(code_cell("".join(lines[node.lineno - 1:node.end_lineno])))
+            cells.append(code_cell("".join(lines[node.lineno - 1 : node.end_lineno])))
             question = re.sub(r"(?<!^)(?=[A-Z])", "_", node.name).lower()
             cells.append(code_cell(f'grader.check("{question}")\n'))
     from autograder.audit.catalog import reference_typed
@@ -102,9 +106,12 @@ def synthesized(assignment):
     for question, answers in reference_typed(assignment).items():  # each typed question: its marked cell
         cells.append(code_cell(f"{forms[question].mark}\n{answers}\n"))
         cells.append(code_cell(f'grader.check("{question}")\n'))
-    return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                         "language": "python"}},
-            "nbformat": 4, "nbformat_minor": 5}
+    return {
+        "cells": cells,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
 def _src(cell):
@@ -145,14 +152,15 @@ def others(*lost):
 CORRECT_CAUSAL = "    return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()\n"
 WRONG_FUNCTIONS = {
     "causal_mask": "def causal_mask(seq_len, device=None):\n"
-                   "    return torch.zeros(seq_len, seq_len, dtype=torch.bool, device=device)\n",
+    "    return torch.zeros(seq_len, seq_len, dtype=torch.bool, device=device)\n",
     "padding_mask": "def padding_mask(lengths, max_len=None):\n"
-                    "    n = int(lengths.max()) if max_len is None else max_len\n"
-                    "    return torch.zeros(lengths.shape[0], n, dtype=torch.bool, device=lengths.device)\n",
+    "    n = int(lengths.max()) if max_len is None else max_len\n"
+    "    return torch.zeros(lengths.shape[0], n, dtype=torch.bool, device=lengths.device)\n",
     "scaled_dot_product_attention": (
         "def scaled_dot_product_attention(query, key, value, mask=None):\n"
         "    w = torch.zeros(*query.shape[:-1], key.shape[-2], dtype=query.dtype, device=query.device)\n"
-        "    return w @ value, w\n"),
+        "    return w @ value, w\n"
+    ),
 }
 
 
@@ -175,93 +183,213 @@ def _():
 
 
 # -- resources ---------------------------------------------------------------------
-@case("loop_in_function", "infinite loop inside causal_mask", max_score=FULL - 2, questions_zero=["causal_mask"],
-      questions_keep_full=others("causal_mask"), reason_contains=["CPU time limit", "timed out"])
+@case(
+    "loop_in_function",
+    "infinite loop inside causal_mask",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    reason_contains=["CPU time limit", "timed out"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask",
-                                  "def causal_mask(seq_len, device=None):\n    while True:\n        pass\n"))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            "def causal_mask(seq_len, device=None):\n    while True:\n        pass\n",
+        )
+    )
 
 
-@case("loop_top_level", "infinite loop at top level in an extra cell", max_score=FULL,
-      questions_keep_full=list(SDP_QS), reason_contains=["was skipped"])
+@case(
+    "loop_top_level",
+    "infinite loop at top level in an extra cell",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+    reason_contains=["was skipped"],
+)
 def _():
     return ipynb(append(reference(), "while True:\n    pass\n"))
 
 
-@case("fork_bomb", "fork bomb inside padding_mask", max_score=FULL - 2, questions_zero=["padding_mask"],
-      questions_keep_full=others("padding_mask"), reason_contains=["fork bomb"],
-      root_only=ROOT_WHY)
+@case(
+    "fork_bomb",
+    "fork bomb inside padding_mask",
+    max_score=FULL - 2,
+    questions_zero=["padding_mask"],
+    questions_keep_full=others("padding_mask"),
+    reason_contains=["fork bomb"],
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "padding_mask", (
-        "def padding_mask(lengths, max_len=None):\n    import os\n    while True:\n"
-        "        try:\n            os.fork()\n        except OSError:\n            pass\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "padding_mask",
+            (
+                "def padding_mask(lengths, max_len=None):\n    import os\n    while True:\n"
+                "        try:\n            os.fork()\n        except OSError:\n            pass\n"
+            ),
+        )
+    )
 
 
-@case("alloc_20gb", "a 20 GB allocation inside scaled_dot_product_attention", max_score=FULL - 6,
-      questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"),
-      reason_contains=["scaled_dot_product_attention"])
+@case(
+    "alloc_20gb",
+    "a 20 GB allocation inside scaled_dot_product_attention",
+    max_score=FULL - 6,
+    questions_zero=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
+    reason_contains=["scaled_dot_product_attention"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
-        "def scaled_dot_product_attention(query, key, value, mask=None):\n"
-        "    return torch.empty(20 * 2**30, dtype=torch.uint8).fill_(1)\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "scaled_dot_product_attention",
+            (
+                "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+                "    return torch.empty(20 * 2**30, dtype=torch.uint8).fill_(1)\n"
+            ),
+        )
+    )
 
 
-@case("print_100mb", "100 MB of printed output inside causal_mask", max_score=FULL - 2, questions_zero=["causal_mask"],
-      questions_keep_full=others("causal_mask"), reason_contains=["output limit"])
+@case(
+    "print_100mb",
+    "100 MB of printed output inside causal_mask",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    reason_contains=["output limit"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n    import sys\n    sys.stdout.write('x' * 100_000_000)\n"
-        + CORRECT_CAUSAL)))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n    import sys\n    sys.stdout.write('x' * 100_000_000)\n"
+                + CORRECT_CAUSAL
+            ),
+        )
+    )
 
 
-@case("runaway_recursion", "unbounded recursion with the recursion limit raised, in padding_mask", max_score=FULL - 2,
-      questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["padding_mask"])
+@case(
+    "runaway_recursion",
+    "unbounded recursion with the recursion limit raised, in padding_mask",
+    max_score=FULL - 2,
+    questions_zero=["padding_mask"],
+    questions_keep_full=others("padding_mask"),
+    reason_contains=["padding_mask"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "padding_mask", (
-        "import sys\nsys.setrecursionlimit(10**7)\n"
-        "def padding_mask(lengths, max_len=None):\n    return padding_mask(lengths, max_len) + 1\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "padding_mask",
+            (
+                "import sys\nsys.setrecursionlimit(10**7)\n"
+                "def padding_mask(lengths, max_len=None):\n    return padding_mask(lengths, max_len) + 1\n"
+            ),
+        )
+    )
 
 
-@case("segfault", "a segfault via ctypes inside causal_mask", max_score=FULL - 2, questions_zero=["causal_mask"],
-      questions_keep_full=others("causal_mask"), reason_contains=["signal", "SIGSEGV"])
+@case(
+    "segfault",
+    "a segfault via ctypes inside causal_mask",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    reason_contains=["signal", "SIGSEGV"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n    import ctypes\n    ctypes.string_at(0)\n" + CORRECT_CAUSAL)))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            ("def causal_mask(seq_len, device=None):\n    import ctypes\n    ctypes.string_at(0)\n" + CORRECT_CAUSAL),
+        )
+    )
 
 
-@case("os_exit", "os._exit(0) inside scaled_dot_product_attention", max_score=FULL - 6,
-      questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"),
-      reason_contains=["exited early"])
+@case(
+    "os_exit",
+    "os._exit(0) inside scaled_dot_product_attention",
+    max_score=FULL - 6,
+    questions_zero=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
+    reason_contains=["exited early"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
-        "def scaled_dot_product_attention(query, key, value, mask=None):\n    import os\n    os._exit(0)\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "scaled_dot_product_attention",
+            ("def scaled_dot_product_attention(query, key, value, mask=None):\n    import os\n    os._exit(0)\n"),
+        )
+    )
 
 
-@case("kill_parent", "causal_mask tries to SIGKILL its parent (the judge or fork server), then answers",
-      max_score=FULL, questions_keep_full=list(SDP_QS),
-      root_only=ROOT_WHY)
+@case(
+    "kill_parent",
+    "causal_mask tries to SIGKILL its parent (the judge or fork server), then answers",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n    import os\n    try:\n        os.kill(os.getppid(), 9)\n"
-        "    except OSError:\n        pass\n" + CORRECT_CAUSAL)))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n    import os\n    try:\n        os.kill(os.getppid(), 9)\n"
+                "    except OSError:\n        pass\n" + CORRECT_CAUSAL
+            ),
+        )
+    )
 
 
-@case("kill_everything", "padding_mask sends SIGKILL to every process it may signal (kill -1), then returns None", max_score=FULL - 2,
-      questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["None"],
-      root_only=ROOT_WHY)
+@case(
+    "kill_everything",
+    "padding_mask sends SIGKILL to every process it may signal (kill -1), then returns None",
+    max_score=FULL - 2,
+    questions_zero=["padding_mask"],
+    questions_keep_full=others("padding_mask"),
+    reason_contains=["None"],
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "padding_mask", (
-        "def padding_mask(lengths, max_len=None):\n    import os\n    os.kill(-1, 9)\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "padding_mask",
+            ("def padding_mask(lengths, max_len=None):\n    import os\n    os.kill(-1, 9)\n"),
+        )
+    )
 
 
 # -- tampering --------------------------------------------------------------------
-@case("patch_allclose", "wrong functions, then a last cell patching torch.allclose/equal/Tensor.__eq__ to say True",
-      not_above="wrong_functions", max_score=FULL - 0.01)
+@case(
+    "patch_allclose",
+    "wrong functions, then a last cell patching torch.allclose/equal/Tensor.__eq__ to say True",
+    not_above="wrong_functions",
+    max_score=FULL - 0.01,
+)
 def _():
-    return ipynb(append(wrong(reference(demo=False)), (
-        "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n"
-        "torch.testing.assert_close = lambda *a, **k: None\n"
-        "torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)\n")))
+    return ipynb(
+        append(
+            wrong(reference(demo=False)),
+            (
+                "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n"
+                "torch.testing.assert_close = lambda *a, **k: None\n"
+                "torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)\n"
+            ),
+        )
+    )
 
 
 @case("no_check_cells", "every grader.check cell deleted", max_score=FULL, questions_keep_full=list(SDP_QS))
@@ -271,10 +399,17 @@ def _():
     return ipynb(nb)
 
 
-@case("lying_subclass", "wrong functions returning a Tensor subclass whose __eq__/allclose/equal say True",
-      not_above="wrong_functions", max_score=FULL - 0.01)
+@case(
+    "lying_subclass",
+    "wrong functions returning a Tensor subclass whose __eq__/allclose/equal say True",
+    not_above="wrong_functions",
+    max_score=FULL - 0.01,
+)
 def _():
-    return ipynb(append(wrong(reference()), '''
+    return ipynb(
+        append(
+            wrong(reference()),
+            """
 class Liar(torch.Tensor):
     def __eq__(self, other):
         return torch.ones((), dtype=torch.bool)
@@ -291,75 +426,149 @@ def padding_mask(lengths, max_len=None):
 def scaled_dot_product_attention(query, key, value, mask=None):
     o, w = _wrong[2](query, key, value, mask)
     return o.as_subclass(Liar), w.as_subclass(Liar)
-'''))
+""",
+        )
+    )
 
 
-@case("global_torch_state", "correct functions, then a cell setting float64 default dtype, grad mode off, "
-      "no other change", max_score=FULL, questions_keep_full=list(SDP_QS))
+@case(
+    "global_torch_state",
+    "correct functions, then a cell setting float64 default dtype, grad mode off, no other change",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+)
 def _():
     return ipynb(append(reference(), "torch.set_default_dtype(torch.float64)\ntorch.set_grad_enabled(False)\n"))
 
 
-@case("fake_banner", "wrong functions plus a cell printing a fake 'All tests passed' banner",
-      not_above="wrong_functions", max_score=FULL - 0.01, must_not_contain=["FAKE-BANNER"])
+@case(
+    "fake_banner",
+    "wrong functions plus a cell printing a fake 'All tests passed' banner",
+    not_above="wrong_functions",
+    max_score=FULL - 0.01,
+    must_not_contain=["FAKE-BANNER"],
+)
 def _():
     return ipynb(append(wrong(reference()), "print('FAKE-BANNER All tests passed! Score: 10/10')\n"))
 
 
 # -- wrong return values ------------------------------------------------------------
-@case("numpy_return", "causal_mask returns a numpy array with the right values", max_score=FULL - 2,
-      questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"), reason_contains=["numpy"])
+@case(
+    "numpy_return",
+    "causal_mask returns a numpy array with the right values",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    reason_contains=["numpy"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    return torch.ones(seq_len, seq_len, dtype=torch.bool).tril().numpy()\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n"
+                "    return torch.ones(seq_len, seq_len, dtype=torch.bool).tril().numpy()\n"
+            ),
+        )
+    )
 
 
-@case("list_return", "padding_mask returns a Python list with the right values", max_score=FULL - 2,
-      questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["list"])
+@case(
+    "list_return",
+    "padding_mask returns a Python list with the right values",
+    max_score=FULL - 2,
+    questions_zero=["padding_mask"],
+    questions_keep_full=others("padding_mask"),
+    reason_contains=["list"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "padding_mask", (
-        "def padding_mask(lengths, max_len=None):\n    n = int(lengths.max()) if max_len is None else max_len\n"
-        "    return (torch.arange(n)[None, :] < lengths[:, None].cpu()).tolist()\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "padding_mask",
+            (
+                "def padding_mask(lengths, max_len=None):\n    n = int(lengths.max()) if max_len is None else max_len\n"
+                "    return (torch.arange(n)[None, :] < lengths[:, None].cpu()).tolist()\n"
+            ),
+        )
+    )
 
 
-@case("nan_return", "scaled_dot_product_attention returns NaN tensors of the right shape", max_score=FULL - 6,
-      questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"))
+@case(
+    "nan_return",
+    "scaled_dot_product_attention returns NaN tensors of the right shape",
+    max_score=FULL - 6,
+    questions_zero=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
-        "def scaled_dot_product_attention(query, key, value, mask=None):\n"
-        "    w = torch.full((*query.shape[:-1], key.shape[-2]), float('nan'), dtype=query.dtype, device=query.device)\n"
-        "    return w @ value, w\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "scaled_dot_product_attention",
+            (
+                "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+                "    w = torch.full((*query.shape[:-1], key.shape[-2]), float('nan'), dtype=query.dtype, device=query.device)\n"
+                "    return w @ value, w\n"
+            ),
+        )
+    )
 
 
 # -- information leaks ----------------------------------------------------------------
 def _raise_file(path):
-    return ("def causal_mask(seq_len, device=None):\n"
-            f"    raise RuntimeError(open({str(PACKAGE / path)!r}).read())\n")
+    return f"def causal_mask(seq_len, device=None):\n    raise RuntimeError(open({str(PACKAGE / path)!r}).read())\n"
 
 
-@case("read_solutions", "causal_mask raises an error holding solutions/scaled_dot_product.py, read from disk",
-      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
-      leak_files=["private/solutions/scaled_dot_product.py"],
-      root_only=ROOT_WHY)
+@case(
+    "read_solutions",
+    "causal_mask raises an error holding solutions/scaled_dot_product.py, read from disk",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    leak_files=["private/solutions/scaled_dot_product.py"],
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", _raise_file("private/solutions/scaled_dot_product.py")))
+    return ipynb(
+        replace_function(reference(demo=False), "causal_mask", _raise_file("private/solutions/scaled_dot_product.py"))
+    )
 
 
-@case("read_suites", "causal_mask raises an error holding the hidden suite file, read from disk",
-      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
-      leak_files=["private/suites/scaled_dot_product/test_causal_mask.py"],
-      root_only=ROOT_WHY)
+@case(
+    "read_suites",
+    "causal_mask raises an error holding the hidden suite file, read from disk",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    leak_files=["private/suites/scaled_dot_product/test_causal_mask.py"],
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask",
-                                  _raise_file("private/suites/scaled_dot_product/test_causal_mask.py")))
+    return ipynb(
+        replace_function(
+            reference(demo=False), "causal_mask", _raise_file("private/suites/scaled_dot_product/test_causal_mask.py")
+        )
+    )
 
 
-@case("read_environ", "causal_mask raises an error holding os.environ", max_score=FULL - 2, questions_zero=["causal_mask"],
-      questions_keep_full=others("causal_mask"), must_not_contain=[SECRET_ENV[1]])
+@case(
+    "read_environ",
+    "causal_mask raises an error holding os.environ",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    must_not_contain=[SECRET_ENV[1]],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n    import os\n    raise RuntimeError(repr(dict(os.environ)))\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            ("def causal_mask(seq_len, device=None):\n    import os\n    raise RuntimeError(repr(dict(os.environ)))\n"),
+        )
+    )
 
 
 # -- malformed input --------------------------------------------------------------------
@@ -381,20 +590,39 @@ def _():
 
 @case("nbformat3", "an nbformat 3 notebook (worksheets)", max_score=0, reason_contains=["nbformat 3"])
 def _():
-    nb = {"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": SDP},
-          "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "outputs": []}]}]}
+    nb = {
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "metadata": {"name": SDP},
+        "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "outputs": []}]}],
+    }
     return ".ipynb", json.dumps(nb).encode()
 
 
-@case("syntax_error_cell", "a syntax error in the padding_mask cell", max_score=FULL - 2, questions_zero=["padding_mask"],
-      questions_keep_full=others("padding_mask"), reason_contains=["SyntaxError"])
+@case(
+    "syntax_error_cell",
+    "a syntax error in the padding_mask cell",
+    max_score=FULL - 2,
+    questions_zero=["padding_mask"],
+    questions_keep_full=others("padding_mask"),
+    reason_contains=["SyntaxError"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "padding_mask",
-                                  "def padding_mask(lengths, max_len=None)\n    return lengths\n"))
+    return ipynb(
+        replace_function(
+            reference(demo=False), "padding_mask", "def padding_mask(lengths, max_len=None)\n    return lengths\n"
+        )
+    )
 
 
-@case("missing_function", "the padding_mask cell deleted", max_score=FULL - 2, questions_zero=["padding_mask"],
-      questions_keep_full=others("padding_mask"), reason_contains=["not defined"])
+@case(
+    "missing_function",
+    "the padding_mask cell deleted",
+    max_score=FULL - 2,
+    questions_zero=["padding_mask"],
+    questions_keep_full=others("padding_mask"),
+    reason_contains=["not defined"],
+)
 def _():
     return ipynb(drop_function(reference(demo=False), "padding_mask"))
 
@@ -413,14 +641,19 @@ def _():
     return _zip([("a.ipynb", data), ("b.ipynb", data)])
 
 
-@case("many_files_zip", "a zip holding the notebook and 5000 small files", max_score=0,
-      reason_contains=["over the limit"])
+@case(
+    "many_files_zip", "a zip holding the notebook and 5000 small files", max_score=0, reason_contains=["over the limit"]
+)
 def _():
     return _zip([("reference.ipynb", ipynb(reference())[1])] + [(f"junk/{i}.txt", b"x") for i in range(5000)])
 
 
-@case("zip_bomb", "a zip whose notebook inflates to 200 MB of whitespace", max_score=0,
-      reason_contains=["over the limit", "over the size limit"])
+@case(
+    "zip_bomb",
+    "a zip whose notebook inflates to 200 MB of whitespace",
+    max_score=0,
+    reason_contains=["over the limit", "over the size limit"],
+)
 def _():
     data = ipynb(reference())[1]
     return _zip([("reference.ipynb", data[:-1] + b" " * (200 << 20) + data[-1:])])
@@ -446,174 +679,309 @@ def others_of(questions, *lost):
 
 
 # -- resources, continued ------------------------------------------------------------
-@case("kill_self", "causal_mask sends SIGKILL to its own process", max_score=FULL - 2, questions_zero=["causal_mask"],
-      questions_keep_full=others("causal_mask"), reason_contains=["signal 9"])
+@case(
+    "kill_self",
+    "causal_mask sends SIGKILL to its own process",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    reason_contains=["signal 9"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n    import os, signal\n    os.kill(os.getpid(), signal.SIGKILL)\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n    import os, signal\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+            ),
+        )
+    )
 
 
-@case("kill_process_group", "padding_mask sends SIGKILL to its whole process group", max_score=FULL - 2,
-      questions_zero=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["signal 9"])
+@case(
+    "kill_process_group",
+    "padding_mask sends SIGKILL to its whole process group",
+    max_score=FULL - 2,
+    questions_zero=["padding_mask"],
+    questions_keep_full=others("padding_mask"),
+    reason_contains=["signal 9"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "padding_mask", (
-        "def padding_mask(lengths, max_len=None):\n    import os, signal\n    os.killpg(0, signal.SIGKILL)\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "padding_mask",
+            ("def padding_mask(lengths, max_len=None):\n    import os, signal\n    os.killpg(0, signal.SIGKILL)\n"),
+        )
+    )
 
 
-@case("fill_workdir", "causal_mask deletes every file it can reach from its working directory and HOME, "
-      "fills the disk with 1 MB files until writing fails, then answers", max_score=FULL,
-      questions_keep_full=list(SDP_QS))
+@case(
+    "fill_workdir",
+    "causal_mask deletes every file it can reach from its working directory and HOME, "
+    "fills the disk with 1 MB files until writing fails, then answers",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    import os, shutil\n"
-        "    for top in {os.getcwd(), os.path.expanduser('~'), os.path.dirname(os.getcwd())}:\n"
-        "        for name in ['progress', 'output.txt', 'work'] + (os.listdir(top) if os.access(top, os.R_OK) else []):\n"
-        "            p = os.path.join(top, name)\n"
-        "            try:\n"
-        "                shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)\n"
-        "            except OSError:\n"
-        "                pass\n"
-        "    for i in range(100000):\n"
-        "        try:\n"
-        "            with open(f'fill{i}', 'wb') as f:\n"
-        "                f.write(b'x' * 150000)\n"
-        "        except OSError:\n"
-        "            break\n"
-        + CORRECT_CAUSAL)))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n"
+                "    import os, shutil\n"
+                "    for top in {os.getcwd(), os.path.expanduser('~'), os.path.dirname(os.getcwd())}:\n"
+                "        for name in ['progress', 'output.txt', 'work'] + (os.listdir(top) if os.access(top, os.R_OK) else []):\n"
+                "            p = os.path.join(top, name)\n"
+                "            try:\n"
+                "                shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)\n"
+                "            except OSError:\n"
+                "                pass\n"
+                "    for i in range(100000):\n"
+                "        try:\n"
+                "            with open(f'fill{i}', 'wb') as f:\n"
+                "                f.write(b'x' * 150000)\n"
+                "        except OSError:\n"
+                "            break\n" + CORRECT_CAUSAL
+            ),
+        )
+    )
 
 
-@case("background_thread", "causal_mask answers correctly but leaves a thread burning CPU and printing "
-      "after it returns", max_score=FULL, questions_keep_full=list(SDP_QS), reason_contains=["left threads"])
+@case(
+    "background_thread",
+    "causal_mask answers correctly but leaves a thread burning CPU and printing after it returns",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+    reason_contains=["left threads"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    import threading\n"
-        "    def spin():\n"
-        "        while True:\n"
-        "            print('spam', flush=True)\n"
-        "    threading.Thread(target=spin, daemon=True).start()\n"
-        + CORRECT_CAUSAL)))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n"
+                "    import threading\n"
+                "    def spin():\n"
+                "        while True:\n"
+                "            print('spam', flush=True)\n"
+                "    threading.Thread(target=spin, daemon=True).start()\n" + CORRECT_CAUSAL
+            ),
+        )
+    )
 
 
-@case("background_process", "padding_mask answers correctly but leaves a double-forked, setsid daemon that "
-      "waits 1 s, then SIGKILLs every process it may and burns CPU (a slow call may be killed by its own "
-      "daemon: only the other questions must keep their points)", max_score=FULL,
-      questions_keep_full=others("padding_mask"),
-      reason_contains=["left threads"], root_only=ROOT_WHY)
+@case(
+    "background_process",
+    "padding_mask answers correctly but leaves a double-forked, setsid daemon that "
+    "waits 1 s, then SIGKILLs every process it may and burns CPU (a slow call may be killed by its own "
+    "daemon: only the other questions must keep their points)",
+    max_score=FULL,
+    questions_keep_full=others("padding_mask"),
+    reason_contains=["left threads"],
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "padding_mask", (
-        "def padding_mask(lengths, max_len=None):\n"
-        "    import os, time\n"
-        "    if os.fork() == 0:\n"
-        "        os.setsid()\n"
-        "        if os.fork() == 0:\n"
-        "            time.sleep(1)\n"
-        "            try:\n"
-        "                os.kill(-1, 9)\n"
-        "            except OSError:\n"
-        "                pass\n"
-        "            while True:\n"
-        "                pass\n"
-        "        os._exit(0)\n"
-        "    time.sleep(0.1)\n"
-        "    n = int(lengths.max()) if max_len is None else max_len\n"
-        "    return torch.arange(n, device=lengths.device)[None, :] < lengths[:, None]\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "padding_mask",
+            (
+                "def padding_mask(lengths, max_len=None):\n"
+                "    import os, time\n"
+                "    if os.fork() == 0:\n"
+                "        os.setsid()\n"
+                "        if os.fork() == 0:\n"
+                "            time.sleep(1)\n"
+                "            try:\n"
+                "                os.kill(-1, 9)\n"
+                "            except OSError:\n"
+                "                pass\n"
+                "            while True:\n"
+                "                pass\n"
+                "        os._exit(0)\n"
+                "    time.sleep(0.1)\n"
+                "    n = int(lengths.max()) if max_len is None else max_len\n"
+                "    return torch.arange(n, device=lengths.device)[None, :] < lengths[:, None]\n"
+            ),
+        )
+    )
 
 
-@case("memory_across_processes", "scaled_dot_product_attention forks 3 children that each fill 900 MB, "
-      "then fills 1.2 GB itself: each process stays under RLIMIT_DATA, the tree does not", max_score=FULL - 6,
-      questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"),
-      reason_contains=["memory limit"], root_only=ROOT_WHY)
+@case(
+    "memory_across_processes",
+    "scaled_dot_product_attention forks 3 children that each fill 900 MB, "
+    "then fills 1.2 GB itself: each process stays under RLIMIT_DATA, the tree does not",
+    max_score=FULL - 6,
+    questions_zero=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
+    reason_contains=["memory limit"],
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
-        "def scaled_dot_product_attention(query, key, value, mask=None):\n"
-        "    import os, time\n"
-        "    for _ in range(3):\n"
-        "        if os.fork() == 0:\n"
-        "            block = bytearray(900 << 20)\n"
-        "            time.sleep(30)\n"
-        "            os._exit(0)\n"
-        "    time.sleep(0.5)\n"
-        "    mine = bytearray(1200 << 20)\n"
-        "    time.sleep(30)\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "scaled_dot_product_attention",
+            (
+                "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+                "    import os, time\n"
+                "    for _ in range(3):\n"
+                "        if os.fork() == 0:\n"
+                "            block = bytearray(900 << 20)\n"
+                "            time.sleep(30)\n"
+                "            os._exit(0)\n"
+                "    time.sleep(0.5)\n"
+                "    mine = bytearray(1200 << 20)\n"
+                "    time.sleep(30)\n"
+            ),
+        )
+    )
 
 
-@case("network", "causal_mask connects to a port the judge's machine listens on and to a public address, "
-      "sending its name; then answers", max_score=FULL, questions_keep_full=list(SDP_QS), no_network=True,
-      root_only=ROOT_WHY)
+@case(
+    "network",
+    "causal_mask connects to a port the judge's machine listens on and to a public address, "
+    "sending its name; then answers",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+    no_network=True,
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    import socket\n"
-        f"    for addr in (('127.0.0.1', {BATTERY['port']}), ('1.1.1.1', 53)):\n"
-        "        try:\n"
-        "            with socket.create_connection(addr, timeout=1) as s:\n"
-        "                s.sendall(b'network')\n"
-        "        except OSError:\n"
-        "            pass\n"
-        + CORRECT_CAUSAL)))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n"
+                "    import socket\n"
+                f"    for addr in (('127.0.0.1', {BATTERY['port']}), ('1.1.1.1', 53)):\n"
+                "        try:\n"
+                "            with socket.create_connection(addr, timeout=1) as s:\n"
+                "                s.sendall(b'network')\n"
+                "        except OSError:\n"
+                "            pass\n" + CORRECT_CAUSAL
+            ),
+        )
+    )
 
 
 # -- tampering, continued ----------------------------------------------------------------
-@case("edit_test_cells", "wrong functions; otter's tests in the notebook metadata rewritten to pass, "
-      "grader.check replaced by a function printing 'passed'", not_above="wrong_functions", max_score=FULL - 0.01)
+@case(
+    "edit_test_cells",
+    "wrong functions; otter's tests in the notebook metadata rewritten to pass, "
+    "grader.check replaced by a function printing 'passed'",
+    not_above="wrong_functions",
+    max_score=FULL - 0.01,
+)
 def _():
     nb = wrong(reference())
     tests = (nb.get("metadata", {}).get("otter", {}) or {}).get("tests", {})
     for name in list(tests):
-        tests[name] = {"name": name, "points": 100, "suites": [{"cases": [{"code": ">>> True\nTrue", "hidden": False,
-                                                                           "locked": False}], "type": "doctest"}]}
-    nb["cells"].insert(1, code_cell("class _G:\n    def check(self, *a, **k):\n        print('passed')\n"
-                                    "    check_all = check\ngrader = _G()\n"))
+        tests[name] = {
+            "name": name,
+            "points": 100,
+            "suites": [{"cases": [{"code": ">>> True\nTrue", "hidden": False, "locked": False}], "type": "doctest"}],
+        }
+    nb["cells"].insert(
+        1,
+        code_cell(
+            "class _G:\n    def check(self, *a, **k):\n        print('passed')\n    check_all = check\ngrader = _G()\n"
+        ),
+    )
     return ipynb(nb)
 
 
-@case("patch_builtins", "wrong functions, then a cell patching isinstance, len, abs, max, min, round, float "
-      "and print in builtins", not_above="wrong_functions", max_score=FULL - 0.01)
+@case(
+    "patch_builtins",
+    "wrong functions, then a cell patching isinstance, len, abs, max, min, round, float and print in builtins",
+    not_above="wrong_functions",
+    max_score=FULL - 0.01,
+)
 def _():
-    return ipynb(append(wrong(reference(demo=False)), (
-        "import builtins\n"
-        "builtins.isinstance = lambda *a: True\nbuiltins.len = lambda *a: 0\nbuiltins.abs = lambda *a: 0\n"
-        "builtins.max = lambda *a, **k: 0\nbuiltins.min = lambda *a, **k: 0\nbuiltins.round = lambda *a, **k: 0\n"
-        "builtins.float = lambda *a: 0.0\nbuiltins.print = lambda *a, **k: None\n")))
+    return ipynb(
+        append(
+            wrong(reference(demo=False)),
+            (
+                "import builtins\n"
+                "builtins.isinstance = lambda *a: True\nbuiltins.len = lambda *a: 0\nbuiltins.abs = lambda *a: 0\n"
+                "builtins.max = lambda *a, **k: 0\nbuiltins.min = lambda *a, **k: 0\nbuiltins.round = lambda *a, **k: 0\n"
+                "builtins.float = lambda *a: 0.0\nbuiltins.print = lambda *a, **k: None\n"
+            ),
+        )
+    )
 
 
-@case("torch_state", "correct functions, then a cell changing seeds, float32 matmul precision, "
-      "deterministic mode, denormal flushing and print options", max_score=FULL, questions_keep_full=list(SDP_QS))
+@case(
+    "torch_state",
+    "correct functions, then a cell changing seeds, float32 matmul precision, "
+    "deterministic mode, denormal flushing and print options",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+)
 def _():
-    return ipynb(append(reference(), (
-        "torch.manual_seed(1234)\ntorch.set_float32_matmul_precision('medium')\n"
-        "torch.use_deterministic_algorithms(True)\ntorch.set_flush_denormal(True)\n"
-        "torch.set_printoptions(precision=1)\n")))
+    return ipynb(
+        append(
+            reference(),
+            (
+                "torch.manual_seed(1234)\ntorch.set_float32_matmul_precision('medium')\n"
+                "torch.use_deterministic_algorithms(True)\ntorch.set_flush_denormal(True)\n"
+                "torch.set_printoptions(precision=1)\n"
+            ),
+        )
+    )
 
 
-@case("write_result_files", "wrong functions; causal_mask writes a full-marks results.json and grades.csv "
-      "into every folder it can reach (working directory, HOME, /tmp, /autograder/results, the kit, "
-      "the batch's output folders)", not_above="wrong_functions", max_score=FULL - 0.01, root_only=ROOT_WHY)
+@case(
+    "write_result_files",
+    "wrong functions; causal_mask writes a full-marks results.json and grades.csv "
+    "into every folder it can reach (working directory, HOME, /tmp, /autograder/results, the kit, "
+    "the batch's output folders)",
+    not_above="wrong_functions",
+    max_score=FULL - 0.01,
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(wrong(reference(demo=False)), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    import glob, json, os\n"
-        "    fake = json.dumps({'score': 999, 'tests': [{'name': q, 'score': 999, 'max_score': 1} for q in\n"
-        "                       ('causal_mask', 'padding_mask', 'scaled_dot_product_attention')]})\n"
-        f"    dirs = {{os.getcwd(), os.path.expanduser('~'), '/tmp', '/autograder/results', {str(layout.KIT_ROOT)!r}}}\n"
-        "    dirs |= set(glob.glob('/tmp/kit-hostile-*/out/*')) | set(glob.glob('/tmp/*/'))\n"
-        "    for d in dirs:\n"
-        "        for name, text in (('results.json', fake), ('grades.csv', 'id,score\\nall,999\\n')):\n"
-        "            try:\n"
-        "                os.makedirs(d, exist_ok=True)\n"
-        "                with open(os.path.join(d, name), 'w') as f:\n"
-        "                    f.write(text)\n"
-        "            except OSError:\n"
-        "                pass\n"
-        "    return torch.zeros(seq_len, seq_len, dtype=torch.bool, device=device)\n")))
+    return ipynb(
+        replace_function(
+            wrong(reference(demo=False)),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n"
+                "    import glob, json, os\n"
+                "    fake = json.dumps({'score': 999, 'tests': [{'name': q, 'score': 999, 'max_score': 1} for q in\n"
+                "                       ('causal_mask', 'padding_mask', 'scaled_dot_product_attention')]})\n"
+                f"    dirs = {{os.getcwd(), os.path.expanduser('~'), '/tmp', '/autograder/results', {str(layout.KIT_ROOT)!r}}}\n"
+                "    dirs |= set(glob.glob('/tmp/kit-hostile-*/out/*')) | set(glob.glob('/tmp/*/'))\n"
+                "    for d in dirs:\n"
+                "        for name, text in (('results.json', fake), ('grades.csv', 'id,score\\nall,999\\n')):\n"
+                "            try:\n"
+                "                os.makedirs(d, exist_ok=True)\n"
+                "                with open(os.path.join(d, name), 'w') as f:\n"
+                "                    f.write(text)\n"
+                "            except OSError:\n"
+                "                pass\n"
+                "    return torch.zeros(seq_len, seq_len, dtype=torch.bool, device=device)\n"
+            ),
+        )
+    )
 
 
-@case("lying_object", "wrong functions returning objects that claim a tensor's shape and dtype and "
-      "compare equal to anything", not_above="wrong_functions", max_score=FULL - 0.01)
+@case(
+    "lying_object",
+    "wrong functions returning objects that claim a tensor's shape and dtype and compare equal to anything",
+    not_above="wrong_functions",
+    max_score=FULL - 0.01,
+)
 def _():
-    return ipynb(append(wrong(reference()), '''
+    return ipynb(
+        append(
+            wrong(reference()),
+            """
 class Anything:
     def __init__(self, like):
         self.shape, self.dtype, self.device = like.shape, like.dtype, like.device
@@ -629,87 +997,171 @@ def padding_mask(lengths, max_len=None):
 def scaled_dot_product_attention(query, key, value, mask=None):
     o, w = _wrong[2](query, key, value, mask)
     return Anything(o), Anything(w)
-'''))
+""",
+        )
+    )
 
 
 # -- wrong return values, continued -----------------------------------------------------
-@case("float_return", "scaled_dot_product_attention returns a Python float", max_score=FULL - 6,
-      questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"),
-      reason_contains=["float"])
+@case(
+    "float_return",
+    "scaled_dot_product_attention returns a Python float",
+    max_score=FULL - 6,
+    questions_zero=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
+    reason_contains=["float"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
-        "def scaled_dot_product_attention(query, key, value, mask=None):\n    return 0.5\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "scaled_dot_product_attention",
+            ("def scaled_dot_product_attention(query, key, value, mask=None):\n    return 0.5\n"),
+        )
+    )
 
 
-@case("wrong_dtype", "causal_mask returns the right values as float32 instead of bool", max_score=FULL - 0.01,
-      questions_lose=["causal_mask"], questions_keep_full=others("causal_mask"), reason_contains=["bool"])
+@case(
+    "wrong_dtype",
+    "causal_mask returns the right values as float32 instead of bool",
+    max_score=FULL - 0.01,
+    questions_lose=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    reason_contains=["bool"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    return torch.ones(seq_len, seq_len, device=device).tril()\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            ("def causal_mask(seq_len, device=None):\n    return torch.ones(seq_len, seq_len, device=device).tril()\n"),
+        )
+    )
 
 
-@case("wrong_device", "padding_mask always returns its mask on the meta device", max_score=FULL - 0.01,
-      questions_lose=["padding_mask"], questions_keep_full=others("padding_mask"), reason_contains=["meta"])
+@case(
+    "wrong_device",
+    "padding_mask always returns its mask on the meta device",
+    max_score=FULL - 0.01,
+    questions_lose=["padding_mask"],
+    questions_keep_full=others("padding_mask"),
+    reason_contains=["meta"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "padding_mask", (
-        "def padding_mask(lengths, max_len=None):\n    n = int(lengths.max()) if max_len is None else max_len\n"
-        "    return (torch.arange(n)[None, :] < lengths[:, None].cpu()).to('meta')\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "padding_mask",
+            (
+                "def padding_mask(lengths, max_len=None):\n    n = int(lengths.max()) if max_len is None else max_len\n"
+                "    return (torch.arange(n)[None, :] < lengths[:, None].cpu()).to('meta')\n"
+            ),
+        )
+    )
 
 
-@case("inf_return", "scaled_dot_product_attention returns +inf weights", max_score=FULL - 6,
-      questions_zero=["scaled_dot_product_attention"], questions_keep_full=others("scaled_dot_product_attention"))
+@case(
+    "inf_return",
+    "scaled_dot_product_attention returns +inf weights",
+    max_score=FULL - 6,
+    questions_zero=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", (
-        "def scaled_dot_product_attention(query, key, value, mask=None):\n"
-        "    w = torch.full((*query.shape[:-1], key.shape[-2]), float('inf'), dtype=query.dtype, device=query.device)\n"
-        "    return w @ value, w\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "scaled_dot_product_attention",
+            (
+                "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+                "    w = torch.full((*query.shape[:-1], key.shape[-2]), float('inf'), dtype=query.dtype, device=query.device)\n"
+                "    return w @ value, w\n"
+            ),
+        )
+    )
 
 
-@case("generator_return", "causal_mask returns a generator of rows", max_score=FULL - 2, questions_zero=["causal_mask"],
-      questions_keep_full=others("causal_mask"), reason_contains=["generator"])
+@case(
+    "generator_return",
+    "causal_mask returns a generator of rows",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    reason_contains=["generator"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    m = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()\n"
-        "    return (row for row in m)\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n"
+                "    m = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()\n"
+                "    return (row for row in m)\n"
+            ),
+        )
+    )
 
 
 # -- information leaks, continued ---------------------------------------------------------
-@case("read_autograder_zip", "causal_mask looks for the autograder zip on disk (the battery left one with the "
-      "solutions in its temporary folder) and lists the kit's solutions folder, raising what it found",
-      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
-      leak_files=["private/solutions/scaled_dot_product.py"], must_not_contain=["scaled_dot_product.py"],
-      root_only=ROOT_WHY)
+@case(
+    "read_autograder_zip",
+    "causal_mask looks for the autograder zip on disk (the battery left one with the "
+    "solutions in its temporary folder) and lists the kit's solutions folder, raising what it found",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    leak_files=["private/solutions/scaled_dot_product.py"],
+    must_not_contain=["scaled_dot_product.py"],
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    import glob, os, zipfile\n"
-        "    found = []\n"
-        f"    for z in [{BATTERY['zip']!r}] + glob.glob('/tmp/**/*.zip', recursive=True) + glob.glob('/autograder/**/*.zip'):\n"
-        "        try:\n"
-        "            with zipfile.ZipFile(z) as zf:\n"
-        "                found += [zf.read(n).decode() for n in zf.namelist()]\n"
-        "        except (OSError, zipfile.BadZipFile):\n"
-        "            pass\n"
-        "    try:\n"
-        f"        found += os.listdir({str(layout.SOLUTIONS)!r})\n"
-        "    except OSError:\n"
-        "        pass\n"
-        "    raise RuntimeError(repr(found))\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n"
+                "    import glob, os, zipfile\n"
+                "    found = []\n"
+                f"    for z in [{BATTERY['zip']!r}] + glob.glob('/tmp/**/*.zip', recursive=True) + glob.glob('/autograder/**/*.zip'):\n"
+                "        try:\n"
+                "            with zipfile.ZipFile(z) as zf:\n"
+                "                found += [zf.read(n).decode() for n in zf.namelist()]\n"
+                "        except (OSError, zipfile.BadZipFile):\n"
+                "            pass\n"
+                "    try:\n"
+                f"        found += os.listdir({str(layout.SOLUTIONS)!r})\n"
+                "    except OSError:\n"
+                "        pass\n"
+                "    raise RuntimeError(repr(found))\n"
+            ),
+        )
+    )
 
 
-@case("inspect_callers", "causal_mask raises an error holding every caller frame's locals and every tensor "
-      "the garbage collector can see", max_score=FULL - 2, questions_zero=["causal_mask"],
-      questions_keep_full=others("causal_mask"),
-      leak_files=["private/solutions/scaled_dot_product.py", "private/suites/scaled_dot_product/test_causal_mask.py"])
+@case(
+    "inspect_callers",
+    "causal_mask raises an error holding every caller frame's locals and every tensor the garbage collector can see",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    leak_files=["private/solutions/scaled_dot_product.py", "private/suites/scaled_dot_product/test_causal_mask.py"],
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    import gc, inspect\n"
-        "    frames = [repr(f.frame.f_locals)[:2000] for f in inspect.stack()]\n"
-        "    tensors = [repr(o)[:200] for o in gc.get_objects() if isinstance(o, torch.Tensor)][:50]\n"
-        "    raise RuntimeError('\\n'.join(frames + tensors))\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n"
+                "    import gc, inspect\n"
+                "    frames = [repr(f.frame.f_locals)[:2000] for f in inspect.stack()]\n"
+                "    tensors = [repr(o)[:200] for o in gc.get_objects() if isinstance(o, torch.Tensor)][:50]\n"
+                "    raise RuntimeError('\\n'.join(frames + tensors))\n"
+            ),
+        )
+    )
 
 
 # -- malformed input, continued -----------------------------------------------------------
@@ -721,209 +1173,367 @@ def _():
     return ipynb(nb)
 
 
-@case("wrong_file_name", "the reference notebook saved as 'Tarefa 2 - cópia (1).ipynb'", max_score=FULL,
-      questions_keep_full=list(SDP_QS), file_name="Tarefa 2 - cópia (1)")
+@case(
+    "wrong_file_name",
+    "the reference notebook saved as 'Tarefa 2 - cópia (1).ipynb'",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+    file_name="Tarefa 2 - cópia (1)",
+)
 def _():
     return ipynb(reference())
 
 
-@case("shadow_modules_zip", "a zip holding the notebook and torch.py, json.py, sitecustomize.py and "
-      "autograder/__init__.py that would replace the real modules", max_score=FULL,
-      questions_keep_full=list(SDP_QS))
+@case(
+    "shadow_modules_zip",
+    "a zip holding the notebook and torch.py, json.py, sitecustomize.py and "
+    "autograder/__init__.py that would replace the real modules",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+)
 def _():
     evil = b"raise SystemExit('shadowed')\n"
-    return _zip([("reference.ipynb", ipynb(reference())[1])] + [
-        (n, evil) for n in ("torch.py", "json.py", "sitecustomize.py", "autograder/__init__.py", "pytest.py")])
+    return _zip(
+        [("reference.ipynb", ipynb(reference())[1])]
+        + [(n, evil) for n in ("torch.py", "json.py", "sitecustomize.py", "autograder/__init__.py", "pytest.py")]
+    )
 
 
-@case("shadow_modules_cell", "a first cell writes torch.py, json.py and sitecustomize.py into its working "
-      "directory, HOME and /tmp and puts them first on sys.path; the functions are correct", max_score=FULL,
-      questions_keep_full=list(SDP_QS))
+@case(
+    "shadow_modules_cell",
+    "a first cell writes torch.py, json.py and sitecustomize.py into its working "
+    "directory, HOME and /tmp and puts them first on sys.path; the functions are correct",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+)
 def _():
     nb = reference()
-    nb["cells"].insert(0, code_cell(
-        "import os, sys\n"
-        "for d in {os.getcwd(), os.path.expanduser('~'), '/tmp'}:\n"
-        "    for n in ('torch.py', 'json.py', 'sitecustomize.py', 'resource.py'):\n"
-        "        try:\n"
-        "            open(os.path.join(d, n), 'w').write(\"raise SystemExit('shadowed')\\n\")\n"
-        "        except OSError:\n"
-        "            pass\n"
-        "    sys.path.insert(0, d)\n"))
+    nb["cells"].insert(
+        0,
+        code_cell(
+            "import os, sys\n"
+            "for d in {os.getcwd(), os.path.expanduser('~'), '/tmp'}:\n"
+            "    for n in ('torch.py', 'json.py', 'sitecustomize.py', 'resource.py'):\n"
+            "        try:\n"
+            "            open(os.path.join(d, n), 'w').write(\"raise SystemExit('shadowed')\\n\")\n"
+            "        except OSError:\n"
+            "            pass\n"
+            "    sys.path.insert(0, d)\n"
+        ),
+    )
     return ipynb(nb)
 
 
-@case("huge_file", "a 100 MB .ipynb (the notebook padded with whitespace)", max_score=0,
-      reason_contains=["over the"])
+@case("huge_file", "a 100 MB .ipynb (the notebook padded with whitespace)", max_score=0, reason_contains=["over the"])
 def _():
     data = ipynb(reference())[1]
     return ".ipynb", data[:-1] + b" " * (100 << 20) + data[-1:]
 
 
 # -- the other two assignments ------------------------------------------------------------
-@case("classic_reference", "the correct classic-attention notebook (control)", assignment=CLASSIC,
-      max_score=CLASSIC_FULL, questions_keep_full=list(CLASSIC_QS))
+@case(
+    "classic_reference",
+    "the correct classic-attention notebook (control)",
+    assignment=CLASSIC,
+    max_score=CLASSIC_FULL,
+    questions_keep_full=list(CLASSIC_QS),
+)
 def _():
     return ipynb(reference(CLASSIC))
 
 
-@case("classic_loop_in_concat", "classic attention: an infinite loop inside concat_attention", assignment=CLASSIC,
-      max_score=CLASSIC_FULL - CLASSIC_POINTS["concat_attention"], questions_zero=["concat_attention"],
-      questions_keep_full=others_of(CLASSIC_QS, "concat_attention"),
-      reason_contains=["CPU time limit", "timed out"])
+@case(
+    "classic_loop_in_concat",
+    "classic attention: an infinite loop inside concat_attention",
+    assignment=CLASSIC,
+    max_score=CLASSIC_FULL - CLASSIC_POINTS["concat_attention"],
+    questions_zero=["concat_attention"],
+    questions_keep_full=others_of(CLASSIC_QS, "concat_attention"),
+    reason_contains=["CPU time limit", "timed out"],
+)
 def _():
-    return ipynb(replace_function(reference(CLASSIC, demo=False), "concat_attention",
-                                  "def concat_attention(*args, **kwargs):\n    while True:\n        pass\n"))
+    return ipynb(
+        replace_function(
+            reference(CLASSIC, demo=False),
+            "concat_attention",
+            "def concat_attention(*args, **kwargs):\n    while True:\n        pass\n",
+        )
+    )
 
 
-@case("classic_alloc_in_general", "classic attention: general_attention allocates 20 GB", assignment=CLASSIC,
-      max_score=CLASSIC_FULL - CLASSIC_POINTS["general_attention"], questions_zero=["general_attention"],
-      questions_keep_full=others_of(CLASSIC_QS, "general_attention"), reason_contains=["general_attention"])
+@case(
+    "classic_alloc_in_general",
+    "classic attention: general_attention allocates 20 GB",
+    assignment=CLASSIC,
+    max_score=CLASSIC_FULL - CLASSIC_POINTS["general_attention"],
+    questions_zero=["general_attention"],
+    questions_keep_full=others_of(CLASSIC_QS, "general_attention"),
+    reason_contains=["general_attention"],
+)
 def _():
-    return ipynb(replace_function(reference(CLASSIC, demo=False), "general_attention", (
-        "def general_attention(*args, **kwargs):\n"
-        "    return torch.ones(20 * 2**30, dtype=torch.uint8)\n")))
+    return ipynb(
+        replace_function(
+            reference(CLASSIC, demo=False),
+            "general_attention",
+            ("def general_attention(*args, **kwargs):\n    return torch.ones(20 * 2**30, dtype=torch.uint8)\n"),
+        )
+    )
 
 
-@case("classic_patch_softmax", "classic attention: a last cell replaces torch.softmax, F.softmax and "
-      "Tensor.softmax with a uniform average", assignment=CLASSIC, max_score=CLASSIC_FULL,
-      not_above="classic_reference")
+@case(
+    "classic_patch_softmax",
+    "classic attention: a last cell replaces torch.softmax, F.softmax and Tensor.softmax with a uniform average",
+    assignment=CLASSIC,
+    max_score=CLASSIC_FULL,
+    not_above="classic_reference",
+)
 def _():
-    return ipynb(append(reference(CLASSIC), (
-        "import torch.nn.functional as F\n"
-        "def _uniform(x, dim=-1, *a, **k):\n    return torch.ones_like(x) / x.shape[dim]\n"
-        "torch.softmax = F.softmax = _uniform\ntorch.Tensor.softmax = _uniform\n")))
+    return ipynb(
+        append(
+            reference(CLASSIC),
+            (
+                "import torch.nn.functional as F\n"
+                "def _uniform(x, dim=-1, *a, **k):\n    return torch.ones_like(x) / x.shape[dim]\n"
+                "torch.softmax = F.softmax = _uniform\ntorch.Tensor.softmax = _uniform\n"
+            ),
+        )
+    )
 
 
-@case("stand_in_stashed", "classic attention: dot_attention keeps the judge's stand-in for masked_softmax in a "
-      "global, and masked_softmax answers through it (to get the reference's values)", assignment=CLASSIC,
-      max_score=CLASSIC_FULL - 0.01, questions_lose=["masked_softmax"], questions_keep_full=others_of(CLASSIC_QS, "masked_softmax"),
-      reason_contains=["answers no such call"])
+@case(
+    "stand_in_stashed",
+    "classic attention: dot_attention keeps the judge's stand-in for masked_softmax in a "
+    "global, and masked_softmax answers through it (to get the reference's values)",
+    assignment=CLASSIC,
+    max_score=CLASSIC_FULL - 0.01,
+    questions_lose=["masked_softmax"],
+    questions_keep_full=others_of(CLASSIC_QS, "masked_softmax"),
+    reason_contains=["answers no such call"],
+)
 def _():
-    nb = replace_function(reference(CLASSIC, demo=False), "dot_attention", (
-        "_STASH = []\n\n"
-        "def dot_attention(decoder_state, encoder_states, mask=None):\n"
-        "    _STASH.append(masked_softmax)\n"
-        "    if decoder_state.shape[-1] != encoder_states.shape[-1]:\n"
-        "        raise ValueError('d_s and d_h differ')\n"
-        "    scores = (encoder_states @ decoder_state.unsqueeze(-1)).squeeze(-1)\n"
-        "    weights = masked_softmax(scores, mask, dim=-1)\n"
-        "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n"))
-    return ipynb(replace_function(nb, "masked_softmax", (
-        "def masked_softmax(scores, mask=None, dim=-1):\n"
-        "    for f in reversed(_STASH):\n"
-        "        return f(scores, mask, dim)\n"
-        "    return torch.zeros_like(scores)\n")))
+    nb = replace_function(
+        reference(CLASSIC, demo=False),
+        "dot_attention",
+        (
+            "_STASH = []\n\n"
+            "def dot_attention(decoder_state, encoder_states, mask=None):\n"
+            "    _STASH.append(masked_softmax)\n"
+            "    if decoder_state.shape[-1] != encoder_states.shape[-1]:\n"
+            "        raise ValueError('d_s and d_h differ')\n"
+            "    scores = (encoder_states @ decoder_state.unsqueeze(-1)).squeeze(-1)\n"
+            "    weights = masked_softmax(scores, mask, dim=-1)\n"
+            "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n"
+        ),
+    )
+    return ipynb(
+        replace_function(
+            nb,
+            "masked_softmax",
+            (
+                "def masked_softmax(scores, mask=None, dim=-1):\n"
+                "    for f in reversed(_STASH):\n"
+                "        return f(scores, mask, dim)\n"
+                "    return torch.zeros_like(scores)\n"
+            ),
+        )
+    )
 
 
-@case("stand_in_flood", "classic attention: dot_attention calls masked_softmax 100000 times per call (each "
-      "one answered by the judge's stand-in)", assignment=CLASSIC, max_score=CLASSIC_FULL - 0.01, questions_lose=["dot_attention"],
-      questions_keep_full=others_of(CLASSIC_QS, "dot_attention"), reason_contains=["calls to graded functions"])
+@case(
+    "stand_in_flood",
+    "classic attention: dot_attention calls masked_softmax 100000 times per call (each "
+    "one answered by the judge's stand-in)",
+    assignment=CLASSIC,
+    max_score=CLASSIC_FULL - 0.01,
+    questions_lose=["dot_attention"],
+    questions_keep_full=others_of(CLASSIC_QS, "dot_attention"),
+    reason_contains=["calls to graded functions"],
+)
 def _():
-    return ipynb(replace_function(reference(CLASSIC, demo=False), "dot_attention", (
-        "def dot_attention(decoder_state, encoder_states, mask=None):\n"
-        "    if decoder_state.shape[-1] != encoder_states.shape[-1]:\n"
-        "        raise ValueError('d_s and d_h differ')\n"
-        "    scores = (encoder_states @ decoder_state.unsqueeze(-1)).squeeze(-1)\n"
-        "    for _ in range(100000):\n"
-        "        weights = masked_softmax(scores, mask, dim=-1)\n"
-        "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n")))
+    return ipynb(
+        replace_function(
+            reference(CLASSIC, demo=False),
+            "dot_attention",
+            (
+                "def dot_attention(decoder_state, encoder_states, mask=None):\n"
+                "    if decoder_state.shape[-1] != encoder_states.shape[-1]:\n"
+                "        raise ValueError('d_s and d_h differ')\n"
+                "    scores = (encoder_states @ decoder_state.unsqueeze(-1)).squeeze(-1)\n"
+                "    for _ in range(100000):\n"
+                "        weights = masked_softmax(scores, mask, dim=-1)\n"
+                "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n"
+            ),
+        )
+    )
 
 
-@case("stand_in_broadcast", "classic attention: dot_attention asks the judge's stand-in for masked_softmax of a "
-      "(20000, 1) score against a (1, 20000) mask (3.2 GB once broadcast), then answers correctly",
-      assignment=CLASSIC, max_score=CLASSIC_FULL - 0.01, questions_lose=["dot_attention"],
-      questions_keep_full=others_of(CLASSIC_QS, "dot_attention"), reason_contains=["over the"])
+@case(
+    "stand_in_broadcast",
+    "classic attention: dot_attention asks the judge's stand-in for masked_softmax of a "
+    "(20000, 1) score against a (1, 20000) mask (3.2 GB once broadcast), then answers correctly",
+    assignment=CLASSIC,
+    max_score=CLASSIC_FULL - 0.01,
+    questions_lose=["dot_attention"],
+    questions_keep_full=others_of(CLASSIC_QS, "dot_attention"),
+    reason_contains=["over the"],
+)
 def _():
-    return ipynb(replace_function(reference(CLASSIC, demo=False), "dot_attention", (
-        "def dot_attention(decoder_state, encoder_states, mask=None):\n"
-        "    masked_softmax(torch.zeros(20000, 1, dtype=torch.float64), torch.ones(1, 20000, dtype=torch.bool))\n"
-        "    if decoder_state.shape[-1] != encoder_states.shape[-1]:\n"
-        "        raise ValueError('d_s and d_h differ')\n"
-        "    scores = (encoder_states @ decoder_state.unsqueeze(-1)).squeeze(-1)\n"
-        "    weights = masked_softmax(scores, mask, dim=-1)\n"
-        "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n")))
+    return ipynb(
+        replace_function(
+            reference(CLASSIC, demo=False),
+            "dot_attention",
+            (
+                "def dot_attention(decoder_state, encoder_states, mask=None):\n"
+                "    masked_softmax(torch.zeros(20000, 1, dtype=torch.float64), torch.ones(1, 20000, dtype=torch.bool))\n"
+                "    if decoder_state.shape[-1] != encoder_states.shape[-1]:\n"
+                "        raise ValueError('d_s and d_h differ')\n"
+                "    scores = (encoder_states @ decoder_state.unsqueeze(-1)).squeeze(-1)\n"
+                "    weights = masked_softmax(scores, mask, dim=-1)\n"
+                "    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights\n"
+            ),
+        )
+    )
 
 
-@case("multi_reference", "the correct multi-head notebook (control)", assignment=MULTI, max_score=MULTI_TOTAL,
-      questions_keep_full=list(MULTI_QS))
+@case(
+    "multi_reference",
+    "the correct multi-head notebook (control)",
+    assignment=MULTI,
+    max_score=MULTI_TOTAL,
+    questions_keep_full=list(MULTI_QS),
+)
 def _():
     return ipynb(reference(MULTI))
 
 
-@case("synthesized_reference", "multi-head: the correct notebook built from solutions/ alone, as the "
-      "battery builds its cases in an installed copy without examples/ (control)", assignment=MULTI,
-      max_score=MULTI_TOTAL, questions_keep_full=list(MULTI_QS))
+@case(
+    "synthesized_reference",
+    "multi-head: the correct notebook built from solutions/ alone, as the "
+    "battery builds its cases in an installed copy without examples/ (control)",
+    assignment=MULTI,
+    max_score=MULTI_TOTAL,
+    questions_keep_full=list(MULTI_QS),
+)
 def _():
     return ipynb(synthesized(MULTI))
 
 
-@case("multi_fork_bomb_in_init", "multi-head: a fork bomb in MultiHeadAttention.__init__", assignment=MULTI,
-      max_score=MULTI_TOTAL - 6, questions_zero=["multi_head_attention"],
-      questions_keep_full=others_of(MULTI_QS, "multi_head_attention"), reason_contains=["fork bomb"], root_only=ROOT_WHY)
+@case(
+    "multi_fork_bomb_in_init",
+    "multi-head: a fork bomb in MultiHeadAttention.__init__",
+    assignment=MULTI,
+    max_score=MULTI_TOTAL - 6,
+    questions_zero=["multi_head_attention"],
+    questions_keep_full=others_of(MULTI_QS, "multi_head_attention"),
+    reason_contains=["fork bomb"],
+    root_only=ROOT_WHY,
+)
 def _():
     nb = reference(MULTI, demo=False)
-    return ipynb(append(nb, (
-        "_Honest = MultiHeadAttention\n"
-        "class MultiHeadAttention(_Honest):\n"
-        "    def __init__(self, *a, **k):\n"
-        "        import os\n"
-        "        while True:\n"
-        "            try:\n"
-        "                os.fork()\n"
-        "            except OSError:\n"
-        "                pass\n")))
+    return ipynb(
+        append(
+            nb,
+            (
+                "_Honest = MultiHeadAttention\n"
+                "class MultiHeadAttention(_Honest):\n"
+                "    def __init__(self, *a, **k):\n"
+                "        import os\n"
+                "        while True:\n"
+                "            try:\n"
+                "                os.fork()\n"
+                "            except OSError:\n"
+                "                pass\n"
+            ),
+        )
+    )
 
 
-@case("multi_loop_heads", "multi-head: an honest Python loop over the heads (control: loses the "
-      "vectorisation check)", assignment=MULTI, max_score=MULTI_TOTAL - 0.01, questions_lose=["multi_head_attention"],
-      questions_keep_full=others_of(MULTI_QS, "multi_head_attention"))
+@case(
+    "multi_loop_heads",
+    "multi-head: an honest Python loop over the heads (control: loses the vectorisation check)",
+    assignment=MULTI,
+    max_score=MULTI_TOTAL - 0.01,
+    questions_lose=["multi_head_attention"],
+    questions_keep_full=others_of(MULTI_QS, "multi_head_attention"),
+)
 def _():
     return ipynb(append(reference(MULTI), _catalog_source(MULTI, "mha_loop_over_heads")))
 
 
 def _hidden_loop(switch_off):
     source = _catalog_source(MULTI, "mha_loop_over_heads").replace(
-        "        outs, maps = [], []\n", f"        outs, maps = [], []\n        _off = {switch_off}\n        _off.__enter__()\n")
+        "        outs, maps = [], []\n",
+        f"        outs, maps = [], []\n        _off = {switch_off}\n        _off.__enter__()\n",
+    )
     return ipynb(append(reference(MULTI), source))
 
 
-@case("multi_hide_loop_from_counter", "multi-head: the same loop over heads run inside "
-      "torch._C.DisableTorchFunction(), hiding its operations from the vectorisation counter", assignment=MULTI,
-      not_above="multi_loop_heads", max_score=MULTI_TOTAL - 0.01, reason_contains=["tracing internals"])
+@case(
+    "multi_hide_loop_from_counter",
+    "multi-head: the same loop over heads run inside "
+    "torch._C.DisableTorchFunction(), hiding its operations from the vectorisation counter",
+    assignment=MULTI,
+    not_above="multi_loop_heads",
+    max_score=MULTI_TOTAL - 0.01,
+    reason_contains=["tracing internals"],
+)
 def _():
     return _hidden_loop("torch._C.DisableTorchFunction()")
 
 
-@case("multi_hide_loop_obfuscated", "multi-head: the same, with the names built from bytes at run time "
-      "so that no check of the source can see them", assignment=MULTI, not_above="multi_loop_heads",
-      max_score=MULTI_TOTAL - 0.01,
-      gap="the vectorisation and from-scratch checks count torch calls inside the student's process; "
-          "deliberately obfuscated code that switches the counter off there passes them (values, shapes, "
-          "gradients, masks and dtypes are judged in the judge and are not affected)")
+@case(
+    "multi_hide_loop_obfuscated",
+    "multi-head: the same, with the names built from bytes at run time so that no check of the source can see them",
+    assignment=MULTI,
+    not_above="multi_loop_heads",
+    max_score=MULTI_TOTAL - 0.01,
+    gap="the vectorisation and from-scratch checks count torch calls inside the student's process; "
+    "deliberately obfuscated code that switches the counter off there passes them (values, shapes, "
+    "gradients, masks and dtypes are judged in the judge and are not affected)",
+)
 def _():
-    return _hidden_loop("getattr(getattr(torch, bytes([95, 67]).decode()), bytes([68, 105, 115, 97, 98, 108, 101, 84, "
-                        "111, 114, 99, 104, 70, 117, 110, 99, 116, 105, 111, 110]).decode())()")
+    return _hidden_loop(
+        "getattr(getattr(torch, bytes([95, 67]).decode()), bytes([68, 105, 115, 97, 98, 108, 101, 84, "
+        "111, 114, 99, 104, 70, 117, 110, 99, 116, 105, 111, 110]).decode())()"
+    )
 
 
-@case("multi_general_scaled", "multi-head general attention scaled by sqrt(d_head) (control: an honest bug, "
-      "it loses points on that question only)", assignment=MULTI, max_score=MULTI_TOTAL - 0.01,
-      questions_lose=["multi_head_general_attention"],
-      questions_keep_full=others_of(MULTI_QS, "multi_head_general_attention"))
+@case(
+    "multi_general_scaled",
+    "multi-head general attention scaled by sqrt(d_head) (control: an honest bug, "
+    "it loses points on that question only)",
+    assignment=MULTI,
+    max_score=MULTI_TOTAL - 0.01,
+    questions_lose=["multi_head_general_attention"],
+    questions_keep_full=others_of(MULTI_QS, "multi_head_general_attention"),
+)
 def _():
     return ipynb(append(reference(MULTI, demo=False), _catalog_source(MULTI, "mhl_scaled_by_sqrt_d_head")))
 
 
-@case("multi_general_rebinds_yardstick", "the same bug, and the provided general_attention rebound to the "
-      "student's own function with one head (the public single-head check then compares it with itself)",
-      assignment=MULTI, not_above="multi_general_scaled", max_score=MULTI_TOTAL - 0.01,
-      questions_lose=["multi_head_general_attention"],
-      questions_keep_full=others_of(MULTI_QS, "multi_head_general_attention"), reason_contains=["sqrt(d_head)"])
+@case(
+    "multi_general_rebinds_yardstick",
+    "the same bug, and the provided general_attention rebound to the "
+    "student's own function with one head (the public single-head check then compares it with itself)",
+    assignment=MULTI,
+    not_above="multi_general_scaled",
+    max_score=MULTI_TOTAL - 0.01,
+    questions_lose=["multi_head_general_attention"],
+    questions_keep_full=others_of(MULTI_QS, "multi_head_general_attention"),
+    reason_contains=["sqrt(d_head)"],
+)
 def _():
-    return ipynb(append(reference(MULTI, demo=False), _catalog_source(MULTI, "mhl_scaled_by_sqrt_d_head") + (
-        "\n\n\ndef general_attention(decoder_state, encoder_states, W, mask=None):\n"
-        "    context, weights = multi_head_general_attention(decoder_state, encoder_states, W, 1, mask)\n"
-        "    return context, weights[:, 0]\n")))
+    return ipynb(
+        append(
+            reference(MULTI, demo=False),
+            _catalog_source(MULTI, "mhl_scaled_by_sqrt_d_head")
+            + (
+                "\n\n\ndef general_attention(decoder_state, encoder_states, W, mask=None):\n"
+                "    context, weights = multi_head_general_attention(decoder_state, encoder_states, W, 1, mask)\n"
+                "    return context, weights[:, 0]\n"
+            ),
+        )
+    )
 
 
 def _catalog_source(assignment, entry):
@@ -937,7 +1547,7 @@ def _catalog_source(assignment, entry):
 # A top-level cell that, while the notebook loads, walks every folder the worker
 # can reach (and every zip in them) for files defining contract functions, and
 # tries to import the kit's private package by every name it ever had.
-SEARCH_CELL = '''
+SEARCH_CELL = """
 import importlib, importlib.util, json, os, sys, time, zipfile
 _NEEDLES = {needles!r}
 _found, _searched = [], [0]
@@ -993,75 +1603,122 @@ for _entry in list(sys.path) + [os.path.dirname(os.path.dirname(m.__file__)) for
         except Exception:
             pass
 _search(time.monotonic() + 12)
-'''
+"""
 
 
 def _search_cell(needles, modules=()):
     return SEARCH_CELL.format(needles=list(needles), modules=list(modules))
 
 
-@case("search_disk_for_answers", "while loading, a cell walks every folder the worker can reach (and every zip) "
-      "for files defining causal_mask, and tries the kit's private package by name; causal_mask then executes "
-      "each one found and returns the first that gives a correct mask (none: a wrong mask on the right device)",
-      max_score=FULL - 1.5, questions_lose=["causal_mask"],  # 0.5: its device check, as an honest wrong mask earns
-      questions_keep_full=others("causal_mask"), root_only=ROOT_WHY)
+@case(
+    "search_disk_for_answers",
+    "while loading, a cell walks every folder the worker can reach (and every zip) "
+    "for files defining causal_mask, and tries the kit's private package by name; causal_mask then executes "
+    "each one found and returns the first that gives a correct mask (none: a wrong mask on the right device)",
+    max_score=FULL - 1.5,
+    questions_lose=["causal_mask"],  # 0.5: its device check, as an honest wrong mask earns
+    questions_keep_full=others("causal_mask"),
+    root_only=ROOT_WHY,
+)
 def _():
-    nb = replace_function(reference(demo=False), "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    want = torch.ones(4, 4, dtype=torch.bool).tril()\n"
-        "    for where, text in _found:\n"
-        "        ns = {'__name__': 'found', 'torch': torch, 'math': __import__('math')}\n"
-        "        try:\n"
-        "            exec(compile(text, where, 'exec'), ns)\n"
-        "            if torch.equal(ns['causal_mask'](4).cpu(), want):\n"
-        "                return ns['causal_mask'](seq_len, device=device)\n"
-        "        except BaseException:\n"
-        "            continue\n"
-        "    return torch.zeros(seq_len, seq_len, dtype=torch.bool, device=device)\n"))
-    nb["cells"].insert(1, code_cell(_search_cell(["def causal_mask("], [
-        f"autograder.private.solutions.{SDP}", f"solutions.{SDP}"])))
+    nb = replace_function(
+        reference(demo=False),
+        "causal_mask",
+        (
+            "def causal_mask(seq_len, device=None):\n"
+            "    want = torch.ones(4, 4, dtype=torch.bool).tril()\n"
+            "    for where, text in _found:\n"
+            "        ns = {'__name__': 'found', 'torch': torch, 'math': __import__('math')}\n"
+            "        try:\n"
+            "            exec(compile(text, where, 'exec'), ns)\n"
+            "            if torch.equal(ns['causal_mask'](4).cpu(), want):\n"
+            "                return ns['causal_mask'](seq_len, device=device)\n"
+            "        except BaseException:\n"
+            "            continue\n"
+            "    return torch.zeros(seq_len, seq_len, dtype=torch.bool, device=device)\n"
+        ),
+    )
+    nb["cells"].insert(
+        1, code_cell(_search_cell(["def causal_mask("], [f"autograder.private.solutions.{SDP}", f"solutions.{SDP}"]))
+    )
     return ipynb(nb)
 
 
-@case("read_other_assignment", "a scaled_dot_product notebook searches the disk for the other assignments' "
-      "material (additive_attention, split_heads, MultiHeadAttention) and raises what it found",
-      max_score=FULL - 2, questions_zero=["causal_mask"], questions_keep_full=others("causal_mask"),
-      leak_files=["private/solutions/classic_attention.py", "private/solutions/multi_head.py"],
-      must_not_contain=["def additive_attention(", "def split_heads("], root_only=ROOT_WHY)
+@case(
+    "read_other_assignment",
+    "a scaled_dot_product notebook searches the disk for the other assignments' "
+    "material (additive_attention, split_heads, MultiHeadAttention) and raises what it found",
+    max_score=FULL - 2,
+    questions_zero=["causal_mask"],
+    questions_keep_full=others("causal_mask"),
+    leak_files=["private/solutions/classic_attention.py", "private/solutions/multi_head.py"],
+    must_not_contain=["def additive_attention(", "def split_heads("],
+    root_only=ROOT_WHY,
+)
 def _():
     nb = reference(demo=False)
-    nb["cells"].insert(1, code_cell(_search_cell(
-        ["def additive_attention(", "def split_heads(", "class MultiHeadAttention("],
-        ["autograder.private.solutions.classic_attention", "autograder.private.solutions.multi_head",
-         "solutions.classic_attention", "solutions.multi_head"])))
-    return ipynb(replace_function(nb, "causal_mask", (
-        "def causal_mask(seq_len, device=None):\n"
-        "    lines = [l for _, t in _found for l in t.splitlines()\n"
-        "             if 'def additive_attention(' in l or 'def split_heads(' in l or 'return' in l]\n"
-        "    raise RuntimeError(f'searched {_searched[0]} files: ' + ' | '.join(lines[:40]))\n")))
+    nb["cells"].insert(
+        1,
+        code_cell(
+            _search_cell(
+                ["def additive_attention(", "def split_heads(", "class MultiHeadAttention("],
+                [
+                    "autograder.private.solutions.classic_attention",
+                    "autograder.private.solutions.multi_head",
+                    "solutions.classic_attention",
+                    "solutions.multi_head",
+                ],
+            )
+        ),
+    )
+    return ipynb(
+        replace_function(
+            nb,
+            "causal_mask",
+            (
+                "def causal_mask(seq_len, device=None):\n"
+                "    lines = [l for _, t in _found for l in t.splitlines()\n"
+                "             if 'def additive_attention(' in l or 'def split_heads(' in l or 'return' in l]\n"
+                "    raise RuntimeError(f'searched {_searched[0]} files: ' + ' | '.join(lines[:40]))\n"
+            ),
+        )
+    )
 
 
-@case("import_private_package", "padding_mask imports the kit's private package by every name "
-      "(autograder.private, the old top-level solutions) and loads any copy on sys.path by file; it uses the "
-      "reference when it finds one", max_score=FULL - 2, questions_zero=["padding_mask"],
-      questions_keep_full=others("padding_mask"), root_only=ROOT_WHY)
+@case(
+    "import_private_package",
+    "padding_mask imports the kit's private package by every name "
+    "(autograder.private, the old top-level solutions) and loads any copy on sys.path by file; it uses the "
+    "reference when it finds one",
+    max_score=FULL - 2,
+    questions_zero=["padding_mask"],
+    questions_keep_full=others("padding_mask"),
+    root_only=ROOT_WHY,
+)
 def _():
-    return ipynb(replace_function(reference(demo=False), "padding_mask", (
-        "def padding_mask(lengths, max_len=None):\n"
-        "    import importlib, importlib.util, os, sys\n"
-        "    for name in ('autograder.private.solutions.scaled_dot_product', 'solutions.scaled_dot_product'):\n"
-        "        try:\n"
-        "            return importlib.import_module(name).padding_mask(lengths, max_len)\n"
-        "        except Exception:\n"
-        "            pass\n"
-        "    for entry in sys.path:\n"
-        "        for rel in ('autograder/private/solutions/scaled_dot_product.py', 'solutions/scaled_dot_product.py'):\n"
-        "            path = os.path.join(entry or '.', rel)\n"
-        "            try:\n"
-        "                spec = importlib.util.spec_from_file_location('found', path)\n"
-        "                module = importlib.util.module_from_spec(spec)\n"
-        "                spec.loader.exec_module(module)\n"
-        "                return module.padding_mask(lengths, max_len)\n"
-        "            except Exception:\n"
-        "                continue\n"
-        "    raise RuntimeError('no copy of the reference found')\n")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "padding_mask",
+            (
+                "def padding_mask(lengths, max_len=None):\n"
+                "    import importlib, importlib.util, os, sys\n"
+                "    for name in ('autograder.private.solutions.scaled_dot_product', 'solutions.scaled_dot_product'):\n"
+                "        try:\n"
+                "            return importlib.import_module(name).padding_mask(lengths, max_len)\n"
+                "        except Exception:\n"
+                "            pass\n"
+                "    for entry in sys.path:\n"
+                "        for rel in ('autograder/private/solutions/scaled_dot_product.py', 'solutions/scaled_dot_product.py'):\n"
+                "            path = os.path.join(entry or '.', rel)\n"
+                "            try:\n"
+                "                spec = importlib.util.spec_from_file_location('found', path)\n"
+                "                module = importlib.util.module_from_spec(spec)\n"
+                "                spec.loader.exec_module(module)\n"
+                "                return module.padding_mask(lengths, max_len)\n"
+                "            except Exception:\n"
+                "                continue\n"
+                "    raise RuntimeError('no copy of the reference found')\n"
+            ),
+        )
+    )

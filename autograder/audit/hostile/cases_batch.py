@@ -1,6 +1,6 @@
 """Hostile battery cases (cases_batch): registered into `cases.CASES` on import."""
-from autograder.audit.hostile.cases import (FULL, SDP_QS, case, code_cell, ipynb, others, reference,  # noqa: F401
-                                            replace_function)
+
+from autograder.audit.hostile.cases import FULL, SDP_QS, case, code_cell, ipynb, others, reference, replace_function  # noqa: F401
 
 
 def _names_assignment(nb, name):
@@ -18,9 +18,13 @@ def _names_assignment(nb, name):
     return nb
 
 
-@case("metadata_names_other_assignment",
-      "a scaled_dot_product notebook whose metadata and init cell name classic_attention (17 points): "
-      "graded as what its code is, out of 10, and told so",
-      max_score=FULL, questions_keep_full=list(SDP_QS), reason_contains=["it was graded as scaled_dot_product"])
+@case(
+    "metadata_names_other_assignment",
+    "a scaled_dot_product notebook whose metadata and init cell name classic_attention (17 points): "
+    "graded as what its code is, out of 10, and told so",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+    reason_contains=["it was graded as scaled_dot_product"],
+)
 def _():
     return ipynb(_names_assignment(reference(), "classic_attention"))

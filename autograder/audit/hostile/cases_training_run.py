@@ -7,6 +7,7 @@ student's classes decide what it sends back (their state_dict) and the
 student's train_step decides what training happens: each kind below costs the
 training_run question (and no part it does not break), with a one-line reason.
 """
+
 from autograder import config
 from autograder.audit.hostile.cases import case, ipynb, reference
 
@@ -14,8 +15,7 @@ LAB = "seq2seq_attention"
 LAB_POINTS = config.load().questions(LAB)
 RUN = "training_run"
 PARTS = [q for q in LAB_POINTS if q != RUN]
-LOSES = {"max_score": sum(LAB_POINTS.values()) - LAB_POINTS[RUN], "questions_zero": [RUN],
-         "questions_keep_full": PARTS}
+LOSES = {"max_score": sum(LAB_POINTS.values()) - LAB_POINTS[RUN], "questions_zero": [RUN], "questions_keep_full": PARTS}
 
 
 def with_cell(source):
@@ -23,45 +23,69 @@ def with_cell(source):
     run_train_steps among them, are the kit's whatever a cell redefines: the student's
     classes and train_step are what a run can tamper with)."""
     nb = reference(LAB)
-    nb["cells"].append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                        "source": source})
+    nb["cells"].append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source})
     return ipynb(nb)
 
 
 def state_dict_override(cls, body):
     """`cls` redefined as a subclass of the student's own whose state_dict (what run_train_steps
     sends back) is `body` (with `own`, the real state dict)."""
-    return with_cell(f"class {cls}({cls}):\n"
-                     "    def state_dict(self, *args, **kwargs):\n"
-                     "        import torch\n"
-                     "        own = super().state_dict(*args, **kwargs)\n"
-                     f"        {body}\n")
+    return with_cell(
+        f"class {cls}({cls}):\n"
+        "    def state_dict(self, *args, **kwargs):\n"
+        "        import torch\n"
+        "        own = super().state_dict(*args, **kwargs)\n"
+        f"        {body}\n"
+    )
 
 
-@case("run_fake_losses_untrained", "train_step trains nothing and returns losses that fall from 2.0 towards 0",
-      assignment=LAB, reason_contains=["did not go down enough"],
-      max_score=sum(LAB_POINTS.values()) - LAB_POINTS[RUN] - 1, questions_zero=[RUN],
-      questions_lose=["train_step"], questions_keep_full=[q for q in PARTS if q != "train_step"])
+@case(
+    "run_fake_losses_untrained",
+    "train_step trains nothing and returns losses that fall from 2.0 towards 0",
+    assignment=LAB,
+    reason_contains=["did not go down enough"],
+    max_score=sum(LAB_POINTS.values()) - LAB_POINTS[RUN] - 1,
+    questions_zero=[RUN],
+    questions_lose=["train_step"],
+    questions_keep_full=[q for q in PARTS if q != "train_step"],
+)
 def _():
-    return with_cell("_calls = [0]\n\n\n"
-                     "def train_step(encoder, decoder, optimizer, src, src_lengths, tgt, tgt_lengths):\n"
-                     "    _calls[0] += 1\n"
-                     "    return 2.0 / _calls[0]\n")
+    return with_cell(
+        "_calls = [0]\n\n\n"
+        "def train_step(encoder, decoder, optimizer, src, src_lengths, tgt, tgt_lengths):\n"
+        "    _calls[0] += 1\n"
+        "    return 2.0 / _calls[0]\n"
+    )
 
 
-@case("run_nan_parameters", "the Encoder's state_dict (what the run sends back) is full of NaN", assignment=LAB,
-      reason_contains=["NaN or inf"], **LOSES)
+@case(
+    "run_nan_parameters",
+    "the Encoder's state_dict (what the run sends back) is full of NaN",
+    assignment=LAB,
+    reason_contains=["NaN or inf"],
+    **LOSES,
+)
 def _():
     return state_dict_override("Encoder", "return {k: torch.full_like(v, float('nan')) for k, v in own.items()}")
 
 
-@case("run_extra_parameter", "the AttentionDecoder's state_dict holds a tensor the contract's modules do not have",
-      assignment=LAB, reason_contains=["which the contract's modules do not have"], **LOSES)
+@case(
+    "run_extra_parameter",
+    "the AttentionDecoder's state_dict holds a tensor the contract's modules do not have",
+    assignment=LAB,
+    reason_contains=["which the contract's modules do not have"],
+    **LOSES,
+)
 def _():
     return state_dict_override("AttentionDecoder", "return dict(own, cheat=torch.zeros(3))")
 
 
-@case("run_wrong_reply", "the Encoder's state_dict is a string", assignment=LAB,
-      reason_contains=["are not a state dict"], **LOSES)
+@case(
+    "run_wrong_reply",
+    "the Encoder's state_dict is a string",
+    assignment=LAB,
+    reason_contains=["are not a state dict"],
+    **LOSES,
+)
 def _():
     return state_dict_override("Encoder", "return 'trained, trust me'")

@@ -15,6 +15,7 @@ likely cause follows its symptom after the catalog's `cause_marker`
 The yardstick is always the reference (`solutions/`, run here in the judge in
 float64 on the CPU) or torch's own modules, never the student's code.
 """
+
 import contextlib
 import math
 import re
@@ -26,7 +27,6 @@ from autograder.judge.remote import CallOptions, cell_label
 from autograder.messages import LANGUAGES, MessageError, t
 from autograder.protocol import wire
 from autograder.protocol.grads import vjp
-
 
 _CFG = []  # the cfg the judge grades this submission with (conftest.py sets it for each run)
 
@@ -64,7 +64,7 @@ def typed_answers(data, missing, missing_cause, unreadable, rule_cause):
 
 # -- messages -------------------------------------------------------------------
 def marker(lang=None):
-    """"Likely cause:" in the language in force (or `lang`)."""
+    """ "Likely cause:" in the language in force (or `lang`)."""
     return t("cause_marker", lang)
 
 
@@ -82,7 +82,7 @@ def split_symptom(message):
     """The part of a failure message before its likely cause (in any language)."""
     at = [message.find(f" {marker(lang)}") for lang in LANGUAGES]
     at = [i for i in at if i >= 0]
-    return message[:min(at)] if at else message
+    return message[: min(at)] if at else message
 
 
 def raised_prefixes(type_name=""):
@@ -180,12 +180,14 @@ def as_meta(value):
 # -- calling ------------------------------------------------------------------
 def describe_call(name, args, kwargs=None):
     """`masked_softmax(scores (2, 3) float64, mask (2, 3) bool)`: shapes, never values."""
+
     def d(v):
         if isinstance(v, torch.Tensor):
             return f"{tuple(v.shape)} {wire.dtype_name(v.dtype)}"
         if isinstance(v, (int, float, bool, str)) or v is None:
             return repr(v)
         return type(v).__name__
+
     parts = [d(a) for a in args] + [f"{k}={d(v)}" for k, v in (kwargs or {}).items()]
     return f"{name}({', '.join(parts)})"
 
@@ -206,20 +208,50 @@ def is_weak(message):
 ERROR_CAUSES = [
     (("must be a 3D tensor", "batch1 must be", "batch2 must be"), "cause_bmm_3d"),
     (("doesn't match the broadcast shape",), "cause_in_place_small"),
-    (("expected scalar type", "to have the same dtype", "same dtype", "dtype mismatch",
-      "found Double", "found Float", "found Half", "found BFloat16"), "cause_dtype_mix"),
-    (("mat1 and mat2 shapes cannot be multiplied", "same reduction dim", "Expected size for first two dimensions",
-      "size mismatch", "shapes cannot be multiplied"), "cause_matmul_operand"),
+    (
+        (
+            "expected scalar type",
+            "to have the same dtype",
+            "same dtype",
+            "dtype mismatch",
+            "found Double",
+            "found Float",
+            "found Half",
+            "found BFloat16",
+        ),
+        "cause_dtype_mix",
+    ),
+    (
+        (
+            "mat1 and mat2 shapes cannot be multiplied",
+            "same reduction dim",
+            "Expected size for first two dimensions",
+            "size mismatch",
+            "shapes cannot be multiplied",
+        ),
+        "cause_matmul_operand",
+    ),
     (("must match the size of tensor", "Attempting to broadcast a dimension"), "cause_broadcast"),
     (("Dimension out of range",), "cause_axis_from_front"),
     (("cannot be called on meta tensors", "Cannot copy out of meta tensor", "meta tensors"), "cause_values_in_python"),
-    (("Can't call numpy() on Tensor that requires grad", "to numpy", "numpy()", "unsupported ScalarType"),
-     "cause_numpy_round_trip"),
+    (
+        ("Can't call numpy() on Tensor that requires grad", "to numpy", "numpy()", "unsupported ScalarType"),
+        "cause_numpy_round_trip",
+    ),
     (("cannot be converted to type",), "cause_fill_overflow"),
-    (("is not on the expected device", "Expected all tensors to be on the same device", "device type",
-      "on the same device"), "cause_no_device"),
-    (("leaf Variable that requires grad is being used in an in-place operation",
-      "modified by an inplace operation"), "cause_in_place"),
+    (
+        (
+            "is not on the expected device",
+            "Expected all tensors to be on the same device",
+            "device type",
+            "on the same device",
+        ),
+        "cause_no_device",
+    ),
+    (
+        ("leaf Variable that requires grad is being used in an in-place operation", "modified by an inplace operation"),
+        "cause_in_place",
+    ),
 ]
 
 
@@ -245,16 +277,36 @@ def grads_error(error):
 SOURCE_FINDINGS = [
     (re.compile(r"cell (?P<cell>\d+), line (?P<line>\S+): uses torch's built-in `(?P<name>[^`]+)`"), "finding_builtin"),
     (re.compile(r"cell (?P<cell>\d+), line (?P<line>\S+): looks up `(?P<name>[^`]+)` by name"), "finding_lookup"),
-    (re.compile(r"cell (?P<cell>\d+), line (?P<line>\S+): uses torch's tracing internals \(`(?P<name>[^`]+)`\)"),
-     "finding_tracing"),
-    (re.compile(r"cell (?P<cell>\d+), line (?P<line>\S+): reaches for the grader's own modules \(`(?P<name>[^`]+)`\)"),
-     "finding_kit"),
-    (re.compile(r"cell (?P<cell>\d+): could not be parsed to check it \((?P<why>.*)\), and it names `(?P<name>[^`]+)`"),
-     "finding_unparsed_names"),
-    (re.compile(r"cell (?P<cell>\d+): could not be parsed to check it \((?P<why>.*)\), and uses torch's tracing "
-                r"internals \(`(?P<name>[^`]+)`\)"), "finding_unparsed_tracing"),
-    (re.compile(r"cell (?P<cell>\d+): could not be parsed to check it \((?P<why>.*)\), and reaches for the grader's "
-                r"own modules \(`(?P<name>[^`]+)`\)"), "finding_unparsed_kit"),
+    (
+        re.compile(r"cell (?P<cell>\d+), line (?P<line>\S+): uses torch's tracing internals \(`(?P<name>[^`]+)`\)"),
+        "finding_tracing",
+    ),
+    (
+        re.compile(
+            r"cell (?P<cell>\d+), line (?P<line>\S+): reaches for the grader's own modules \(`(?P<name>[^`]+)`\)"
+        ),
+        "finding_kit",
+    ),
+    (
+        re.compile(
+            r"cell (?P<cell>\d+): could not be parsed to check it \((?P<why>.*)\), and it names `(?P<name>[^`]+)`"
+        ),
+        "finding_unparsed_names",
+    ),
+    (
+        re.compile(
+            r"cell (?P<cell>\d+): could not be parsed to check it \((?P<why>.*)\), and uses torch's tracing "
+            r"internals \(`(?P<name>[^`]+)`\)"
+        ),
+        "finding_unparsed_tracing",
+    ),
+    (
+        re.compile(
+            r"cell (?P<cell>\d+): could not be parsed to check it \((?P<why>.*)\), and reaches for the grader's "
+            r"own modules \(`(?P<name>[^`]+)`\)"
+        ),
+        "finding_unparsed_kit",
+    ),
 ]
 
 
@@ -315,8 +367,11 @@ def outputs(value, what, out_names):
     if len(out_names) == 1:
         return {out_names[0]: tensor(value, f"{what}")}
     if not isinstance(value, (tuple, list)) or len(value) != len(out_names):
-        got = t("kind_sequence", type=type(value).__name__, n=len(value)) if isinstance(value, (tuple, list)) \
+        got = (
+            t("kind_sequence", type=type(value).__name__, n=len(value))
+            if isinstance(value, (tuple, list))
             else _kind(value)
+        )
         fail(t("returned_not_tuple", what=what, got=got, names=", ".join(out_names)))
     return {n: tensor(v, f"{what} -> {n}") for n, v in zip(out_names, value)}
 
@@ -350,19 +405,27 @@ def check_meta(x, what, shape=None, dtype=None, device=None, hint=None):
     if shape is not None and tuple(x.shape) != tuple(shape):
         got, want = tuple(x.shape), tuple(shape)
         cause = hint(got, want) if hint else None
-        fail(t("shape_differs", what=what, got=got, expected=want)
-             + (caused("", cause, ". ") if cause else shape_hint(got, want)))
+        fail(
+            t("shape_differs", what=what, got=got, expected=want)
+            + (caused("", cause, ". ") if cause else shape_hint(got, want))
+        )
     if dtype is not None and x.dtype != dtype:
         cause = t("cause_created_float32") if dtype != torch.float32 and x.dtype == torch.float32 else None
-        fail(caused(t("dtype_differs", what=what, got=wire.dtype_name(x.dtype), expected=wire.dtype_name(dtype)),
-                    cause))
+        fail(
+            caused(t("dtype_differs", what=what, got=wire.dtype_name(x.dtype), expected=wire.dtype_name(dtype)), cause)
+        )
     if device is not None and not same_device(device_of(x), device):
         fail(caused(t("device_differs", what=what, got=device_of(x), expected=device), t("cause_no_device_short")))
 
 
 def shape_cause(got, want):
     """A likely cause for a tensor of shape `got` where `want` was expected (or None)."""
-    if len(got) == len(want) - 1 and len(want) >= 3 and got[0] == want[0] * want[1] and tuple(got[1:]) == tuple(want[2:]):
+    if (
+        len(got) == len(want) - 1
+        and len(want) >= 3
+        and got[0] == want[0] * want[1]
+        and tuple(got[1:]) == tuple(want[2:])
+    ):
         return t("cause_axes_folded")
     if len(got) == len(want) and sorted(got) == sorted(want):
         return t("cause_axes_swapped")
@@ -374,7 +437,7 @@ def shape_cause(got, want):
 
 
 def shape_hint(got, want):
-    """". Likely cause: ..." for a wrong shape, to append to its symptom (or "")."""
+    """ ". Likely cause: ..." for a wrong shape, to append to its symptom (or "")."""
     return caused("", shape_cause(got, want), ". ")
 
 
@@ -403,8 +466,10 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
     atol, rtol = cfg.tolerance(dtype)
     g, e = got.detach().double().cpu(), expected.detach().double().cpu()
     if g.shape != e.shape:
-        fail(t("shape_differs", what=what, got=tuple(g.shape), expected=tuple(e.shape))
-             + shape_hint(tuple(g.shape), tuple(e.shape)))
+        fail(
+            t("shape_differs", what=what, got=tuple(g.shape), expected=tuple(e.shape))
+            + shape_hint(tuple(g.shape), tuple(e.shape))
+        )
     why = None
     bad_nan = torch.isnan(g) & ~torch.isnan(e)
     if bad_nan.any():
@@ -416,8 +481,16 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
         if (over > 0).any():
             k = int(over.reshape(-1).argmax())
             i = _index(k, g.shape) if g.dim() else ()
-            why = t("values_differ", n=int((over > 0).sum()), total=g.numel(), err=f"{float(err.reshape(-1)[k]):.3g}",
-                    index=i, dtype=wire.dtype_name(dtype), atol=f"{atol:g}", rtol=f"{rtol:g}")
+            why = t(
+                "values_differ",
+                n=int((over > 0).sum()),
+                total=g.numel(),
+                err=f"{float(err.reshape(-1)[k]):.3g}",
+                index=i,
+                dtype=wire.dtype_name(dtype),
+                atol=f"{atol:g}",
+                rtol=f"{rtol:g}",
+            )
     if why:
         cause = hint(got, expected) if hint else None
         if cause is None and dtype == torch.float64 and not bad_nan.any():
@@ -437,7 +510,9 @@ def weights_hint(got, expected, mask=None):
     if g.dim() >= 2:
         sums_last = g.sum(-1)
         sums_prev = g.sum(-2)
-        if not torch.allclose(sums_last, e.sum(-1), atol=1e-3) and torch.allclose(sums_prev, torch.ones_like(sums_prev), atol=1e-3):
+        if not torch.allclose(sums_last, e.sum(-1), atol=1e-3) and torch.allclose(
+            sums_prev, torch.ones_like(sums_prev), atol=1e-3
+        ):
             return t("cause_columns_sum_to_one")
         if g.shape[-1] == g.shape[-2] and torch.allclose(g.transpose(-1, -2), e, atol=1e-4):
             return t("cause_weights_transposed")
@@ -446,8 +521,11 @@ def weights_hint(got, expected, mask=None):
         n = m.sum(-1, keepdim=True)
         uniform = torch.where(m, 1.0 / n.clamp(min=1).double(), torch.zeros_like(g))
         live = m.any(-1)
-        if (live.any() and torch.allclose(g[live], uniform[live], atol=1e-6)
-                and not torch.allclose(e[live], uniform[live], atol=1e-3)):
+        if (
+            live.any()
+            and torch.allclose(g[live], uniform[live], atol=1e-6)
+            and not torch.allclose(e[live], uniform[live], atol=1e-3)
+        ):
             return t("cause_uniform_weights")
     if mask is not None:
         dead = ~m.any(-1)  # rows with no allowed key
@@ -512,8 +590,7 @@ def check_outputs(got, expected, what, cfg, dtype, device, hints=None, shape_hin
     Values of the weights are checked first: their pattern tells the most.
     """
     for name, exp in expected.items():
-        check_meta(got[name], f"{what} -> {name}", tuple(exp.shape), dtype, device,
-                   hint=(shape_hints or {}).get(name))
+        check_meta(got[name], f"{what} -> {name}", tuple(exp.shape), dtype, device, hint=(shape_hints or {}).get(name))
     for name in sorted(expected, key=lambda n: n != "weights"):
         out, exp = got[name], expected[name]
         if str(device) != "meta":
@@ -543,24 +620,39 @@ def _outputs_of(sub, name, args, kwargs, ref_fn, out_names, dtype, device, opts)
     return outputs(reply.value, what, out_names), reference_outputs(ref_fn, args, kwargs, out_names), what
 
 
-def check_values(sub, cfg, name, args, kwargs, ref_fn, out_names, *, dtype=torch.float64,
-                 device="cpu", hints=None, shape_hints=None, **opts):
+def check_values(
+    sub,
+    cfg,
+    name,
+    args,
+    kwargs,
+    ref_fn,
+    out_names,
+    *,
+    dtype=torch.float64,
+    device="cpu",
+    hints=None,
+    shape_hints=None,
+    **opts,
+):
     """The student's outputs against the reference on the same inputs."""
     got, expected, what = _outputs_of(sub, name, args, kwargs, ref_fn, out_names, dtype, device, opts)
     check_outputs(got, expected, what, cfg, dtype, device, hints, shape_hints)
     return got, expected
 
 
-def check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, *, dtype=torch.float64, device="cpu",
-               shape_hints=None, **opts):
+def check_runs(
+    sub, cfg, name, args, kwargs, ref_fn, out_names, *, dtype=torch.float64, device="cpu", shape_hints=None, **opts
+):
     """The call returns the contract's outputs: their shapes (the reference's),
     the inputs' dtype and device. Values are the values check's business: a
     check of another property starts with this, so that it judges its own
     property even when the values are wrong. On the meta device (no values),
     the same call on the CPU must give plausible outputs first."""
     if str(device) == "meta":
-        check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype=dtype, device="cpu",
-                   shape_hints=shape_hints, **opts)
+        check_runs(
+            sub, cfg, name, args, kwargs, ref_fn, out_names, dtype=dtype, device="cpu", shape_hints=shape_hints, **opts
+        )
     got, expected, what = _outputs_of(sub, name, args, kwargs, ref_fn, out_names, dtype, device, opts)
     for n, exp in expected.items():
         check_meta(got[n], f"{what} -> {n}", tuple(exp.shape), dtype, device, hint=(shape_hints or {}).get(n))
@@ -603,16 +695,18 @@ def close_enough(got, expected, cfg):
     return True
 
 
-def check_in_dtype(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, device, *, hints=None,
-                   shape_hints=None, **opts):
+def check_in_dtype(
+    sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, device, *, hints=None, shape_hints=None, **opts
+):
     """The dtype-and-device property: the outputs keep the inputs' dtype and
     device, hold no NaN or inf where the reference does not, and, when the
     function is right in float64, are as close to the reference as `dtype`
     allows (the reference computed in float64 from the same rounded inputs).
     A function already wrong in float64 is the values check's finding, not
     charged again here."""
-    got, expected = check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype=dtype, device=device,
-                               shape_hints=shape_hints, **opts)
+    got, expected = check_runs(
+        sub, cfg, name, args, kwargs, ref_fn, out_names, dtype=dtype, device=device, shape_hints=shape_hints, **opts
+    )
     if str(device) == "meta":
         return got
     rounded_args, rounded_kwargs = to(args, "cpu", dtype), to(kwargs or {}, "cpu", dtype)
@@ -621,9 +715,17 @@ def check_in_dtype(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devic
     def right_in_float64():
         return close_enough(*check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, **opts), cfg)
 
-    judge_in_dtype(got, expected, right_in_float64,
-                   describe_call(name, to(args, device, dtype), to(kwargs or {}, device, dtype)), cfg, dtype, device,
-                   hints, "cause_constant_overflow_exp")
+    judge_in_dtype(
+        got,
+        expected,
+        right_in_float64,
+        describe_call(name, to(args, device, dtype), to(kwargs or {}, device, dtype)),
+        cfg,
+        dtype,
+        device,
+        hints,
+        "cause_constant_overflow_exp",
+    )
     return got
 
 
@@ -635,8 +737,12 @@ def judge_in_dtype(got, expected, right_in_float64, what, cfg, dtype, device, hi
     for n, exp in expected.items():
         bad = ~torch.isfinite(got[n].detach().double().cpu()) & torch.isfinite(exp)
         if bad.any():
-            fail(caused(t("nonfinite_in_dtype", what=f"{what} -> {n}", n=int(bad.sum()), dtype=wire.dtype_name(dtype)),
-                        t(overflow_cause)))
+            fail(
+                caused(
+                    t("nonfinite_in_dtype", what=f"{what} -> {n}", n=int(bad.sum()), dtype=wire.dtype_name(dtype)),
+                    t(overflow_cause),
+                )
+            )
     if dtype == torch.float64 and str(device) == "cpu":
         return
     if right_in_float64():  # wrong in float64: the values checks' finding, not charged again here
@@ -647,10 +753,15 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
     """Gradients w.r.t. every floating input (float64) against the reference's."""
     args = to(args, "cpu", torch.float64)
     kwargs = to(kwargs or {}, "cpu", torch.float64)
-    grad_args = grad_args if grad_args is not None else [
-        i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.is_floating_point()]
-    s_args = [a.detach().clone().requires_grad_(i in grad_args) if isinstance(a, torch.Tensor) else a
-              for i, a in enumerate(args)]
+    grad_args = (
+        grad_args
+        if grad_args is not None
+        else [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    )
+    s_args = [
+        a.detach().clone().requires_grad_(i in grad_args) if isinstance(a, torch.Tensor) else a
+        for i, a in enumerate(args)
+    ]
     expected = reference_outputs(ref_fn, args, kwargs, out_names)
     cot = [randn(e.shape, seed + k) for k, e in enumerate(expected.values())]
     reply = call(sub, name, s_args, kwargs, cotangents=cot, **opts)
@@ -659,10 +770,17 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
     check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints)
     grads = reply.grads or {}
     if "error" in grads:
-        fail(t("gradients_of", what=what,
-               error=with_cause(grads_error(grads["error"]), error_hint(grads["error"]) or detached())))
-    r_args = [a.detach().clone().requires_grad_(i in grad_args) if isinstance(a, torch.Tensor) else a
-              for i, a in enumerate(args)]
+        fail(
+            t(
+                "gradients_of",
+                what=what,
+                error=with_cause(grads_error(grads["error"]), error_hint(grads["error"]) or detached()),
+            )
+        )
+    r_args = [
+        a.detach().clone().requires_grad_(i in grad_args) if isinstance(a, torch.Tensor) else a
+        for i, a in enumerate(args)
+    ]
     r_out = ref_fn(*r_args, **kwargs)
     r_out = [r_out] if len(out_names) == 1 else list(r_out)
     leaves = [r_args[i] for i in grad_args]
@@ -684,8 +802,9 @@ def check_finite_grads(sub, name, args, kwargs, out_names, seed, **opts):
     fully-masked property: a guarded softmax keeps them finite). Their values
     are the gradients check's business."""
     args = to(args, "cpu", torch.float64)
-    s_args = [a.detach().clone().requires_grad_(a.is_floating_point()) if isinstance(a, torch.Tensor) else a
-              for a in args]
+    s_args = [
+        a.detach().clone().requires_grad_(a.is_floating_point()) if isinstance(a, torch.Tensor) else a for a in args
+    ]
     shapes = None
     reply = call(sub, name, s_args, kwargs, **opts)
     shapes = [tuple(o.shape) for o in outputs(reply.value, describe_call(name, args, kwargs), out_names).values()]
@@ -694,12 +813,21 @@ def check_finite_grads(sub, name, args, kwargs, out_names, seed, **opts):
     what = describe_call(name, args, kwargs)
     grads = reply.grads or {}
     if "error" in grads:
-        fail(t("gradients_of", what=what,
-               error=with_cause(grads_error(grads["error"]), error_hint(grads["error"]) or detached())))
+        fail(
+            t(
+                "gradients_of",
+                what=what,
+                error=with_cause(grads_error(grads["error"]), error_hint(grads["error"]) or detached()),
+            )
+        )
     for i, g in enumerate(grads.get("inputs") or []):
         if isinstance(g, torch.Tensor) and not torch.isfinite(g.double()).all():
-            fail(caused(t("grad_nonfinite_dead_row", what=t("gradient_wrt_argument", what=what, i=i + 1)),
-                        t("cause_grad_unguarded")))
+            fail(
+                caused(
+                    t("grad_nonfinite_dead_row", what=t("gradient_wrt_argument", what=what, i=i + 1)),
+                    t("cause_grad_unguarded"),
+                )
+            )
     return reply
 
 
@@ -721,8 +849,17 @@ def check_inputs_unchanged(sub, name, args, kwargs=None, **opts):
         fail(t("inputs_not_sent_back", what=describe_call(name, args, kwargs), n=len(flat)))
     for i, (sent, back) in enumerate(zip(flat, after)):
         if not _same_tensor(sent, back):
-            fail(caused(t("input_changed", what=describe_call(name, args, kwargs), i=i + 1,
-                          shape=tuple(flat[i].shape) if i < len(flat) else "?"), in_place()))
+            fail(
+                caused(
+                    t(
+                        "input_changed",
+                        what=describe_call(name, args, kwargs),
+                        i=i + 1,
+                        shape=tuple(flat[i].shape) if i < len(flat) else "?",
+                    ),
+                    in_place(),
+                )
+            )
     return reply
 
 
@@ -786,8 +923,11 @@ def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
     reply = call(sub, name, args, kwargs, trace=True, **opts)
     findings = sub.submission.findings  # a dict: no_tracing_tampering checked it
     excused = findings.get("excused") or {}
-    found = sorted(f for f in list((findings.get("forbidden") or {}).get(name) or []) + list(findings.get("unchecked") or [])
-                   if excused.get(f) not in provided)
+    found = sorted(
+        f
+        for f in list((findings.get("forbidden") or {}).get(name) or []) + list(findings.get("unchecked") or [])
+        if excused.get(f) not in provided
+    )
     if found:
         fail(caused(t("builtin_in_source", name=name, finding=finding_text(found[0])), t("cause_builtin_source")))
     if reply.forbidden_seen:
@@ -802,8 +942,13 @@ def expect_value_error(sub, name, args, kwargs=None, why="", **opts):
     if reply.ok:
         fail(caused(t("returned_no_value_error", what=what, why=why), t("cause_sizes_unchecked")))
     if raised(reply.error, "AssertionError"):
-        fail(caused(t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why),
-                    t("cause_assert_sizes")))
+        fail(
+            caused(t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why), t("cause_assert_sizes"))
+        )
     if not raised(reply.error, "ValueError"):
-        fail(caused(t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why),
-                    t("cause_sizes_checked_late")))
+        fail(
+            caused(
+                t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why),
+                t("cause_sizes_checked_late"),
+            )
+        )

@@ -20,6 +20,7 @@ a machine without CUDA, run where they can be: `device` cases on the meta
 device (it shows a tensor built on the CPU, as CUDA would) and `dd` cases on
 the CPU in the CUDA case's dtype.
 """
+
 import os
 
 import pytest
@@ -52,8 +53,11 @@ def _where(device, fixture):
 def pytest_configure(config):
     config.addinivalue_line("markers", "evidence: a case reported but never scored (see scoring.evidence_devices)")
     config.addinivalue_line("markers", "weight(w): this check's weight within its question (default 1)")
-    config.addinivalue_line("markers", "property: a check of a property, not of the values: it earns at most "
-                                       "the share its question's value checks earn (judge.scoring)")
+    config.addinivalue_line(
+        "markers",
+        "property: a check of a property, not of the values: it earns at most "
+        "the share its question's value checks earn (judge.scoring)",
+    )
 
 
 def judge_cfg(config):

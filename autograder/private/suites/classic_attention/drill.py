@@ -18,6 +18,7 @@ crash is caught by any call, with or without an assertion). The provided
 function raises when d_s != d_h, as its students saw; its catch counts only
 where it runs and answers wrongly (d_s == d_h).
 """
+
 import torch
 
 from autograder.messages import t
@@ -60,12 +61,14 @@ def _answering(fn):
     (off the contract's shapes, where the reference may still run by broadcasting), the
     reference's outputs shifted by 1, wrong in every value. A variant that raised would be
     caught by any call, assertions or none."""
+
     def variant(decoder_states, encoder_states, W, mask=None):
         try:
             return fn(decoder_states, encoder_states, W, mask)
         except Exception:  # noqa: BLE001 - the reference decides what raises (it is called next)
             context, weights = ref.fixed_general_attention(decoder_states, encoder_states, W, mask)
             return context + 1, weights + 1
+
     variant.__name__ = fn.__name__
     variant.__doc__ = fn.__doc__
     return variant
@@ -155,6 +158,7 @@ def hints(args, kwargs):
                 if tuple(out.shape) == tuple(got.shape) and c.matches(got, out):
                     return t(key)
             return c.weights_hint(got, expected, _keys(mask)) if index == 1 else None
+
         return hint
 
     return {"context": hint_for(0), "weights": hint_for(1)}

@@ -7,6 +7,7 @@ each: `def test_padding(sub, cfg): family.padding(sub, cfg, SPEC)`.
 Sizes are chosen so that silent broadcasting shows: (B, T, d_s, d_h, d_attn)
 all different, and also B == T.
 """
+
 import torch
 
 from autograder.messages import t
@@ -35,6 +36,7 @@ def inputs(spec, B, T, d_s, d_h, d_attn, seed, mask=True, lengths=None):
 
 
 # -- likely causes ---------------------------------------------------------------
+
 
 def _alternative_weights(spec, args, mask):
     """(cause, weights) for the usual mistakes, computed here from the inputs: the
@@ -102,12 +104,26 @@ def shapes_and_values(sub, cfg, spec):
     for k, size in enumerate(sizes(spec)):
         for masked in (False, True):
             args, kwargs = inputs(spec, *size, seed=200 + 10 * k, mask=masked)
-            got, _ = c.check_values(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT,
-                                    hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
+            got, _ = c.check_values(
+                sub,
+                cfg,
+                spec["name"],
+                args,
+                kwargs,
+                spec["ref"],
+                OUT,
+                hints=hints(spec, args, kwargs),
+                shape_hints=shape_hints(args),
+            )
             w = got["weights"].double()
             sums = w.sum(-1)
-            c.assert_close(sums, torch.ones_like(sums), t("weights_summed_keys", what=spec["name"]), cfg,
-                           hint=lambda g, e: t("cause_rows_not_one_t"))
+            c.assert_close(
+                sums,
+                torch.ones_like(sums),
+                t("weights_summed_keys", what=spec["name"]),
+                cfg,
+                hint=lambda g, e: t("cause_rows_not_one_t"),
+            )
 
 
 def padding(sub, cfg, spec):
@@ -127,8 +143,13 @@ def padding(sub, cfg, spec):
     H = perturbed[1]
     H[~mask] += c.randn(H[~mask].shape, 301, scale=5.0)
     again = c.outputs(c.call(sub, spec["name"], perturbed, kwargs).value, spec["name"], OUT)
-    c.assert_close(again["context"], got["context"], t("context_after_padded", name=spec["name"]), cfg,
-                   hint=lambda g, e: t("cause_padded_influence_context"))
+    c.assert_close(
+        again["context"],
+        got["context"],
+        t("context_after_padded", name=spec["name"]),
+        cfg,
+        hint=lambda g, e: t("cause_padded_influence_context"),
+    )
 
 
 def fully_masked_rows(sub, cfg, spec):
@@ -138,8 +159,9 @@ def fully_masked_rows(sub, cfg, spec):
     dead = ~kwargs["mask"].any(-1)  # (B,): the batch row with no real token
     with torch.no_grad():
         unmasked = spec["ref"](*args)[1]
-    c.check_dead_rows(c.describe_call(spec["name"], args, kwargs), got["weights"], dead, unmasked,
-                      others=[(got["context"], dead)])
+    c.check_dead_rows(
+        c.describe_call(spec["name"], args, kwargs), got["weights"], dead, unmasked, others=[(got["context"], dead)]
+    )
 
 
 def gradients(sub, cfg, spec):
@@ -150,8 +172,19 @@ def gradients(sub, cfg, spec):
 def dtype_and_device(sub, cfg, spec, dd):
     device, dtype = dd
     args, kwargs = inputs(spec, *sizes(spec)[1], seed=600)
-    c.check_in_dtype(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, dtype, device,
-                     hints=hints(spec, args, kwargs), shape_hints=shape_hints(args))
+    c.check_in_dtype(
+        sub,
+        cfg,
+        spec["name"],
+        args,
+        kwargs,
+        spec["ref"],
+        OUT,
+        dtype,
+        device,
+        hints=hints(spec, args, kwargs),
+        shape_hints=shape_hints(args),
+    )
 
 
 def meta_device(sub, cfg, spec):

@@ -1,12 +1,13 @@
 """Hidden tests: additive_attention (Bahdanau)."""
+
 import pytest
 import torch
 
 from autograder.messages import t
+from autograder.private.solutions import classic_attention as ref
 from autograder.private.suites import checks as c
 from autograder.private.suites.classic_attention import family
 from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
-from autograder.private.solutions import classic_attention as ref
 
 QUESTION = "additive_attention"
 SPEC = {
@@ -14,7 +15,10 @@ SPEC = {
     "ref": ref.additive_attention,
     # W_a (d_attn, d_s), U_a (d_attn, d_h), v_a (d_attn,)
     "params": lambda d_s, d_h, d_attn, seed: [
-        c.randn((d_attn, d_s), seed), c.randn((d_attn, d_h), seed + 1), c.randn((d_attn,), seed + 2)],
+        c.randn((d_attn, d_s), seed),
+        c.randn((d_attn, d_h), seed + 1),
+        c.randn((d_attn,), seed + 2),
+    ],
 }
 
 
@@ -29,8 +33,7 @@ def _alternatives(s, H, W_a, U_a, v_a):
         (t("cause_tanh_summed"), torch.tanh(q + k).sum(-1)),
     ]
     if s.shape[-1] == H.shape[-1]:
-        out.append((t("cause_additive_swapped"),
-                    torch.tanh((s @ U_a.T).unsqueeze(1) + H @ W_a.T) @ v_a))
+        out.append((t("cause_additive_swapped"), torch.tanh((s @ U_a.T).unsqueeze(1) + H @ W_a.T) @ v_a))
     return out
 
 
@@ -42,11 +45,21 @@ def test_equal_state_sizes(sub, cfg):
     for k, size in enumerate(((3, 5, 6, 6, 4), (4, 4, 5, 5, 3))):
         for masked in (False, True):
             args, kwargs = inputs(SPEC, *size, seed=250 + 10 * k, mask=masked)
-            c.check_values(sub, cfg, SPEC["name"], args, kwargs, SPEC["ref"], OUT,
-                           hints=hints(SPEC, args, kwargs), shape_hints=shape_hints(args))
+            c.check_values(
+                sub,
+                cfg,
+                SPEC["name"],
+                args,
+                kwargs,
+                SPEC["ref"],
+                OUT,
+                hints=hints(SPEC, args, kwargs),
+                shape_hints=shape_hints(args),
+            )
 
 
 # -- the checks every classic attention function is held to (family.py) --
+
 
 def test_shapes_and_values(sub, cfg):
     family.shapes_and_values(sub, cfg, SPEC)
@@ -81,4 +94,3 @@ def test_inputs_unchanged(sub, cfg):
 @pytest.mark.property
 def test_vectorised(sub, cfg):
     family.vectorised(sub, cfg, SPEC)
-

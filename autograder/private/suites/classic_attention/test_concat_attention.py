@@ -1,12 +1,13 @@
 """Hidden tests: concat_attention (Luong concat)."""
+
 import pytest
 import torch
 
 from autograder.messages import t
+from autograder.private.solutions import classic_attention as ref
 from autograder.private.suites import checks as c
 from autograder.private.suites.classic_attention import family
 from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
-from autograder.private.solutions import classic_attention as ref
 
 QUESTION = "concat_attention"
 SPEC = {
@@ -33,6 +34,7 @@ SPEC["alternatives"] = _alternatives
 
 
 # -- the checks every classic attention function is held to (family.py) --
+
 
 def test_shapes_and_values(sub, cfg):
     family.shapes_and_values(sub, cfg, SPEC)
@@ -67,4 +69,3 @@ def test_inputs_unchanged(sub, cfg):
 @pytest.mark.property
 def test_vectorised(sub, cfg):
     family.vectorised(sub, cfg, SPEC)
-

@@ -1,12 +1,13 @@
 """Hidden tests: dot_attention (Luong dot)."""
+
 import pytest
 import torch
 
 from autograder.messages import t
+from autograder.private.solutions import classic_attention as ref
 from autograder.private.suites import checks as c
 from autograder.private.suites.classic_attention import family
 from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
-from autograder.private.solutions import classic_attention as ref
 
 QUESTION = "dot_attention"
 SPEC = {"name": "dot_attention", "ref": ref.dot_attention, "params": lambda d_s, d_h, d_attn, seed: [], "square": True}
@@ -16,7 +17,7 @@ def _alternatives(s, H):
     """(likely cause, scores) of the usual mistakes, from the inputs (for the failure message only)."""
     scores = (H @ s.unsqueeze(-1)).squeeze(-1)
     d = s.shape[-1]
-    return [(t("cause_dot_divided_sqrt_d"), scores / d ** 0.5), (t("cause_dot_divided_d"), scores / d)]
+    return [(t("cause_dot_divided_sqrt_d"), scores / d**0.5), (t("cause_dot_divided_d"), scores / d)]
 
 
 SPEC["alternatives"] = _alternatives
@@ -34,19 +35,28 @@ def test_worked_example_unscaled(sub, cfg):
     """Luong dot is not scaled: larger states give sharper weights."""
     s = c.randn((2, 8), 1010, scale=3.0)
     H = c.randn((2, 6, 8), 1011, scale=3.0)
-    c.check_values(sub, cfg, "dot_attention", [s, H], {}, ref.dot_attention, OUT,
-                   hints={"weights": lambda g, e: _scale_hint(g, s, H)})
+    c.check_values(
+        sub,
+        cfg,
+        "dot_attention",
+        [s, H],
+        {},
+        ref.dot_attention,
+        OUT,
+        hints={"weights": lambda g, e: _scale_hint(g, s, H)},
+    )
 
 
 def _scale_hint(got, s, H):
     scores = (H.double() @ s.double().unsqueeze(-1)).squeeze(-1)
-    for cause, factor in (("cause_dot_divided_sqrt_d", 8 ** -0.5), ("cause_dot_divided_d", 1 / 8)):
+    for cause, factor in (("cause_dot_divided_sqrt_d", 8**-0.5), ("cause_dot_divided_d", 1 / 8)):
         if torch.allclose(got.double(), torch.softmax(scores * factor, -1), atol=1e-6):
             return t(cause)
     return None
 
 
 # -- the checks every classic attention function is held to (family.py) --
+
 
 def test_shapes_and_values(sub, cfg):
     family.shapes_and_values(sub, cfg, SPEC)
@@ -81,4 +91,3 @@ def test_inputs_unchanged(sub, cfg):
 @pytest.mark.property
 def test_vectorised(sub, cfg):
     family.vectorised(sub, cfg, SPEC)
-

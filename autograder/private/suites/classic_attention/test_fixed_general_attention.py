@@ -6,6 +6,7 @@ provided bug crashes, and the values checks also on sizes where d_s == d_h and
 B == T_dec, where it (or a 'fix' that only makes sizes fit, such as a reshape
 of W) runs silently wrong: the feedback names which.
 """
+
 import pytest
 import torch
 
@@ -24,11 +25,25 @@ def test_shapes_and_values(sub, cfg):
     for k, size in enumerate(SIZES):
         for masked in (False, True):
             args, kwargs = drill.inputs(*size, seed=1200 + 10 * k, mask=masked)
-            got, _ = c.check_values(sub, cfg, NAME, args, kwargs, REF, OUT, hints=drill.hints(args, kwargs),
-                                    shape_hints=drill.shape_hints(args))
+            got, _ = c.check_values(
+                sub,
+                cfg,
+                NAME,
+                args,
+                kwargs,
+                REF,
+                OUT,
+                hints=drill.hints(args, kwargs),
+                shape_hints=drill.shape_hints(args),
+            )
             sums = got["weights"].double().sum(-1)
-            c.assert_close(sums, torch.ones_like(sums), t("weights_summed_keys", what=NAME), cfg,
-                           hint=lambda g, e: t("cause_rows_not_one_t"))
+            c.assert_close(
+                sums,
+                torch.ones_like(sums),
+                t("weights_summed_keys", what=NAME),
+                cfg,
+                hint=lambda g, e: t("cause_rows_not_one_t"),
+            )
 
 
 def test_padding(sub, cfg):
@@ -41,14 +56,23 @@ def test_padding(sub, cfg):
     if leak.abs().max() != 0:
         with torch.no_grad():
             unmasked = REF(*args)[1]
-        c.fail(c.caused(t("padded_nonzero", name=NAME, max=f"{float(leak.abs().max()):.3g}"),
-                        c.padding_leak_cause(got["weights"], allowed, unmasked)))
+        c.fail(
+            c.caused(
+                t("padded_nonzero", name=NAME, max=f"{float(leak.abs().max()):.3g}"),
+                c.padding_leak_cause(got["weights"], allowed, unmasked),
+            )
+        )
     perturbed = [a.clone() for a in args]
     H = perturbed[1]
     H[~kwargs["mask"]] += c.randn(H[~kwargs["mask"]].shape, 1301, scale=5.0)
     again = c.outputs(c.call(sub, NAME, perturbed, kwargs).value, NAME, OUT)
-    c.assert_close(again["context"], got["context"], t("context_after_padded", name=NAME), cfg,
-                   hint=lambda g, e: t("cause_padded_influence_context"))
+    c.assert_close(
+        again["context"],
+        got["context"],
+        t("context_after_padded", name=NAME),
+        cfg,
+        hint=lambda g, e: t("cause_padded_influence_context"),
+    )
 
 
 def test_fully_masked_rows(sub, cfg):
@@ -58,8 +82,9 @@ def test_fully_masked_rows(sub, cfg):
     dead = (~kwargs["mask"].any(-1)).unsqueeze(1).expand(B, T_dec)  # (B, T_dec): every step of the empty row
     with torch.no_grad():
         unmasked = REF(*args)[1]
-    c.check_dead_rows(c.describe_call(NAME, args, kwargs), got["weights"], dead, unmasked,
-                      others=[(got["context"], dead)])
+    c.check_dead_rows(
+        c.describe_call(NAME, args, kwargs), got["weights"], dead, unmasked, others=[(got["context"], dead)]
+    )
 
 
 def test_gradients(sub, cfg):
@@ -70,8 +95,19 @@ def test_gradients(sub, cfg):
 def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
     args, kwargs = drill.inputs(*SIZES[2], seed=1600)
-    c.check_in_dtype(sub, cfg, NAME, args, kwargs, REF, OUT, dtype, device, hints=drill.hints(args, kwargs),
-                     shape_hints=drill.shape_hints(args))
+    c.check_in_dtype(
+        sub,
+        cfg,
+        NAME,
+        args,
+        kwargs,
+        REF,
+        OUT,
+        dtype,
+        device,
+        hints=drill.hints(args, kwargs),
+        shape_hints=drill.shape_hints(args),
+    )
 
 
 @pytest.mark.property
@@ -92,8 +128,10 @@ def test_vectorised(sub, cfg):
     B, T_dec, T_enc, d_s, d_h = SIZES[0]
     args, kwargs = drill.inputs(B, T_dec, T_enc, d_s, d_h, seed=1900)
     c.check_runs(sub, cfg, NAME, args, kwargs, REF, OUT, shape_hints=drill.shape_hints(args))
-    for grow, small, large in (("batch", (2, T_dec, T_enc), (6, T_dec, T_enc)),
-                               ("query_length", (B, 2, T_enc), (B, 7, T_enc)),
-                               ("sequence_length", (B, T_dec, 3), (B, T_dec, 9))):
+    for grow, small, large in (
+        ("batch", (2, T_dec, T_enc), (6, T_dec, T_enc)),
+        ("query_length", (B, 2, T_enc), (B, 7, T_enc)),
+        ("sequence_length", (B, T_dec, 3), (B, T_dec, 9)),
+    ):
         pair = [drill.inputs(b, n, m, d_s, d_h, seed=1910) for b, n, m in (small, large)]
         c.check_vectorised(sub, NAME, pair[0], pair[1], grow)

@@ -1,12 +1,14 @@
 """Hidden tests: general_attention (Luong general)."""
-import pytest
+
 import math
 
+import pytest
+
 from autograder.messages import t
+from autograder.private.solutions import classic_attention as ref
 from autograder.private.suites import checks as c
 from autograder.private.suites.classic_attention import family
 from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
-from autograder.private.solutions import classic_attention as ref
 
 QUESTION = "general_attention"
 SPEC = {
@@ -20,8 +22,10 @@ def _alternatives(s, H, W):
     """(likely cause, scores) of the usual mistakes, from the inputs (for the failure message only)."""
     out = []
     if s.shape[-1] == H.shape[-1]:
-        out += [(t("cause_general_w_transposed"), ((H @ W) * s.unsqueeze(1)).sum(-1)),
-                (t("cause_general_no_w"), (H * s.unsqueeze(1)).sum(-1))]
+        out += [
+            (t("cause_general_w_transposed"), ((H @ W) * s.unsqueeze(1)).sum(-1)),
+            (t("cause_general_no_w"), (H * s.unsqueeze(1)).sum(-1)),
+        ]
     d = s.shape[-1]
     out.append((t("cause_general_scaled"), ((H @ W.T) * s.unsqueeze(1)).sum(-1) / math.sqrt(d)))
     return out
@@ -31,6 +35,7 @@ SPEC["alternatives"] = _alternatives
 
 
 # -- the checks every classic attention function is held to (family.py) --
+
 
 def test_shapes_and_values(sub, cfg):
     family.shapes_and_values(sub, cfg, SPEC)
@@ -65,4 +70,3 @@ def test_inputs_unchanged(sub, cfg):
 @pytest.mark.property
 def test_vectorised(sub, cfg):
     family.vectorised(sub, cfg, SPEC)
-

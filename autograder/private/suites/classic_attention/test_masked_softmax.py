@@ -1,10 +1,11 @@
 """Hidden tests: masked_softmax(scores, mask=None, dim=-1)."""
+
 import pytest
 import torch
 
 from autograder.messages import t
-from autograder.private.suites import checks as c
 from autograder.private.solutions import classic_attention as ref
+from autograder.private.suites import checks as c
 
 QUESTION = "masked_softmax"
 NAME = "masked_softmax"
@@ -26,6 +27,7 @@ def test_values_and_row_sums(sub, cfg):
 
 def _dim_hint(dim):
     """A likely cause when the softmax is taken over another axis than `dim`."""
+
     def h(got, expected):
         g = got.detach().double().cpu()
         if torch.isnan(g).any():
@@ -34,24 +36,33 @@ def _dim_hint(dim):
             if axis != dim % g.dim() and torch.allclose(g.sum(axis), torch.ones(()).double(), atol=1e-3):
                 return t("cause_dim_ignored", axis=axis, dim=dim)
         return None
+
     return h
 
 
 def test_dim_argument(sub, cfg):
     scores = c.randn((3, 4, 5), 110, scale=2.0)
     for dim in (0, 1, -2):
-        c.check_values(sub, cfg, NAME, [scores], {"dim": dim}, ref.masked_softmax, OUT,
-                       hints={"weights": _dim_hint(dim)})
+        c.check_values(
+            sub, cfg, NAME, [scores], {"dim": dim}, ref.masked_softmax, OUT, hints={"weights": _dim_hint(dim)}
+        )
 
 
 def test_mask_broadcast_and_exact_zeros(sub, cfg):
     # same rank, a broadcast axis, and masks of lower rank than the scores (the contract: broadcastable)
-    for k, (shape, mshape) in enumerate([((3, 6), (3, 6)), ((2, 4, 6), (2, 1, 6)), ((5, 5), (5, 5)),
-                                         ((2, 4, 6), (4, 6)), ((2, 3, 5), (5,)), ((2, 2, 3, 6), (2, 1, 6))]):
+    for k, (shape, mshape) in enumerate(
+        [
+            ((3, 6), (3, 6)),
+            ((2, 4, 6), (2, 1, 6)),
+            ((5, 5), (5, 5)),
+            ((2, 4, 6), (4, 6)),
+            ((2, 3, 5), (5,)),
+            ((2, 2, 3, 6), (2, 1, 6)),
+        ]
+    ):
         scores = c.randn(shape, 120 + k, scale=2.0)
         mask = c.rand_mask(mshape, 130 + k)
-        got, _ = c.check_values(sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT,
-                                hints=_hints(mask))
+        got, _ = c.check_values(sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT, hints=_hints(mask))
         leak = got["weights"][~mask.expand(shape)]
         if leak.numel() and leak.abs().max() != 0:
             c.fail(t("masked_positions_nonzero", name=NAME, n=int((leak != 0).sum())))
@@ -63,8 +74,12 @@ def test_fully_masked_rows(sub, cfg):
     mask[1] = False
     mask[3] = False
     got, _ = c.check_runs(sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT)
-    c.check_dead_rows(c.describe_call(NAME, [scores], {"mask": mask}), got["weights"], ~mask.any(-1),
-                      unmasked=ref.masked_softmax(scores))
+    c.check_dead_rows(
+        c.describe_call(NAME, [scores], {"mask": mask}),
+        got["weights"],
+        ~mask.any(-1),
+        unmasked=ref.masked_softmax(scores),
+    )
 
 
 def test_stable_for_large_scores(sub, cfg):
@@ -75,11 +90,18 @@ def test_stable_for_large_scores(sub, cfg):
     lower = -1e7 - c.randn((3, 6), 153).abs() * 1e5  # below any finite fill value a softmax might use
     peak = torch.tensor([[0.0, 1000.0, 1.0], [5.0, -3.0, 2000.0]], dtype=torch.float64)  # the largest score masked
     peak_mask = torch.tensor([[True, False, True], [True, True, False]])
-    cases = [([scores], {}), ([scores], {"mask": mask}), ([low], {}), ([low], {"mask": mask}),
-             ([lower], {"mask": mask}), ([peak], {"mask": peak_mask})]
+    cases = [
+        ([scores], {}),
+        ([scores], {"mask": mask}),
+        ([low], {}),
+        ([low], {"mask": mask}),
+        ([lower], {"mask": mask}),
+        ([peak], {"mask": peak_mask}),
+    ]
     for args, kwargs in cases:
-        c.check_values(sub, cfg, NAME, args, kwargs, ref.masked_softmax, OUT,
-                       hints=_stable_hints(args[0], kwargs.get("mask")))
+        c.check_values(
+            sub, cfg, NAME, args, kwargs, ref.masked_softmax, OUT, hints=_stable_hints(args[0], kwargs.get("mask"))
+        )
 
 
 def _stable_hints(scores, mask):
@@ -92,6 +114,7 @@ def _stable_hints(scores, mask):
         if torch.isnan(got).any() or (mask is not None and got.double().sum(-1).abs().max() < 0.5):
             return t("cause_unstable_exp")
         return c.weights_hint(got, expected, mask)
+
     return {"weights": h}
 
 
@@ -106,16 +129,16 @@ def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
     scores = c.randn((4, 6), 170, scale=2.0)
     mask = c.rand_mask((4, 6), 171)
-    c.check_in_dtype(sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT, dtype, device,
-                     hints=_hints(mask))
+    c.check_in_dtype(
+        sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT, dtype, device, hints=_hints(mask)
+    )
 
 
 @pytest.mark.property
 def test_meta_device(sub, cfg):
     scores = c.randn((2, 3, 5), 180)
     mask = c.rand_mask((2, 1, 5), 181)
-    c.check_runs(sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT,
-                 dtype=torch.float32, device="meta")
+    c.check_runs(sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT, dtype=torch.float32, device="meta")
 
 
 @pytest.mark.property

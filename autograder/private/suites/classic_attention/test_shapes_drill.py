@@ -9,6 +9,7 @@ failure names the likely cause from the answer given (the tensor the line
 makes instead of the one that enters it, the shape the tensor already has, a
 reshape that only makes sizes fit), never the expected words.
 """
+
 from autograder.messages import t
 from autograder.private.solutions import classic_attention as ref
 from autograder.private.suites import checks as c
@@ -20,8 +21,13 @@ ANSWER = ref.BY_HAND[QUESTION]
 def answers(sub):
     """{target: word, list of words or None} as the reader read the drill's cell; fails when
     there is no such cell or it breaks the cell's rule."""
-    return c.typed_answers((getattr(sub.submission, "typed", None) or {}).get(QUESTION), "drill_missing",
-                           "cause_drill_missing", "drill_unreadable", "cause_drill_rule")
+    return c.typed_answers(
+        (getattr(sub.submission, "typed", None) or {}).get(QUESTION),
+        "drill_missing",
+        "cause_drill_missing",
+        "drill_unreadable",
+        "cause_drill_rule",
+    )
 
 
 def given(sub, name):
@@ -49,8 +55,13 @@ def _shape_cause(sub, got):
 
 
 def _fix_cause(got):
-    return t("cause_drill_fix_reshape") if got == "reshape" else t("cause_drill_fix_project") \
-        if got == "project" else t("cause_drill_fix_other")
+    return (
+        t("cause_drill_fix_reshape")
+        if got == "reshape"
+        else t("cause_drill_fix_project")
+        if got == "project"
+        else t("cause_drill_fix_other")
+    )
 
 
 def test_wrong_tensor(sub, cfg):

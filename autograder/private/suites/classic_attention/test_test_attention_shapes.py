@@ -24,6 +24,7 @@ share the catches earn (judge.scoring).
 See `proxies` for the gap that remains: the judge sees what the test asked,
 not why its assertion failed.
 """
+
 import pytest
 
 from autograder.judge import proxies
@@ -78,11 +79,18 @@ def catches(sub, cfg, variant):
     tolerances = cfg.data["tolerances"]
     if reply.ok:  # missed: its sizes let the bug fit (the variant's advice), or it did not look at what showed it
         shows = proxies.exposes(recorder.calls, fn, REF, tolerances, values=False, raising=True)
-        c.fail(c.caused(t("drill_test_passed_variant", what=what),
-                        t("cause_drill_test_ignores_outputs") if shows else t(miss_key)))
+        c.fail(
+            c.caused(
+                t("drill_test_passed_variant", what=what),
+                t("cause_drill_test_ignores_outputs") if shows else t(miss_key),
+            )
+        )
     if recorder.last_raised or not proxies.failed_by_assertion(reply.error):
-        c.fail(c.caused(t("drill_test_crashed_variant", what=what, error=reply.error),
-                        t("cause_drill_test_crash_not_caught")))
+        c.fail(
+            c.caused(
+                t("drill_test_crashed_variant", what=what, error=reply.error), t("cause_drill_test_crash_not_caught")
+            )
+        )
     if not proxies.exposes(recorder.calls, fn, REF, tolerances):
         c.fail(c.caused(t("drill_test_failed_unexposed", what=what), t("cause_drill_test_fails_anyway")))
 
@@ -105,8 +113,10 @@ def own_fix_is_right(sub, cfg):
         except pytest.fail.Exception:
             return False
         expected = c.reference_outputs(REF, args, kwargs, drill.OUT)
-        if not (all(tuple(got[n].shape) == tuple(expected[n].shape) for n in drill.OUT)
-                and c.close_enough(got, expected, cfg)):
+        if not (
+            all(tuple(got[n].shape) == tuple(expected[n].shape) for n in drill.OUT)
+            and c.close_enough(got, expected, cfg)
+        ):
             return False
     return True
 

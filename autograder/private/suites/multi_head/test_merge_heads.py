@@ -1,10 +1,11 @@
 """Hidden tests: merge_heads(x): (B, n_heads, T, d_head) -> (B, T, n_heads * d_head), the inverse of split_heads."""
+
 import pytest
 import torch
 
 from autograder.messages import t
-from autograder.private.suites import checks as c
 from autograder.private.solutions import multi_head as ref
+from autograder.private.suites import checks as c
 
 QUESTION = "merge_heads"
 NAME = "merge_heads"
@@ -23,6 +24,7 @@ def hint(x):
             if c.matches(got, alt):
                 return t(cause)
         return None
+
     return h
 
 

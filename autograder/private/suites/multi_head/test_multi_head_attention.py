@@ -6,19 +6,20 @@ copies the parameters below into q_proj, k_proj, v_proj, out_proj before each
 call. The yardsticks: the reference module with the same parameters, and
 torch.nn.MultiheadAttention with them copied in.
 """
-import pytest
+
 import math
 
+import pytest
 import torch
 from torch import nn
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
-from autograder.protocol import wire
-from autograder.protocol.grads import vjp
-from autograder.private.suites import checks as c
 from autograder.private.solutions import multi_head as ref
 from autograder.private.solutions.classic_attention import masked_softmax
+from autograder.private.suites import checks as c
+from autograder.protocol import wire
+from autograder.protocol.grads import vjp
 
 QUESTION = "multi_head_attention"
 NAME = "MultiHeadAttention"
@@ -52,8 +53,21 @@ def make_mask(kind, B, T_q, T_k, lengths=None):
 class Case:
     """One call: sizes, bias, parameters, inputs and mask."""
 
-    def __init__(self, B, T_q, T_k, D, h, seed, bias=True, mask=None, lengths=None, self_attention=False,
-                 w_scale=1.5, b_scale=0.5):
+    def __init__(
+        self,
+        B,
+        T_q,
+        T_k,
+        D,
+        h,
+        seed,
+        bias=True,
+        mask=None,
+        lengths=None,
+        self_attention=False,
+        w_scale=1.5,
+        b_scale=0.5,
+    ):
         self.B, self.T_q, self.T_k, self.D, self.h, self.bias = B, T_q, T_k, D, h, bias
         self.state = state(D, bias, seed, w_scale, b_scale)
         q = c.randn((B, T_q, D), seed + 20)
@@ -84,8 +98,12 @@ class Case:
         parts = [f"{n} {tuple(a.shape)} {wire.dtype_name(a.dtype)}" for n, a in zip(("query", "key", "value"), args)]
         parts += [f"{n} {tuple(v.shape)} {wire.dtype_name(v.dtype)}" for n, v in kwargs.items()]
         at = "" if device == "cpu" else t("mha_on_device", device=device)
-        return t("mha_call", module=f"MultiHeadAttention({self.D}, {self.h}, bias={self.bias})", inputs=", ".join(parts),
-                 at=at)
+        return t(
+            "mha_call",
+            module=f"MultiHeadAttention({self.D}, {self.h}, bias={self.bias})",
+            inputs=", ".join(parts),
+            at=at,
+        )
 
     def opts(self, dtype=torch.float64, device="cpu"):
         st = c.as_meta(self.state) if device == "meta" else self.state
@@ -93,6 +111,7 @@ class Case:
 
 
 # -- likely causes ------------------------------------------------------------------
+
 
 def _manual(case, scale=None, split="ok", merge="ok", out_proj=True, mask="ok", swap_kv=False, v_proj="v_proj"):
     """Multi-head attention written out here, with one mistake at a time."""
@@ -123,7 +142,7 @@ def _manual(case, scale=None, split="ok", merge="ok", out_proj=True, mask="ok", 
         m = None
     elif mask == "causal":  # a causal mask whatever the caller passed
         m = torch.ones(T_q, T_k, dtype=torch.bool).tril()
-    scores = Q @ K.transpose(-2, -1) * (scale if scale is not None else d ** -0.5)
+    scores = Q @ K.transpose(-2, -1) * (scale if scale is not None else d**-0.5)
     w = masked_softmax(scores, m, dim=-1)
     heads = w @ V  # (B, h, T_q, d)
     if merge == "no_transpose":
@@ -141,7 +160,7 @@ def _alternatives(case):
     alts = []
     if h > 1:
         alts += [
-            (t("cause_mha_scaled_by_embed_dim"), _manual(case, scale=D ** -0.5)),
+            (t("cause_mha_scaled_by_embed_dim"), _manual(case, scale=D**-0.5)),
             (t("cause_mha_scaled_by_d_head"), _manual(case, scale=1 / d)),
         ]
     alts += [
@@ -158,9 +177,13 @@ def _alternatives(case):
             (t("cause_mha_merge_no_transpose"), _manual(case, merge="no_transpose")),
             (t("cause_mha_merge_interleaved"), _manual(case, merge="interleaved")),
         ]
-    if case.T_q == case.T_k and (case.mask is None or not torch.equal(
-            case.mask.expand(case.B, 1, case.T_q, case.T_k), torch.ones(case.T_q, case.T_k, dtype=torch.bool).tril()
-            .expand(case.B, 1, case.T_q, case.T_k))):
+    if case.T_q == case.T_k and (
+        case.mask is None
+        or not torch.equal(
+            case.mask.expand(case.B, 1, case.T_q, case.T_k),
+            torch.ones(case.T_q, case.T_k, dtype=torch.bool).tril().expand(case.B, 1, case.T_q, case.T_k),
+        )
+    ):
         alts.append((t("cause_mha_always_causal"), _manual(case, mask="causal")))
     if case.mask is not None:
         alts += [
@@ -249,14 +272,23 @@ def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, p
     what = case.describe(args, kwargs, device)
     extra = sorted(n for n in (reply.params or {}) if n.endswith(".bias") and n.split(".")[0] in PROJ)
     if not case.bias and extra:
-        c.fail(c.caused(t("mha_has_the_bias", module=f"MultiHeadAttention({case.D}, {case.h}, bias=False)",
-                          name=extra[0]), t("cause_bias_not_passed")))
+        c.fail(
+            c.caused(
+                t("mha_has_the_bias", module=f"MultiHeadAttention({case.D}, {case.h}, bias=False)", name=extra[0]),
+                t("cause_bias_not_passed"),
+            )
+        )
     got = c.outputs(reply.value, what, OUT)
     w = got["weights"]
     want_w = (case.B, case.h, case.T_q, case.T_k)
     if tuple(w.shape) == (case.B, case.T_q, case.T_k) and case.h > 1:
-        c.fail(c.caused(t("shape_differs", what=f"{what} -> weights", got=tuple(w.shape), expected=want_w),
-                        t("cause_mha_weights_averaged"), ". "))
+        c.fail(
+            c.caused(
+                t("shape_differs", what=f"{what} -> weights", got=tuple(w.shape), expected=want_w),
+                t("cause_mha_weights_averaged"),
+                ". ",
+            )
+        )
     for name, shape in (("output", (case.B, case.T_q, case.D)), ("weights", want_w)):
         c.check_meta(got[name], f"{what} -> {name}", shape, dtype, device)
     if device != "meta" and plausible:
@@ -298,11 +330,25 @@ def test_parameters(sub, cfg):
                         c.fail(c.caused(t("mha_has_a_bias", module=what, name=name), t("cause_bias_not_passed")))
                     continue
                 if name not in params:
-                    c.fail(t("mha_missing_parameter", module=what, name=name, params=sorted(params),
-                             expected=", ".join(PROJ)))
+                    c.fail(
+                        t(
+                            "mha_missing_parameter",
+                            module=what,
+                            name=name,
+                            params=sorted(params),
+                            expected=", ".join(PROJ),
+                        )
+                    )
                 if params[name]["shape"] != shape:
-                    c.fail(t("mha_parameter_shape", module=what, name=name, got=tuple(params[name]["shape"]),
-                             expected=tuple(shape)))
+                    c.fail(
+                        t(
+                            "mha_parameter_shape",
+                            module=what,
+                            name=name,
+                            got=tuple(params[name]["shape"]),
+                            expected=tuple(shape),
+                        )
+                    )
                 if params[name]["dtype"] != "float64":
                     c.fail(t("mha_parameter_not_moved", module=what, name=name, dtype=params[name]["dtype"]))
 
@@ -327,10 +373,12 @@ def test_shapes_and_values(sub, cfg):
 def test_matches_torch(sub, cfg):
     """Against torch.nn.MultiheadAttention with the same parameters (its masks mean
     True = ignore), on every query with at least one allowed key."""
-    for case in (Case(*SIZES[0], seed=300, mask="padding"),
-                 Case(*SIZES[2], seed=305, bias=False, mask="causal"),
-                 Case(*SIZES[1], seed=310, mask="both", self_attention=True),
-                 Case(*SIZES[4], seed=315, mask="padding", lengths=[3])):
+    for case in (
+        Case(*SIZES[0], seed=300, mask="padding"),
+        Case(*SIZES[2], seed=305, bias=False, mask="causal"),
+        Case(*SIZES[1], seed=310, mask="both", self_attention=True),
+        Case(*SIZES[4], seed=315, mask="padding", lengths=[3]),
+    ):
         got, _ = values(sub, cfg, case)
         _against_torch(got, case, cfg)
     # a batch item with no allowed key (torch gives NaN there): compared on the other queries only
@@ -349,9 +397,13 @@ def _against_torch(got, case, cfg):
     for name, want, where, e in (("weights", t_w, keep, t_w), ("output", t_out, rows, ref_out)):
         g = got[name]
         c.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
-        c.assert_close(torch.where(where, g.double(), 0.0), torch.where(where, want, 0.0),
-                       t("on_allowed_queries", what=what, name=name), cfg,
-                       hint=lambda _g, _e, g=g, e=e, n=name: h[n](g, e))
+        c.assert_close(
+            torch.where(where, g.double(), 0.0),
+            torch.where(where, want, 0.0),
+            t("on_allowed_queries", what=what, name=name),
+            cfg,
+            hint=lambda _g, _e, g=g, e=e, n=name: h[n](g, e),
+        )
 
 
 def _torch_mha(case):
@@ -384,16 +436,26 @@ def test_causal_structure(sub, cfg):
     got, _ = runs(sub, case)
     leak = got["weights"][~case.mask.expand(got["weights"].shape)]
     if leak.abs().max() != 0:
-        c.fail(t("above_diagonal_nonzero", what=case.describe(), n=int((leak != 0).sum()),
-                 max=f"{float(leak.abs().max()):.3g}"))
+        c.fail(
+            t(
+                "above_diagonal_nonzero",
+                what=case.describe(),
+                n=int((leak != 0).sum()),
+                max=f"{float(leak.abs().max()):.3g}",
+            )
+        )
     for s in (1, 3):
         q, k, v = (a.clone() for a in case.args)
         k[:, s:] += c.randn(k[:, s:].shape, 401 + s, scale=5.0)
         v[:, s:] += c.randn(v[:, s:].shape, 402 + s, scale=5.0)
         again = c.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
-        c.assert_close(again["output"][:, :s], got["output"][:, :s],
-                       t("output_after_future_change", what=case.describe(), s=s), cfg,
-                       hint=lambda g, e: t("cause_future_leak_heads"))
+        c.assert_close(
+            again["output"][:, :s],
+            got["output"][:, :s],
+            t("output_after_future_change", what=case.describe(), s=s),
+            cfg,
+            hint=lambda g, e: t("cause_future_leak_heads"),
+        )
 
 
 def test_padding_structure(sub, cfg):
@@ -410,22 +472,35 @@ def test_padding_structure(sub, cfg):
     k[~pad] += c.randn(k[~pad].shape, 451, scale=5.0)
     v[~pad] += c.randn(v[~pad].shape, 452, scale=5.0)
     again = c.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
-    c.assert_close(again["output"], got["output"],
-                   t("output_after_padded_change", what=case.describe()), cfg,
-                   hint=lambda g, e: t("cause_padded_influence_heads"))
+    c.assert_close(
+        again["output"],
+        got["output"],
+        t("output_after_padded_change", what=case.describe()),
+        cfg,
+        hint=lambda g, e: t("cause_padded_influence_heads"),
+    )
 
 
 def test_fully_masked_rows(sub, cfg):
     """A query with no allowed key: zero weights in every head, no NaN; its output is
     out_proj applied to zeros (the bias)."""
-    for k, case in enumerate((Case(*SIZES[0], seed=500, mask="padding", lengths=[6, 0, 2]),
-                              Case(*SIZES[2], seed=510, bias=False, mask="both", lengths=[0, 2]))):
+    for k, case in enumerate(
+        (
+            Case(*SIZES[0], seed=500, mask="padding", lengths=[6, 0, 2]),
+            Case(*SIZES[2], seed=510, bias=False, mask="both", lengths=[0, 2]),
+        )
+    ):
         # (NaN on a fully masked row is this check's own finding: check_dead_rows says why)
         got, _ = runs(sub, case, kwargs={"mask": _accepted_mask(sub, case)}, plausible=False)
         dead = ~case.mask.expand(case.B, case.h, case.T_q, case.T_k).any(-1)  # (B, h, T_q)
         unmasked = c.reference_outputs(case.ref_fn(), case.args, {}, OUT)["weights"]
-        c.check_dead_rows(t("in_every_head", what=case.describe()), got["weights"], dead, unmasked,
-                          others=[(got["output"], torch.zeros(got["output"].shape, dtype=torch.bool))])
+        c.check_dead_rows(
+            t("in_every_head", what=case.describe()),
+            got["weights"],
+            dead,
+            unmasked,
+            others=[(got["output"], torch.zeros(got["output"].shape, dtype=torch.bool))],
+        )
 
 
 def _accepted_mask(sub, case):
@@ -443,13 +518,15 @@ def _accepted_mask(sub, case):
 
 def test_gradients(sub, cfg):
     """float64 gradients w.r.t. query, key, value and every parameter."""
-    for k, case in enumerate((Case(*SIZES[0], seed=600, mask="padding"),
-                              Case(*SIZES[2], seed=610, bias=False, mask="both"))):
+    for k, case in enumerate(
+        (Case(*SIZES[0], seed=600, mask="padding"), Case(*SIZES[2], seed=610, bias=False, mask="both"))
+    ):
         seed = 620 + 10 * k
         opts = case.opts()
         opts.pop("device")
-        reply, _ = c.check_grads(sub, cfg, NAME, case.args, case.kwargs, case.ref_fn(), OUT, seed, hints=hints(case),
-                                  **opts)
+        reply, _ = c.check_grads(
+            sub, cfg, NAME, case.args, case.kwargs, case.ref_fn(), OUT, seed, hints=hints(case), **opts
+        )
         # the reference's parameter gradients, with the same cotangents
         m = case.reference()
         out = m(*case.args, **case.kwargs)
@@ -461,8 +538,12 @@ def test_gradients(sub, cfg):
             g = got.get(name)
             label = t("gradient_wrt_parameter", what=case.describe(), name=name)
             if g is None:
-                c.fail(c.caused(t("no_gradient_reached_parameter", what=label),
-                                t("cause_parameter_unused", proj=name.split(".")[0])))
+                c.fail(
+                    c.caused(
+                        t("no_gradient_reached_parameter", what=label),
+                        t("cause_parameter_unused", proj=name.split(".")[0]),
+                    )
+                )
             c.assert_close(g, rg, label, cfg, torch.float64)
 
 
@@ -473,9 +554,17 @@ def test_dtype_and_device(sub, cfg, dd):
     got, what = runs(sub, case, dtype, device)
     if device == "meta":
         return
-    c.judge_in_dtype(got, expected_outputs(case, dtype),
-                     lambda: c.close_enough(runs(sub, case)[0], expected_outputs(case), cfg),
-                     what, cfg, dtype, device, hints(case), "cause_constant_overflow")
+    c.judge_in_dtype(
+        got,
+        expected_outputs(case, dtype),
+        lambda: c.close_enough(runs(sub, case)[0], expected_outputs(case), cfg),
+        what,
+        cfg,
+        dtype,
+        device,
+        hints(case),
+        "cause_constant_overflow",
+    )
 
 
 @pytest.mark.property
@@ -505,8 +594,11 @@ def test_value_error_when_not_divisible(sub, cfg):
         if reply.ok:
             c.fail(c.caused(t("mha_constructed", what=what, D=D, h=h), t("cause_init_unchecked")))
         if not c.raised(reply.error, "ValueError"):
-            c.fail(c.caused(t("mha_raised_other", what=what, error=reply.error.rstrip(), D=D, h=h),
-                            t("cause_init_checked_late")))
+            c.fail(
+                c.caused(
+                    t("mha_raised_other", what=what, error=reply.error.rstrip(), D=D, h=h), t("cause_init_checked_late")
+                )
+            )
 
 
 @pytest.mark.property
@@ -525,8 +617,10 @@ def test_vectorised(sub, cfg):
     c.no_tracing_tampering(sub, NAME)
     runs(sub, Case(*SIZES[0], seed=950, mask="padding"))
     d = 3
-    for grow, small, large in (("batch", (2, 3, 4, 4 * d, 4), (6, 3, 4, 4 * d, 4)),
-                               ("heads", (2, 3, 4, 2 * d, 2), (2, 3, 4, 6 * d, 6))):
+    for grow, small, large in (
+        ("batch", (2, 3, 4, 4 * d, 4), (6, 3, 4, 4 * d, 4)),
+        ("heads", (2, 3, 4, 2 * d, 2), (2, 3, 4, 6 * d, 6)),
+    ):
         counts = []
         for size in (small, large):
             case = Case(*size, seed=960, mask="padding")

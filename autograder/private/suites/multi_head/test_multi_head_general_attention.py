@@ -7,15 +7,16 @@ its own masked softmax and its own context; the contexts are concatenated in
 head order. With one head it is general_attention. The yardsticks: the
 reference (solutions/), and general_attention itself for the one-head case.
 """
-import pytest
+
 import math
 
+import pytest
 import torch
 
 from autograder.messages import t
-from autograder.private.suites import checks as c
 from autograder.private.solutions import multi_head as ref
 from autograder.private.solutions.classic_attention import general_attention, masked_softmax
+from autograder.private.suites import checks as c
 
 QUESTION = "multi_head_general_attention"
 NAME = "multi_head_general_attention"
@@ -51,21 +52,26 @@ def _manual(args, mask, split="ok", w_split="ok", scale=1.0, mask_as="ok", one_a
     s, H, W, n = [a.detach().double().cpu() if isinstance(a, torch.Tensor) else a for a in args]
     B, T, d_h = H.shape
     d_s, d = s.shape[-1], d_h // n
-    Hh = {"view": lambda: H.reshape(B, n, T, d),
-          "interleaved": lambda: H.reshape(B, T, d, n).permute(0, 3, 1, 2)}.get(
-        split, lambda: H.reshape(B, T, n, d).transpose(1, 2))()  # (B, n, T, d)
-    Wh = {"view": lambda: W.reshape(n, d_s, d),
-          "interleaved": lambda: W.reshape(d_s, d, n).permute(2, 0, 1),
-          "first": lambda: W[:, :d].expand(n, d_s, d)}.get(
-        w_split, lambda: W.reshape(d_s, n, d).transpose(0, 1))()  # (n, d_s, d)
+    Hh = {"view": lambda: H.reshape(B, n, T, d), "interleaved": lambda: H.reshape(B, T, d, n).permute(0, 3, 1, 2)}.get(
+        split, lambda: H.reshape(B, T, n, d).transpose(1, 2)
+    )()  # (B, n, T, d)
+    Wh = {
+        "view": lambda: W.reshape(n, d_s, d),
+        "interleaved": lambda: W.reshape(d_s, d, n).permute(2, 0, 1),
+        "first": lambda: W[:, :d].expand(n, d_s, d),
+    }.get(w_split, lambda: W.reshape(d_s, n, d).transpose(0, 1))()  # (n, d_s, d)
     if one_attention:  # general attention over all d_h features, copied to every head
         scores = (H @ W.T @ s.unsqueeze(-1)).squeeze(-1)[:, None].expand(B, n, T)
     else:
         scores = ((Hh @ Wh.transpose(-2, -1)) @ s[:, None, :, None]).squeeze(-1)  # (B, n, T)
     m = None
     if mask is not None:
-        m = {"ok": lambda: mask[:, None], "inverted": lambda: ~mask[:, None], "ignored": lambda: None,
-             "no_head_axis": lambda: mask[None].expand(B, n, T)}[mask_as]()
+        m = {
+            "ok": lambda: mask[:, None],
+            "inverted": lambda: ~mask[:, None],
+            "ignored": lambda: None,
+            "no_head_axis": lambda: mask[None].expand(B, n, T),
+        }[mask_as]()
     w = masked_softmax(scores / scale, m, dim=-1)  # (B, n, T)
     heads = (w.unsqueeze(-2) @ Hh).squeeze(-2)  # (B, n, d)
     context = heads.transpose(1, 2).reshape(B, d_h) if merge == "interleaved" else heads.reshape(B, d_h)
@@ -95,8 +101,10 @@ def _alternatives(args, mask):
     if mask is not None:
         if B == n:
             alts.append((t("cause_mhl_mask_no_head_axis"), _manual(args, mask, mask_as="no_head_axis")))
-        alts += [(t("cause_polarity_may_attend"), _manual(args, mask, mask_as="inverted")),
-                 (c.mask_ignored(), _manual(args, mask, mask_as="ignored"))]
+        alts += [
+            (t("cause_polarity_may_attend"), _manual(args, mask, mask_as="inverted")),
+            (c.mask_ignored(), _manual(args, mask, mask_as="ignored")),
+        ]
     return alts
 
 
@@ -151,18 +159,21 @@ def shape_hints(args):
 def mask_cause(sub, args, kwargs):
     """For an error raised with a mask: the same call without one works, so the (B, T)
     mask was used without a head axis (computed only when needed)."""
+
     def cause():
         if kwargs.get("mask") is not None and sub.call(NAME, args, {}).ok:
             return t("cause_mhl_mask_no_head_axis")
         return None
+
     return cause
 
 
 def runs(sub, cfg, args, kwargs, **opts):
     """c.check_runs, with the likely cause of an error raised only with a mask."""
     with c.explain_errors(mask_cause(sub, args, kwargs)):
-        return c.check_runs(sub, cfg, NAME, args, kwargs, ref.multi_head_general_attention, OUT,
-                            shape_hints=shape_hints(args), **opts)
+        return c.check_runs(
+            sub, cfg, NAME, args, kwargs, ref.multi_head_general_attention, OUT, shape_hints=shape_hints(args), **opts
+        )
 
 
 def describe(args, kwargs):
@@ -176,11 +187,25 @@ def test_shapes_and_values(sub, cfg):
         for masked in (False, True):
             args, kwargs = inputs(*size, seed=200 + 10 * k, mask=masked)
             with c.explain_errors(mask_cause(sub, args, kwargs)):
-                got, _ = c.check_values(sub, cfg, NAME, args, kwargs, ref.multi_head_general_attention, OUT,
-                                        hints=hints(args, kwargs), shape_hints=shape_hints(args))
+                got, _ = c.check_values(
+                    sub,
+                    cfg,
+                    NAME,
+                    args,
+                    kwargs,
+                    ref.multi_head_general_attention,
+                    OUT,
+                    hints=hints(args, kwargs),
+                    shape_hints=shape_hints(args),
+                )
             sums = got["weights"].double().sum(-1)
-            c.assert_close(sums, torch.ones_like(sums), t("weights_summed_keys", what=describe(args, kwargs)), cfg,
-                           hint=lambda g, e: t("cause_rows_not_one_t"))
+            c.assert_close(
+                sums,
+                torch.ones_like(sums),
+                t("weights_summed_keys", what=describe(args, kwargs)),
+                cfg,
+                hint=lambda g, e: t("cause_rows_not_one_t"),
+            )
 
 
 def test_single_head_is_general_attention(sub, cfg):
@@ -193,10 +218,16 @@ def test_single_head_is_general_attention(sub, cfg):
                 context, weights = general_attention(*args[:3], **kwargs)
             h = hints(args, kwargs)
             what = describe(args, kwargs)
-            c.assert_close(got["weights"][:, 0], weights, t("mhl_against_general", what=what, name="weights[:, 0]"),
-                           cfg, hint=lambda g, e: h["weights"](g.unsqueeze(1), e.unsqueeze(1)))
-            c.assert_close(got["context"], context, t("mhl_against_general", what=what, name="context"), cfg,
-                           hint=h["context"])
+            c.assert_close(
+                got["weights"][:, 0],
+                weights,
+                t("mhl_against_general", what=what, name="weights[:, 0]"),
+                cfg,
+                hint=lambda g, e: h["weights"](g.unsqueeze(1), e.unsqueeze(1)),
+            )
+            c.assert_close(
+                got["context"], context, t("mhl_against_general", what=what, name="context"), cfg, hint=h["context"]
+            )
 
 
 def test_heads_independent(sub, cfg):
@@ -215,12 +246,20 @@ def test_heads_independent(sub, cfg):
         for k in range(n):
             if k == j:
                 continue
-            c.assert_close(again["weights"][:, k], got["weights"][:, k],
-                           t("mhl_head_changed", what=describe(args, kwargs), j=j, k=k, a=j * d, b=(j + 1) * d),
-                           cfg, hint=lambda g, e: t("cause_mhl_heads_mixed"))
-            c.assert_close(again["context"][:, block(k, d)], got["context"][:, block(k, d)],
-                           t("mhl_context_changed", what=describe(args, kwargs), j=j, k=k, a=k * d, b=(k + 1) * d),
-                           cfg, hint=lambda g, e: t("cause_mhl_heads_mixed"))
+            c.assert_close(
+                again["weights"][:, k],
+                got["weights"][:, k],
+                t("mhl_head_changed", what=describe(args, kwargs), j=j, k=k, a=j * d, b=(j + 1) * d),
+                cfg,
+                hint=lambda g, e: t("cause_mhl_heads_mixed"),
+            )
+            c.assert_close(
+                again["context"][:, block(k, d)],
+                got["context"][:, block(k, d)],
+                t("mhl_context_changed", what=describe(args, kwargs), j=j, k=k, a=k * d, b=(k + 1) * d),
+                cfg,
+                hint=lambda g, e: t("cause_mhl_heads_mixed"),
+            )
 
 
 def test_padding(sub, cfg):
@@ -241,8 +280,13 @@ def test_padding(sub, cfg):
     pad = ~kwargs["mask"]
     perturbed[1][pad] += c.randn(perturbed[1][pad].shape, 301, scale=5.0)
     again = c.outputs(c.call(sub, NAME, perturbed, kwargs).value, what, OUT)
-    c.assert_close(again["context"], got["context"], t("context_after_padded", name=what), cfg,
-                   hint=lambda g, e: t("cause_padded_influence_context"))
+    c.assert_close(
+        again["context"],
+        got["context"],
+        t("context_after_padded", name=what),
+        cfg,
+        hint=lambda g, e: t("cause_padded_influence_context"),
+    )
 
 
 def test_fully_masked_rows(sub, cfg):
@@ -254,8 +298,13 @@ def test_fully_masked_rows(sub, cfg):
     dead = ~kwargs["mask"].any(-1)  # (B,): the batch row with no real token
     with torch.no_grad():
         unmasked = ref.multi_head_general_attention(*args)[1]
-    c.check_dead_rows(t("in_every_head", what=describe(args, kwargs)), got["weights"], dead[:, None], unmasked,
-                      others=[(got["context"], dead)])
+    c.check_dead_rows(
+        t("in_every_head", what=describe(args, kwargs)),
+        got["weights"],
+        dead[:, None],
+        unmasked,
+        others=[(got["context"], dead)],
+    )
     c.check_finite_grads(sub, NAME, args, kwargs, OUT, seed=410)
 
 
@@ -264,16 +313,36 @@ def test_gradients(sub, cfg):
     for k, size in enumerate((SIZES[1], SIZES[2])):
         args, kwargs = inputs(*size, seed=500 + 10 * k)
         with c.explain_errors(mask_cause(sub, args, kwargs)):
-            c.check_grads(sub, cfg, NAME, args, kwargs, ref.multi_head_general_attention, OUT, seed=505 + 10 * k,
-                          hints=hints(args, kwargs))
+            c.check_grads(
+                sub,
+                cfg,
+                NAME,
+                args,
+                kwargs,
+                ref.multi_head_general_attention,
+                OUT,
+                seed=505 + 10 * k,
+                hints=hints(args, kwargs),
+            )
 
 
 def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
     args, kwargs = inputs(*SIZES[1], seed=600)
     with c.explain_errors(mask_cause(sub, args, kwargs)):
-        c.check_in_dtype(sub, cfg, NAME, args, kwargs, ref.multi_head_general_attention, OUT, dtype, device,
-                         hints=hints(args, kwargs), shape_hints=shape_hints(args))
+        c.check_in_dtype(
+            sub,
+            cfg,
+            NAME,
+            args,
+            kwargs,
+            ref.multi_head_general_attention,
+            OUT,
+            dtype,
+            device,
+            hints=hints(args, kwargs),
+            shape_hints=shape_hints(args),
+        )
 
 
 @pytest.mark.property
@@ -298,9 +367,11 @@ def test_vectorised(sub, cfg):
     args, kwargs = inputs(*SIZES[1], seed=900, mask=False)
     runs(sub, cfg, args, kwargs)
     d = 3
-    for grow, small, large in (("batch", (2, 5, 4, 4 * d, 4), (6, 5, 4, 4 * d, 4)),
-                               ("sequence_length", (2, 3, 4, 4 * d, 4), (2, 9, 4, 4 * d, 4)),
-                               ("heads", (2, 5, 4, 2 * d, 2), (2, 5, 4, 6 * d, 6))):
+    for grow, small, large in (
+        ("batch", (2, 5, 4, 4 * d, 4), (6, 5, 4, 4 * d, 4)),
+        ("sequence_length", (2, 3, 4, 4 * d, 4), (2, 9, 4, 4 * d, 4)),
+        ("heads", (2, 5, 4, 2 * d, 2), (2, 5, 4, 6 * d, 6)),
+    ):
         c.check_vectorised(sub, NAME, inputs(*small, seed=910, mask=False), inputs(*large, seed=920, mask=False), grow)
 
 

@@ -1,10 +1,11 @@
 """Hidden tests: split_heads(x, n_heads): (B, T, D) -> (B, n_heads, T, D // n_heads)."""
+
 import pytest
 import torch
 
 from autograder.messages import t
-from autograder.private.suites import checks as c
 from autograder.private.solutions import multi_head as ref
+from autograder.private.suites import checks as c
 
 QUESTION = "split_heads"
 NAME = "split_heads"
@@ -15,6 +16,7 @@ SIZES = [(2, 3, 20, 4), (4, 4, 6, 3), (2, 5, 15, 5), (3, 2, 7, 1), (2, 3, 8, 8)]
 
 def hint(x):
     """A likely cause, from what the returned tensor holds (x: the input)."""
+
     def h(got, expected):
         B, T, D = x.shape
         n = expected.shape[1]
@@ -27,12 +29,14 @@ def hint(x):
             if c.matches(got, alt):
                 return t(cause)
         return None
+
     return h
 
 
 def values(sub, cfg, x, n_heads, **opts):
-    return c.check_values(sub, cfg, NAME, [x, n_heads], {}, ref.split_heads, OUT,
-                          hints={"heads": hint(x.double())}, **opts)
+    return c.check_values(
+        sub, cfg, NAME, [x, n_heads], {}, ref.split_heads, OUT, hints={"heads": hint(x.double())}, **opts
+    )
 
 
 def test_shapes_and_values(sub, cfg):
@@ -74,7 +78,7 @@ def test_inputs_unchanged(sub, cfg):
 def test_vectorised(sub, cfg):
     c.check_runs(sub, cfg, NAME, [c.randn((2, 3, 12), 600), 4], {}, ref.split_heads, OUT)
     d = 3
-    c.check_vectorised(sub, NAME, ([c.randn((2, 3, 2 * d), 601), 2], {}), ([c.randn((2, 3, 6 * d), 602), 6], {}),
-                       "heads")
-    c.check_vectorised(sub, NAME, ([c.randn((2, 3, 12), 603), 4], {}), ([c.randn((6, 3, 12), 604), 4], {}),
-                       "batch")
+    c.check_vectorised(
+        sub, NAME, ([c.randn((2, 3, 2 * d), 601), 2], {}), ([c.randn((2, 3, 6 * d), 602), 6], {}), "heads"
+    )
+    c.check_vectorised(sub, NAME, ([c.randn((2, 3, 12), 603), 4], {}), ([c.randn((6, 3, 12), 604), 4], {}), "batch")

@@ -8,6 +8,7 @@ expected ones, how many entries differ and the first index, and a likely
 cause when the returned mask is a known variant of the expected one
 (transposed, inverted, shifted by one). It never prints the mask itself.
 """
+
 import math
 
 import torch
@@ -41,22 +42,29 @@ def check_mask(got, expected, what, device="cpu", variants=(), shape_hint=None):
     if tuple(got.shape) != tuple(expected.shape):
         g_shape, e_shape = tuple(got.shape), tuple(expected.shape)
         cause = shape_hint(g_shape, e_shape) if shape_hint else None
-        c.fail(t("shape_differs", what=what, got=g_shape, expected=e_shape)
-               + (c.caused("", cause, ". ") if cause else c.shape_hint(g_shape, e_shape)))
+        c.fail(
+            t("shape_differs", what=what, got=g_shape, expected=e_shape)
+            + (c.caused("", cause, ". ") if cause else c.shape_hint(g_shape, e_shape))
+        )
     if got.dtype != torch.bool:
-        c.fail(c.caused(t("mask_dtype_differs", what=what, got=c.wire.dtype_name(got.dtype)),
-                        t("cause_mask_number_dtype")))
+        c.fail(
+            c.caused(t("mask_dtype_differs", what=what, got=c.wire.dtype_name(got.dtype)), t("cause_mask_number_dtype"))
+        )
     if not c.same_device(c.device_of(got), device):
-        c.fail(c.caused(t("mask_device_differs", what=what, got=c.device_of(got), expected=device),
-                        t("cause_no_device_short")))
+        c.fail(
+            c.caused(
+                t("mask_device_differs", what=what, got=c.device_of(got), expected=device), t("cause_no_device_short")
+            )
+        )
     if str(device) == "meta":
         return
     g, e = got.cpu(), expected.cpu()
     wrong = g != e
     if wrong.any():
         first = c._index(int(wrong.reshape(-1).nonzero()[0]), tuple(g.shape))
-        message = t("mask_entries_differ", what=what, n=int(wrong.sum()), total=g.numel(), index=first,
-                    value=bool(g[first]))
+        message = t(
+            "mask_entries_differ", what=what, n=int(wrong.sum()), total=g.numel(), index=first, value=bool(g[first])
+        )
         for cause, v in variants:
             if v.shape == g.shape and torch.equal(g, v.cpu()):
                 message = c.caused(message, cause, ". ")

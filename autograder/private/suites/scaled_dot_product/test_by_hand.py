@@ -14,6 +14,7 @@ show it, why (the scale forgotten, the softmax taken over something else,
 the keys used for the values, rounding too early...). Messages name which
 numbers are off, never the expected ones.
 """
+
 import math
 
 import torch
@@ -61,8 +62,13 @@ def _near(cfg):
 def answers(sub):
     """{name: value} as the reader read the by-hand cell; fails when there is no
     such cell or it breaks the cell's rule."""
-    return c.typed_answers(getattr(sub.submission, "by_hand", None), "by_hand_missing", "cause_by_hand_missing",
-                           "by_hand_unreadable", "cause_by_hand_rule")
+    return c.typed_answers(
+        getattr(sub.submission, "by_hand", None),
+        "by_hand_missing",
+        "cause_by_hand_missing",
+        "by_hand_unreadable",
+        "cause_by_hand_rule",
+    )
 
 
 # why each quantity has its size, and what each step's likely causes are called (keys, for the catalog)
@@ -81,8 +87,13 @@ def _numbers(values, name, size):
     if v is None or (isinstance(v, list) and any(x is None for x in v)):
         return None, t("by_hand_not_answered", name=name)
     if not isinstance(v, list) or any(isinstance(x, list) for x in v) or len(v) != size:
-        got = t("by_hand_count_one") if not isinstance(v, list) else t("by_hand_count_nested") \
-            if any(isinstance(x, list) for x in v) else t("by_hand_count_n", n=len(v))
+        got = (
+            t("by_hand_count_one")
+            if not isinstance(v, list)
+            else t("by_hand_count_nested")
+            if any(isinstance(x, list) for x in v)
+            else t("by_hand_count_n", n=len(v))
+        )
         return None, t("by_hand_count", name=name, got=got, expected=size, why=t(SIZE_WHY[name]))
     return torch.tensor(v, dtype=torch.float64), None
 
@@ -126,8 +137,9 @@ def close(got, want, name, cfg, hint):
     tol = tolerance(cfg)
     off = _off(got, want, tol)
     if off:
-        symptom = t("by_hand_differs", name=name, n=len(off), total=got.numel(), tol=f"{tol:g}",
-                    which=_which(name, off))
+        symptom = t(
+            "by_hand_differs", name=name, n=len(off), total=got.numel(), tol=f"{tol:g}", which=_which(name, off)
+        )
         c.fail(c.caused(symptom, hint(got, want, off)))
 
 
@@ -136,8 +148,20 @@ def follows(got, want, tol, name, step, cfg, hint):
     done on the student's own numbers of the step before), else fail."""
     off = _off(got, want, tol)
     if off:
-        c.fail(c.caused(t("by_hand_step_differs", name=name, n=len(off), total=got.numel(), which=_which(name, off),
-                          step=t(step), decimals=decimals(cfg)), hint(got)))
+        c.fail(
+            c.caused(
+                t(
+                    "by_hand_step_differs",
+                    name=name,
+                    n=len(off),
+                    total=got.numel(),
+                    which=_which(name, off),
+                    step=t(step),
+                    decimals=decimals(cfg),
+                ),
+                hint(got),
+            )
+        )
 
 
 # -- likely causes, from the instance ------------------------------------------------
@@ -148,21 +172,30 @@ def _alternatives():
     dots = (q @ k.T)[0]
     right = dots / math.sqrt(d_k)
     w = torch.softmax(right, -1)
-    scores = [("cause_by_hand_not_scaled", dots), ("cause_by_hand_divided_by_dk", dots / d_k),
-              ("cause_by_hand_multiplied", dots * math.sqrt(d_k)),
-              ("cause_by_hand_values_for_keys", (q @ v.T)[0] / math.sqrt(d_k)),
-              ("cause_by_hand_values_for_keys", (q @ v.T)[0]), ("cause_by_hand_scores_are_weights", w)]
+    scores = [
+        ("cause_by_hand_not_scaled", dots),
+        ("cause_by_hand_divided_by_dk", dots / d_k),
+        ("cause_by_hand_multiplied", dots * math.sqrt(d_k)),
+        ("cause_by_hand_values_for_keys", (q @ v.T)[0] / math.sqrt(d_k)),
+        ("cause_by_hand_values_for_keys", (q @ v.T)[0]),
+        ("cause_by_hand_scores_are_weights", w),
+    ]
     weights = [(key, torch.softmax(s, -1)) for key, s in scores[:4]] + [
-        ("cause_by_hand_no_exp", right / right.sum()), ("cause_by_hand_not_normalised", right.exp()),
+        ("cause_by_hand_no_exp", right / right.sum()),
+        ("cause_by_hand_not_normalised", right.exp()),
         ("cause_by_hand_softmax_over_queries", torch.ones_like(right)),
         ("cause_by_hand_rounded_scores", torch.softmax(right.round(decimals=1), -1)),
-        ("cause_by_hand_weights_are_scores", right)]
+        ("cause_by_hand_weights_are_scores", right),
+    ]
     output = [(key, a @ v) for key, a in weights[:5]] + [
-        ("cause_by_hand_keys_for_values", w @ k), ("cause_by_hand_scores_for_weights", right @ v),
-        ("cause_by_hand_not_normalised", right.exp() @ v), ("cause_by_hand_mean", v.mean(0)),
+        ("cause_by_hand_keys_for_values", w @ k),
+        ("cause_by_hand_scores_for_weights", right @ v),
+        ("cause_by_hand_not_normalised", right.exp() @ v),
+        ("cause_by_hand_mean", v.mean(0)),
         ("cause_by_hand_hard", v[int(w.argmax())]),
         ("cause_by_hand_rounded_weights", w.round(decimals=1) @ v),
-        ("cause_by_hand_rounded_weights", w.round(decimals=2) @ v)]
+        ("cause_by_hand_rounded_weights", w.round(decimals=2) @ v),
+    ]
     return {"scores": scores, "weights": weights, "output": output}
 
 
@@ -190,6 +223,7 @@ def scores_hint(cfg):
         if cause is None and len(off) == 1:
             cause = t("cause_by_hand_one_score", i=off[0], number=off[0] + 1)
         return cause
+
     return hint
 
 
@@ -204,12 +238,14 @@ def weights_hint(sub, cfg):
         if cause is None and _matches(got.sort().values, want.sort().values, near):
             cause = t("cause_by_hand_order")
         return cause or _rounding(got, want, cfg)
+
     return hint
 
 
 def output_hint(sub, cfg):
     def hint(got, want, off):
         return _known(got, "output", cfg) or _from_your(sub, cfg, got, "output") or _rounding(got, want, cfg)
+
     return hint
 
 
@@ -217,8 +253,11 @@ def _from_your(sub, cfg, got, name):
     """The cause when `got` follows from the student's own (wrong) numbers of the step before."""
     before = {"weights": "scores", "output": "weights"}[name]
     prev, _ = _numbers(answers(sub), before, _sizes()[before])
-    if prev is not None and _off(prev, reference()[before], tolerance(cfg)) \
-            and not _off(got, _step(name, prev), _step_tolerance(name, cfg)):
+    if (
+        prev is not None
+        and _off(prev, reference()[before], tolerance(cfg))
+        and not _off(got, _step(name, prev), _step_tolerance(name, cfg))
+    ):
         return t(FOLLOW[name])
     return None
 
@@ -246,13 +285,19 @@ def _step_alternatives(name, prev):
     """[(cause key, numbers)] the usual mistakes make of the student's own step before."""
     q, k, v = instance()
     if name == "weights":
-        return [("cause_by_hand_no_exp", prev / prev.sum()), ("cause_by_hand_not_normalised", prev.exp()),
-                ("cause_by_hand_softmax_over_queries", torch.ones_like(prev)),
-                ("cause_by_hand_scaled_twice", torch.softmax(prev / math.sqrt(q.shape[-1]), -1))]
-    return [("cause_by_hand_keys_for_values", prev @ k), ("cause_by_hand_mean", v.mean(0)),
-            ("cause_by_hand_hard", v[int(prev.argmax())]),
-            ("cause_by_hand_rounded_weights", prev.round(decimals=1) @ v),
-            ("cause_by_hand_rounded_weights", prev.round(decimals=2) @ v)]
+        return [
+            ("cause_by_hand_no_exp", prev / prev.sum()),
+            ("cause_by_hand_not_normalised", prev.exp()),
+            ("cause_by_hand_softmax_over_queries", torch.ones_like(prev)),
+            ("cause_by_hand_scaled_twice", torch.softmax(prev / math.sqrt(q.shape[-1]), -1)),
+        ]
+    return [
+        ("cause_by_hand_keys_for_values", prev @ k),
+        ("cause_by_hand_mean", v.mean(0)),
+        ("cause_by_hand_hard", v[int(prev.argmax())]),
+        ("cause_by_hand_rounded_weights", prev.round(decimals=1) @ v),
+        ("cause_by_hand_rounded_weights", prev.round(decimals=2) @ v),
+    ]
 
 
 def step_hint(name, prev, cfg, extra=()):
@@ -268,6 +313,7 @@ def step_hint(name, prev, cfg, extra=()):
         if name == "weights" and _matches(got.sort().values, _step(name, prev).sort().values, near):
             return t("cause_by_hand_order")
         return None
+
     return hint
 
 
@@ -293,8 +339,15 @@ def test_output(sub, cfg):
 def test_weights_follow_your_scores(sub, cfg):
     """Your weights are the softmax of your own scores (right or wrong)."""
     scores, weights = mine(sub, "scores", "weights")
-    follows(weights, _step("weights", scores), _step_tolerance("weights", cfg), "weights", "by_hand_step_softmax",
-            cfg, step_hint("weights", scores, cfg))
+    follows(
+        weights,
+        _step("weights", scores),
+        _step_tolerance("weights", cfg),
+        "weights",
+        "by_hand_step_softmax",
+        cfg,
+        step_hint("weights", scores, cfg),
+    )
 
 
 def test_output_follows_your_weights(sub, cfg):
@@ -303,5 +356,12 @@ def test_output_follows_your_weights(sub, cfg):
     _, _, v = instance()
     scores, _ = _numbers(answers(sub), "scores", _sizes()["scores"])  # only for a likely cause
     extra = [("cause_by_hand_scores_for_weights", scores @ v)] if scores is not None else []
-    follows(output, _step("output", weights), _step_tolerance("output", cfg), "output", "by_hand_step_average",
-            cfg, step_hint("output", weights, cfg, extra))
+    follows(
+        output,
+        _step("output", weights),
+        _step_tolerance("output", cfg),
+        "output",
+        "by_hand_step_average",
+        cfg,
+        step_hint("output", weights, cfg, extra),
+    )

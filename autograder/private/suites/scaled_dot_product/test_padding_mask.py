@@ -1,12 +1,13 @@
 """Hidden tests: padding_mask(lengths, max_len=None)."""
+
 import pytest
 import torch
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
+from autograder.private.solutions import scaled_dot_product as ref
 from autograder.private.suites import checks as c
 from autograder.private.suites.scaled_dot_product.common import check_mask
-from autograder.private.solutions import scaled_dot_product as ref
 
 QUESTION = "padding_mask"
 NAME = "padding_mask"
@@ -44,18 +45,26 @@ def _check(sub, lengths, max_len=None, device="cpu"):
         elif device == "meta" and "meta" in reply.error:
             cause = t("cause_padding_meta_values")
         c.fail(f"{what} {c.with_cause(reply.error, cause)}")
-    check_mask(reply.value, expected, what, device, _variants(lengths, expected.shape[1]),
-               shape_hint=_shape_hint(lengths, max_len))
+    check_mask(
+        reply.value,
+        expected,
+        what,
+        device,
+        _variants(lengths, expected.shape[1]),
+        shape_hint=_shape_hint(lengths, max_len),
+    )
     return reply
 
 
 def _shape_hint(lengths, max_len):
     """A likely cause for a mask of the wrong size."""
+
     def h(got, want):
         longest = int(lengths.cpu().max()) if lengths.numel() else 0
         if max_len is not None and max_len != longest and tuple(got) == (want[0], longest):
             return t("cause_max_len_ignored", longest=longest, max_len=max_len)
         return None
+
     return h
 
 

@@ -4,29 +4,30 @@ Sizes are chosen so that silent broadcasting shows: T_q != T_k, d_v != d_k,
 all distinct, also B == T; 2-D, 3-D and 4-D inputs. The yardsticks are the
 reference and torch.nn.functional.scaled_dot_product_attention.
 """
-import pytest
+
 import math
 
+import pytest
 import torch
 import torch.nn.functional as F
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
-from autograder.private.suites import checks as c
 from autograder.private.solutions import scaled_dot_product as ref
 from autograder.private.solutions.classic_attention import masked_softmax
+from autograder.private.suites import checks as c
 
 QUESTION = "scaled_dot_product_attention"
 NAME = "scaled_dot_product_attention"
 OUT = ("output", "weights")
 # (leading axes, T_q, T_k, d_k, d_v)
 SIZES = [
-    ((), 3, 5, 4, 6),         # 2-D
-    ((2,), 3, 5, 4, 6),       # 3-D, all distinct
-    ((4,), 4, 4, 5, 3),       # B == T_q == T_k
-    ((3,), 6, 2, 7, 5),       # T_q > T_k
-    ((2, 3), 4, 5, 6, 7),     # 4-D (B, h, T, d)
-    ((3, 2), 5, 5, 4, 8),     # 4-D, self-attention sizes
+    ((), 3, 5, 4, 6),  # 2-D
+    ((2,), 3, 5, 4, 6),  # 3-D, all distinct
+    ((4,), 4, 4, 5, 3),  # B == T_q == T_k
+    ((3,), 6, 2, 7, 5),  # T_q > T_k
+    ((2, 3), 4, 5, 6, 7),  # 4-D (B, h, T, d)
+    ((3, 2), 5, 5, 4, 8),  # 4-D, self-attention sizes
 ]
 
 
@@ -50,6 +51,7 @@ def masks(lead, T_q, T_k, seed):
 
 # -- likely causes --------------------------------------------------------------
 
+
 def _alternatives(q, k, v, mask):
     """(cause, output, weights) for the usual mistakes, computed here from the inputs."""
     q, k, v = (x.detach().double().cpu() for x in (q, k, v))
@@ -59,7 +61,7 @@ def _alternatives(q, k, v, mask):
     out = []
     for cause, factor in (
         ("cause_sdpa_divided_by_dk", 1 / d_k),
-        ("cause_sdpa_divided_by_sqrt_dv", d_v ** -0.5),
+        ("cause_sdpa_divided_by_sqrt_dv", d_v**-0.5),
         ("cause_sdpa_not_scaled", 1.0),
         ("cause_sdpa_multiplied_by_sqrt_dk", math.sqrt(d_k)),
     ):
@@ -125,24 +127,30 @@ def _batched_cause(sub, args, dtype=torch.float64, device="cpu"):
 
 
 def values(sub, cfg, args, kwargs, **opts):
-    with c.explain_errors(lambda: _batched_cause(sub, args, opts.get("dtype", torch.float64),
-                                                 opts.get("device", "cpu"))):
-        return c.check_values(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT,
-                              hints=hints(args, kwargs), **opts)
+    with c.explain_errors(
+        lambda: _batched_cause(sub, args, opts.get("dtype", torch.float64), opts.get("device", "cpu"))
+    ):
+        return c.check_values(
+            sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, hints=hints(args, kwargs), **opts
+        )
 
 
 def runs(sub, cfg, args, kwargs, **opts):
     """Outputs of the contract's shapes, dtype and device (values: the values checks)."""
-    with c.explain_errors(lambda: _batched_cause(sub, args, opts.get("dtype", torch.float64),
-                                                 opts.get("device", "cpu"))):
+    with c.explain_errors(
+        lambda: _batched_cause(sub, args, opts.get("dtype", torch.float64), opts.get("device", "cpu"))
+    ):
         return c.check_runs(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, **opts)
 
 
 def _exactly_zero(w, where, what, cause):
     leak = w[where]
     if leak.numel() and leak.abs().max() != 0:
-        c.fail(c.caused(t("pairs_nonzero", what=what, n=int((leak != 0).sum()), max=f"{float(leak.abs().max()):.3g}"),
-                        cause))
+        c.fail(
+            c.caused(
+                t("pairs_nonzero", what=what, n=int((leak != 0).sum()), max=f"{float(leak.abs().max()):.3g}"), cause
+            )
+        )
 
 
 # -- families -------------------------------------------------------------------
@@ -153,8 +161,13 @@ def test_shapes_and_values(sub, cfg):
         for kwargs in [{}] + [{"mask": m} for m in masks(lead, T_q, T_k, seed=105 + 10 * n)[-1:]]:
             got, _ = values(sub, cfg, args, kwargs)
             sums = got["weights"].double().sum(-1)
-            c.assert_close(sums, torch.ones_like(sums), t("weights_summed_keys", what=NAME), cfg,
-                           hint=lambda g, e: t("cause_rows_not_one_keys"))
+            c.assert_close(
+                sums,
+                torch.ones_like(sums),
+                t("weights_summed_keys", what=NAME),
+                cfg,
+                hint=lambda g, e: t("cause_rows_not_one_keys"),
+            )
 
 
 def test_mask_shapes(sub, cfg):
@@ -164,8 +177,12 @@ def test_mask_shapes(sub, cfg):
         args = inputs(*size, seed=160 + 10 * n)
         for mask in masks(lead, T_q, T_k, seed=165 + 10 * n):
             got, _ = values(sub, cfg, args, {"mask": mask})
-            _exactly_zero(got["weights"], ~mask.expand(got["weights"].shape),
-                          t("with_mask_of_shape", name=NAME, shape=tuple(mask.shape)), t("cause_finite_fill_or_after"))
+            _exactly_zero(
+                got["weights"],
+                ~mask.expand(got["weights"].shape),
+                t("with_mask_of_shape", name=NAME, shape=tuple(mask.shape)),
+                t("cause_finite_fill_or_after"),
+            )
 
 
 def test_matches_torch(sub, cfg):
@@ -202,9 +219,13 @@ def _against_torch(got, args, mask, cfg):
     for name, want in (("weights", t_w), ("output", t_out)):
         g = got[name]
         c.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
-        c.assert_close(torch.where(keep, g.double(), 0.0), torch.where(keep, want, 0.0),
-                       t("on_allowed_queries", what=what, name=name), cfg,
-                       hint=lambda _g, _e, g=g, e=want, n=name: h[n](g, e))
+        c.assert_close(
+            torch.where(keep, g.double(), 0.0),
+            torch.where(keep, want, 0.0),
+            t("on_allowed_queries", what=what, name=name),
+            cfg,
+            hint=lambda _g, _e, g=g, e=want, n=name: h[n](g, e),
+        )
 
 
 def test_causal_structure(sub, cfg):
@@ -214,16 +235,21 @@ def test_causal_structure(sub, cfg):
     args = inputs(lead, T, T, 4, 5, seed=300)
     mask = ref.causal_mask(T)
     got, _ = runs(sub, cfg, args, {"mask": mask})
-    _exactly_zero(got["weights"], ~mask.expand(*lead, T, T), t("with_causal_mask", name=NAME),
-                  t("cause_finite_fill_or_after"))
+    _exactly_zero(
+        got["weights"], ~mask.expand(*lead, T, T), t("with_causal_mask", name=NAME), t("cause_finite_fill_or_after")
+    )
     for s in (1, 4):
         q, k, v = (a.clone() for a in args)
         k[..., s:, :] += c.randn(k[..., s:, :].shape, 301 + s, scale=5.0)
         v[..., s:, :] += c.randn(v[..., s:, :].shape, 302 + s, scale=5.0)
         again = c.outputs(c.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
-        c.assert_close(again["output"][..., :s, :], got["output"][..., :s, :],
-                       t("output_after_future_change", what=t("with_causal_mask", name=NAME), s=s), cfg,
-                       hint=lambda g, e: t("cause_future_leak"))
+        c.assert_close(
+            again["output"][..., :s, :],
+            got["output"][..., :s, :],
+            t("output_after_future_change", what=t("with_causal_mask", name=NAME), s=s),
+            cfg,
+            hint=lambda g, e: t("cause_future_leak"),
+        )
 
 
 def test_padding_structure(sub, cfg):
@@ -235,15 +261,20 @@ def test_padding_structure(sub, cfg):
     pad = c.lengths_mask(lengths, T_k)  # (B, T_k)
     mask = pad.unsqueeze(1)  # (B, 1, T_k)
     got, _ = runs(sub, cfg, args, {"mask": mask})
-    _exactly_zero(got["weights"], ~mask.expand(3, T_q, T_k), t("with_padding_mask", name=NAME),
-                  t("cause_finite_fill_or_after"))
+    _exactly_zero(
+        got["weights"], ~mask.expand(3, T_q, T_k), t("with_padding_mask", name=NAME), t("cause_finite_fill_or_after")
+    )
     q, k, v = (a.clone() for a in args)
     k[~pad] += c.randn(k[~pad].shape, 351, scale=5.0)
     v[~pad] += c.randn(v[~pad].shape, 352, scale=5.0)
     again = c.outputs(c.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
-    c.assert_close(again["output"], got["output"],
-                   t("output_after_padded_change", what=t("with_padding_mask", name=NAME)), cfg,
-                   hint=lambda g, e: t("cause_padded_influence"))
+    c.assert_close(
+        again["output"],
+        got["output"],
+        t("output_after_padded_change", what=t("with_padding_mask", name=NAME)),
+        cfg,
+        hint=lambda g, e: t("cause_padded_influence"),
+    )
 
 
 def test_fully_masked_rows(sub, cfg):
@@ -258,8 +289,9 @@ def test_fully_masked_rows(sub, cfg):
         dead = ~mask.any(-1)
         with torch.no_grad():
             unmasked = ref.scaled_dot_product_attention(*args)[1]
-        c.check_dead_rows(c.describe_call(NAME, args, {"mask": mask}), got["weights"], dead, unmasked,
-                          others=[(got["output"], dead)])
+        c.check_dead_rows(
+            c.describe_call(NAME, args, {"mask": mask}), got["weights"], dead, unmasked, others=[(got["output"], dead)]
+        )
     c.check_finite_grads(sub, NAME, args, {"mask": mask}, OUT, seed=420)
 
 
@@ -285,8 +317,17 @@ def test_gradients(sub, cfg):
         args = inputs(*size, seed=500 + 10 * n)
         mask = masks(lead, T_q, T_k, seed=505 + 10 * n)[-1]
         with c.explain_errors(lambda: _batched_cause(sub, args)):
-            c.check_grads(sub, cfg, NAME, args, {"mask": mask}, ref.scaled_dot_product_attention, OUT,
-                          seed=510 + 10 * n, hints=hints(args, {"mask": mask}))
+            c.check_grads(
+                sub,
+                cfg,
+                NAME,
+                args,
+                {"mask": mask},
+                ref.scaled_dot_product_attention,
+                OUT,
+                seed=510 + 10 * n,
+                hints=hints(args, {"mask": mask}),
+            )
 
 
 def test_dtype_and_device(sub, cfg, dd):
@@ -295,8 +336,18 @@ def test_dtype_and_device(sub, cfg, dd):
     args = inputs(*size, seed=600)
     mask = masks(size[0], size[1], size[2], seed=601)[1]
     with c.explain_errors(lambda: _batched_cause(sub, args, dtype, device)):
-        c.check_in_dtype(sub, cfg, NAME, args, {"mask": mask}, ref.scaled_dot_product_attention, OUT, dtype, device,
-                         hints=hints(args, {"mask": mask}))
+        c.check_in_dtype(
+            sub,
+            cfg,
+            NAME,
+            args,
+            {"mask": mask},
+            ref.scaled_dot_product_attention,
+            OUT,
+            dtype,
+            device,
+            hints=hints(args, {"mask": mask}),
+        )
 
 
 @pytest.mark.property
@@ -309,8 +360,16 @@ def test_meta_device(sub, cfg):
         meta_args, meta_kwargs = c.as_meta(c.to(args, dtype=torch.float32)), c.as_meta(kwargs)
         reply = sub.call(NAME, meta_args, meta_kwargs, CallOptions(device="meta"))
         if not reply.ok and "device" in reply.error:
-            c.fail(c.caused(t("on_meta_device", what=c.describe_call(NAME, meta_args, meta_kwargs),
-                              error=reply.error.rstrip(".!")), t("cause_no_device_query")))
+            c.fail(
+                c.caused(
+                    t(
+                        "on_meta_device",
+                        what=c.describe_call(NAME, meta_args, meta_kwargs),
+                        error=reply.error.rstrip(".!"),
+                    ),
+                    t("cause_no_device_query"),
+                )
+            )
         runs(sub, cfg, args, kwargs, dtype=torch.float32, device="meta")
 
 

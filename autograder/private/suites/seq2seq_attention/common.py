@@ -3,12 +3,13 @@
 parameter names and shapes the contract fixes), module calls, and the
 gradients of every parameter against the reference module's.
 """
+
 import torch
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
-from autograder.protocol import wire
 from autograder.private.suites import checks as c
+from autograder.protocol import wire
 
 
 def lengths_of(B, T, seed, shortest=1):
@@ -45,11 +46,25 @@ def check_parameters(sub, name, construct, want, what):
     params = reply.params or {}
     for pname, shape in want.items():
         if pname not in params:
-            c.fail(c.caused(t("lab_missing_parameter", module=what, name=pname, params=sorted(params)),
-                            t("cause_lab_parameter_names")))
+            c.fail(
+                c.caused(
+                    t("lab_missing_parameter", module=what, name=pname, params=sorted(params)),
+                    t("cause_lab_parameter_names"),
+                )
+            )
         if tuple(params[pname]["shape"]) != tuple(shape):
-            c.fail(c.caused(t("mha_parameter_shape", module=what, name=pname, got=tuple(params[pname]["shape"]),
-                              expected=tuple(shape)), t("cause_lab_parameter_shape", name=pname)))
+            c.fail(
+                c.caused(
+                    t(
+                        "mha_parameter_shape",
+                        module=what,
+                        name=pname,
+                        got=tuple(params[pname]["shape"]),
+                        expected=tuple(shape),
+                    ),
+                    t("cause_lab_parameter_shape", name=pname),
+                )
+            )
         if params[pname]["dtype"] != "float64":
             c.fail(t("mha_parameter_not_moved", module=what, name=pname, dtype=params[pname]["dtype"]))
     extra = sorted(set(params) - set(want))
@@ -66,8 +81,9 @@ def check_param_grads(reply, reference, state, args, kwargs, cot, cfg, what):
     pairs = [(o, g) for o, g in zip(outs, cot) if g is not None and o.requires_grad]
     names = list(state)
     params = dict(m.named_parameters())
-    r_grads = torch.autograd.grad([o for o, _ in pairs], [params[n] for n in names], [g for _, g in pairs],
-                                  allow_unused=True)
+    r_grads = torch.autograd.grad(
+        [o for o, _ in pairs], [params[n] for n in names], [g for _, g in pairs], allow_unused=True
+    )
     grads = reply.grads or {}
     if "error" in grads:
         c.fail(t("gradients_of", what=what, error=c.with_cause(c.grads_error(grads["error"]), c.detached())))

@@ -7,16 +7,17 @@ name (embedding, W_a, U_a, v_a, gru, out); the yardstick is the reference
 module with the same parameters, in float64. The query of the attention is the
 state BEFORE the step (Bahdanau), so the weights do not depend on prev_token.
 """
+
 import pytest
 import torch
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
-from autograder.protocol import wire
-from autograder.private.suites import checks as c
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.solutions.classic_attention import additive_attention
+from autograder.private.suites import checks as c
 from autograder.private.suites.seq2seq_attention import common
+from autograder.protocol import wire
 
 QUESTION = "attention_decoder"
 NAME = "AttentionDecoder"
@@ -46,8 +47,11 @@ class Case:
         return common.describe(self.module + at, list(zip(("prev_token", "state", "encoder_states", "mask"), args)))
 
     def opts(self, dtype=torch.float64):
-        return {"construct": {"args": [self.V, self.E, self.H, self.A]}, "state": c.to(self.state, dtype=dtype),
-                "to": {"dtype": wire.dtype_name(dtype)}}
+        return {
+            "construct": {"args": [self.V, self.E, self.H, self.A]},
+            "state": c.to(self.state, dtype=dtype),
+            "to": {"dtype": wire.dtype_name(dtype)},
+        }
 
     def reference(self, dtype=torch.float64):
         m = ref.AttentionDecoder(self.V, self.E, self.H, self.A).double()
@@ -61,8 +65,16 @@ class Case:
         return dict(zip(OUT, out))
 
 
-def _manual(case, query="before", mask="ok", swap=False, gru_in="context", out_in="state_context", softmax=False,
-            state_out="new"):
+def _manual(
+    case,
+    query="before",
+    mask="ok",
+    swap=False,
+    gru_in="context",
+    out_in="state_context",
+    softmax=False,
+    state_out="new",
+):
     """The step written out here, with one mistake at a time: (logits, new_state, weights)."""
     st = case.state
     prev, s, memory, m = case.args
@@ -81,8 +93,11 @@ def _manual(case, query="before", mask="ok", swap=False, gru_in="context", out_i
         context, w = additive_attention(h, memory, W, U, st["v_a"], use_mask)
     else:
         context, w = additive_attention(s, memory, W, U, st["v_a"], use_mask)
-        x = {"context": torch.cat([emb, context], -1), "reversed": torch.cat([context, emb], -1),
-             "state": torch.cat([emb, s], -1)}[gru_in]
+        x = {
+            "context": torch.cat([emb, context], -1),
+            "reversed": torch.cat([context, emb], -1),
+            "state": torch.cat([emb, s], -1),
+        }[gru_in]
         h = gru(x, s)
     feats = {"state_context": torch.cat([h, context], -1), "context_state": torch.cat([context, h], -1)}[out_in]
     logits = feats @ st["out.weight"].T + st["out.bias"]
@@ -102,8 +117,10 @@ def _alternatives(case):
         (t("cause_lab_old_state"), _manual(case, state_out="old")),
     ]
     if not bool(case.mask.all()):
-        alts += [(c.mask_ignored(), _manual(case, mask="ignored")),
-                 (t("cause_polarity_may_attend"), _manual(case, mask="inverted"))]
+        alts += [
+            (c.mask_ignored(), _manual(case, mask="ignored")),
+            (t("cause_polarity_may_attend"), _manual(case, mask="inverted")),
+        ]
     return alts
 
 
@@ -123,6 +140,7 @@ def hints(case):
             if name == "weights":
                 return c.weights_hint(got, expected, case.mask)
             return None
+
         return h
 
     return {n: hint(i, n) for i, n in enumerate(OUT)}
@@ -145,16 +163,30 @@ def runs(sub, case, args=None, dtype=torch.float64, **opts):
 def test_parameters(sub, cfg):
     """embedding, W_a, U_a, v_a, gru (GRUCell fed [embedding; context]) and out (on [new state; context])."""
     V, E, H, A = 11, 4, 6, 7
-    want = {"embedding.weight": (V, E), "W_a": (A, H), "U_a": (A, H), "v_a": (A,),
-            "gru.weight_ih": (3 * H, E + H), "gru.weight_hh": (3 * H, H), "gru.bias_ih": (3 * H,),
-            "gru.bias_hh": (3 * H,), "out.weight": (V, 2 * H), "out.bias": (V,)}
+    want = {
+        "embedding.weight": (V, E),
+        "W_a": (A, H),
+        "U_a": (A, H),
+        "v_a": (A,),
+        "gru.weight_ih": (3 * H, E + H),
+        "gru.weight_hh": (3 * H, H),
+        "gru.bias_ih": (3 * H,),
+        "gru.bias_hh": (3 * H,),
+        "out.weight": (V, 2 * H),
+        "out.bias": (V,),
+    }
     common.check_parameters(sub, NAME, {"args": [V, E, H, A]}, want, f"AttentionDecoder({V}, {E}, {H}, {A})")
 
 
 def test_shapes_and_values(sub, cfg):
     """One step against the reference: several sizes, padded and unpadded batches."""
-    cases = [Case(*SIZES[0], seed=100), Case(*SIZES[1], seed=110), Case(*SIZES[2], seed=120),
-             Case(*SIZES[3], seed=130), Case(*SIZES[0], seed=140, lengths=[5, 1, 3])]
+    cases = [
+        Case(*SIZES[0], seed=100),
+        Case(*SIZES[1], seed=110),
+        Case(*SIZES[2], seed=120),
+        Case(*SIZES[3], seed=130),
+        Case(*SIZES[0], seed=140, lengths=[5, 1, 3]),
+    ]
     for case in cases:
         got, what, _ = runs(sub, case)
         c.check_outputs(got, case.expected(), what, cfg, torch.float64, "cpu", hints(case))
@@ -166,13 +198,22 @@ def test_padded_positions_get_zero_attention(sub, cfg):
     got, what, _ = runs(sub, case)
     leak = got["weights"].double()[~case.mask]
     if leak.abs().max() != 0:
-        c.fail(c.caused(t("lab_padded_attention", what=what, max=f"{float(leak.abs().max()):.3g}"),
-                        c.weights_hint(got["weights"], case.expected()["weights"], case.mask) or c.mask_ignored()))
+        c.fail(
+            c.caused(
+                t("lab_padded_attention", what=what, max=f"{float(leak.abs().max()):.3g}"),
+                c.weights_hint(got["weights"], case.expected()["weights"], case.mask) or c.mask_ignored(),
+            )
+        )
     memory = case.memory + c.randn(case.memory.shape, 201, scale=3.0).masked_fill(case.mask[..., None], 0.0)
     again, _, _ = runs(sub, case, [case.prev, case.s, memory, case.mask])
     for name in OUT:
-        c.assert_close(again[name], got[name], t("lab_after_padded_states_change", what=what, name=name), cfg,
-                       hint=lambda g, e: c.mask_ignored())
+        c.assert_close(
+            again[name],
+            got[name],
+            t("lab_after_padded_states_change", what=what, name=name),
+            cfg,
+            hint=lambda g, e: c.mask_ignored(),
+        )
 
 
 def test_query_is_state_before_step(sub, cfg):
@@ -182,23 +223,29 @@ def test_query_is_state_before_step(sub, cfg):
     got, what, _ = runs(sub, case)
     other = (case.prev + 1 + torch.arange(case.B)) % (case.V - 1) + 1
     again, _, _ = runs(sub, case, [other, case.s, case.memory, case.mask])
-    c.assert_close(again["weights"], got["weights"], t("lab_weights_after_token_change", what=what), cfg,
-                   hint=lambda g, e: t("cause_lab_query_after_step"))
-    c.assert_close(got["weights"], case.expected()["weights"], f"{what} -> weights", cfg,
-                   hint=hints(case)["weights"])
+    c.assert_close(
+        again["weights"],
+        got["weights"],
+        t("lab_weights_after_token_change", what=what),
+        cfg,
+        hint=lambda g, e: t("cause_lab_query_after_step"),
+    )
+    c.assert_close(got["weights"], case.expected()["weights"], f"{what} -> weights", cfg, hint=hints(case)["weights"])
 
 
 def test_gradients(sub, cfg):
     """float64 gradients w.r.t. state, encoder_states and every parameter."""
     case = Case(*SIZES[0], seed=400)
     ref_fn = lambda *a: case.reference()(*a)  # noqa: E731
-    reply, _ = c.check_grads(sub, cfg, NAME, case.args, {}, ref_fn, OUT, 410, grad_args=[1, 2], hints=hints(case),
-                              **case.opts())
+    reply, _ = c.check_grads(
+        sub, cfg, NAME, case.args, {}, ref_fn, OUT, 410, grad_args=[1, 2], hints=hints(case), **case.opts()
+    )
     s = case.s.clone().requires_grad_(True)
     memory = case.memory.clone().requires_grad_(True)
     cot = [c.randn(tuple(v.shape), 410 + k) for k, v in enumerate(case.expected().values())]
-    common.check_param_grads(reply, case.reference(), case.state, [case.prev, s, memory, case.mask], {}, cot, cfg,
-                             case.what())
+    common.check_param_grads(
+        reply, case.reference(), case.state, [case.prev, s, memory, case.mask], {}, cot, cfg, case.what()
+    )
 
 
 def test_float32(sub, cfg):

@@ -6,13 +6,14 @@ The worker builds the student's module and loads the judge's parameters into
 `embedding` and `gru` by name (the contract's names and shapes); the
 yardstick is the reference module with the same parameters, in float64.
 """
+
 import pytest
 import torch
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
-from autograder.private.suites import checks as c
 from autograder.private.solutions import seq2seq_attention as ref
+from autograder.private.suites import checks as c
 from autograder.private.suites.seq2seq_attention import common
 
 QUESTION = "encoder"
@@ -41,8 +42,12 @@ class Case:
 
     def opts(self, dtype=torch.float64):
         from autograder.protocol import wire
-        return {"construct": {"args": [self.V, self.E, self.H]}, "state": c.to(self.state, dtype=dtype),
-                "to": {"dtype": wire.dtype_name(dtype)}}
+
+        return {
+            "construct": {"args": [self.V, self.E, self.H]},
+            "state": c.to(self.state, dtype=dtype),
+            "to": {"dtype": wire.dtype_name(dtype)},
+        }
 
     def reference(self, dtype=torch.float64):
         m = ref.Encoder(self.V, self.E, self.H).double()
@@ -64,8 +69,10 @@ def _alternatives(case, expected):
     last = all_states[:, -1]
     return {
         "final": [(t("cause_lab_final_after_padding"), last), (t("cause_lab_final_after_padding"), h[0])],
-        "states": [(t("cause_lab_states_not_zeroed"), all_states),
-                   (t("cause_lab_states_from_unpacked_gru"), all_states.masked_fill(pad[..., None], 0.0))],
+        "states": [
+            (t("cause_lab_states_not_zeroed"), all_states),
+            (t("cause_lab_states_from_unpacked_gru"), all_states.masked_fill(pad[..., None], 0.0)),
+        ],
     }
 
 
@@ -83,6 +90,7 @@ def hints(case):
                 if c.matches(got, want):
                     return cause
             return None
+
         return h
 
     return {n: hint(n) for n in OUT}
@@ -123,15 +131,25 @@ def runs(sub, case, args=None, dtype=torch.float64, **opts):
 def test_parameters(sub, cfg):
     """embedding (V, E) and a one-layer, one-direction nn.GRU(E, H): the names the judge loads by."""
     V, E, H = 11, 4, 6
-    want = {"embedding.weight": (V, E), "gru.weight_ih_l0": (3 * H, E), "gru.weight_hh_l0": (3 * H, H),
-            "gru.bias_ih_l0": (3 * H,), "gru.bias_hh_l0": (3 * H,)}
+    want = {
+        "embedding.weight": (V, E),
+        "gru.weight_ih_l0": (3 * H, E),
+        "gru.weight_hh_l0": (3 * H, H),
+        "gru.bias_ih_l0": (3 * H,),
+        "gru.bias_hh_l0": (3 * H,),
+    }
     common.check_parameters(sub, NAME, {"args": [V, E, H]}, want, f"Encoder({V}, {E}, {H})")
 
 
 def test_shapes_and_values(sub, cfg):
     """Several sizes, unsorted lengths, length 1, and a batch whose longest row is shorter than T."""
-    cases = [Case(*SIZES[0], seed=100), Case(*SIZES[1], seed=110), Case(*SIZES[2], seed=120),
-             Case(*SIZES[3], seed=130), Case(3, 6, 11, 4, 6, seed=140, lengths=[4, 1, 2])]
+    cases = [
+        Case(*SIZES[0], seed=100),
+        Case(*SIZES[1], seed=110),
+        Case(*SIZES[2], seed=120),
+        Case(*SIZES[3], seed=130),
+        Case(3, 6, 11, 4, 6, seed=140, lengths=[4, 1, 2]),
+    ]
     for case in cases:
         got, what, _ = runs(sub, case)
         c.check_outputs(got, case.expected(), what, cfg, torch.float64, "cpu", hints(case))
@@ -144,8 +162,12 @@ def test_padded_states_zero(sub, cfg):
     pad = ~c.lengths_mask(case.lengths, case.T)
     leak = got["states"].double()[pad]
     if leak.numel() and leak.abs().max() != 0:
-        c.fail(c.caused(t("lab_padded_states_nonzero", what=what, max=f"{float(leak.abs().max()):.3g}"),
-                        t("cause_lab_states_not_zeroed")))
+        c.fail(
+            c.caused(
+                t("lab_padded_states_nonzero", what=what, max=f"{float(leak.abs().max()):.3g}"),
+                t("cause_lab_states_not_zeroed"),
+            )
+        )
 
 
 def test_final_is_last_real_state(sub, cfg):
@@ -153,8 +175,13 @@ def test_final_is_last_real_state(sub, cfg):
     case = Case(*SIZES[3], seed=300)
     got, what, _ = runs(sub, case)
     last = got["states"][torch.arange(case.B), case.lengths - 1]
-    c.assert_close(got["final"], last, t("lab_final_vs_last", what=what), cfg,
-                   hint=lambda g, e: hints(case)["final"](g, None) or t("cause_lab_final_after_padding"))
+    c.assert_close(
+        got["final"],
+        last,
+        t("lab_final_vs_last", what=what),
+        cfg,
+        hint=lambda g, e: hints(case)["final"](g, None) or t("cause_lab_final_after_padding"),
+    )
 
 
 def test_padding_changes_nothing(sub, cfg):
@@ -166,8 +193,13 @@ def test_padding_changes_nothing(sub, cfg):
     noisy[pad] = torch.randint(3, case.V, (int(pad.sum()),), generator=c.gen(401))
     again, _, _ = runs(sub, case, [noisy, case.lengths])
     for name in OUT:
-        c.assert_close(again[name], got[name], t("lab_after_padding_change", what=what, name=name), cfg,
-                       hint=lambda g, e: t("cause_lab_gru_reads_padding"))
+        c.assert_close(
+            again[name],
+            got[name],
+            t("lab_after_padding_change", what=what, name=name),
+            cfg,
+            hint=lambda g, e: t("cause_lab_gru_reads_padding"),
+        )
 
 
 def test_gradients(sub, cfg):

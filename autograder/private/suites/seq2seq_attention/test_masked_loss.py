@@ -1,11 +1,12 @@
 """Hidden tests: masked_loss(logits (B, T, V), targets (B, T), mask (B, T)) -> scalar:
 the cross-entropy averaged over the positions where mask is True; 0 when there is none."""
+
 import pytest
 import torch
 
 from autograder.messages import t
-from autograder.private.suites import checks as c
 from autograder.private.solutions import seq2seq_attention as ref
+from autograder.private.suites import checks as c
 
 QUESTION = "masked_loss"
 NAME = "masked_loss"
@@ -23,8 +24,9 @@ def case(B, T, V, seed, lengths=None, scale=2.0):
 
 def _alternatives(args):
     logits, targets, mask = (a.double() if a.is_floating_point() else a for a in args)
-    ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
-                                           reduction="none").reshape(targets.shape)  # (B, T)
+    ce = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none"
+    ).reshape(targets.shape)  # (B, T)
     m = mask.double()
     per_seq = (ce * m).sum(-1) / m.sum(-1).clamp(min=1)
     return [
@@ -46,6 +48,7 @@ def hints(args):
         if torch.isnan(got.double()).any() and not bool(args[2].any()):
             return t("cause_lab_loss_empty_nan")
         return None
+
     return {"loss": h}
 
 
@@ -66,9 +69,13 @@ def test_padding_changes_nothing(sub, cfg):
     logits[~mask] = c.randn(logits[~mask].shape, 201, scale=50.0)
     targets[~mask] = torch.randint(1, logits.shape[-1], (int((~mask).sum()),), generator=c.gen(202))
     again = c.call(sub, NAME, [logits, targets, mask]).value
-    c.assert_close(c.tensor(again, c.describe_call(NAME, args)), got["loss"],
-                   t("lab_loss_after_padding_change", what=c.describe_call(NAME, args)), cfg,
-                   hint=lambda g, e: t("cause_lab_loss_padding_counts"))
+    c.assert_close(
+        c.tensor(again, c.describe_call(NAME, args)),
+        got["loss"],
+        t("lab_loss_after_padding_change", what=c.describe_call(NAME, args)),
+        cfg,
+        hint=lambda g, e: t("cause_lab_loss_padding_counts"),
+    )
 
 
 def test_no_real_position(sub, cfg):
@@ -80,8 +87,12 @@ def test_no_real_position(sub, cfg):
     what = c.describe_call(NAME, args)
     got = c.tensor(reply.value, what)
     if not torch.isfinite(got.double()).all() or float(got.double().reshape(-1)[0]) != 0.0:
-        c.fail(c.caused(t("lab_loss_empty", what=what, got=f"{float(got.double().reshape(-1)[0]):.3g}"),
-                        t("cause_lab_loss_empty_nan")))
+        c.fail(
+            c.caused(
+                t("lab_loss_empty", what=what, got=f"{float(got.double().reshape(-1)[0]):.3g}"),
+                t("cause_lab_loss_empty_nan"),
+            )
+        )
     c.check_finite_grads(sub, NAME, args, {}, OUT, 310)
 
 

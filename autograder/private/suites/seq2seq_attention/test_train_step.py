@@ -10,13 +10,14 @@ the losses and the trained parameters. The judge stands in for masked_loss
 during that call (each bug charged once). The yardstick: the same run of the
 reference, here, in float64.
 """
+
 import pytest
 import torch
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
-from autograder.private.suites import checks as c
 from autograder.private.solutions import seq2seq_attention as ref
+from autograder.private.suites import checks as c
 from autograder.private.suites.seq2seq_attention import common
 
 QUESTION = "train_step"
@@ -53,6 +54,7 @@ def _run(run, step):
 
 def _variant(no_zero_grad=False, no_shift=False, zero_start=False, mask_all=False):
     """train_step with one mistake."""
+
     def step(encoder, decoder, optimizer, src, src_lengths, tgt, tgt_lengths):
         if not no_zero_grad:
             optimizer.zero_grad()
@@ -66,19 +68,27 @@ def _variant(no_zero_grad=False, no_shift=False, zero_start=False, mask_all=Fals
             out, state, _ = decoder(inputs[:, i], state, states, mask)
             logits.append(out)
         logits = torch.stack(logits, 1)
-        real = torch.ones_like(targets, dtype=torch.bool) if mask_all else ref.length_mask(tgt_lengths - 1,
-                                                                                            targets.shape[1])
+        real = (
+            torch.ones_like(targets, dtype=torch.bool)
+            if mask_all
+            else ref.length_mask(tgt_lengths - 1, targets.shape[1])
+        )
         loss = ref.masked_loss(logits, targets, real)
         loss.backward()
         optimizer.step()
         return loss.item()
+
     return step
 
 
 def _cause(run, losses):
     """The likely mistake whose losses the student's run reproduces (or None)."""
-    for key, kw in (("cause_lab_no_zero_grad", {"no_zero_grad": True}), ("cause_lab_no_shift", {"no_shift": True}),
-                    ("cause_lab_zero_start", {"zero_start": True}), ("cause_lab_mask_all", {"mask_all": True})):
+    for key, kw in (
+        ("cause_lab_no_zero_grad", {"no_zero_grad": True}),
+        ("cause_lab_no_shift", {"no_shift": True}),
+        ("cause_lab_zero_start", {"zero_start": True}),
+        ("cause_lab_mask_all", {"mask_all": True}),
+    ):
         want, _, _ = run.expected(_variant(**kw))
         if len(want) == len(losses) and all(abs(a - b) < 1e-6 * max(1.0, abs(b)) for a, b in zip(losses, want)):
             return t(key)
@@ -91,8 +101,13 @@ def trained(sub, run):
     if not reply.ok:
         c.fail(f"{run.what} {c.with_cause(reply.error)}")
     value = reply.value
-    if not (isinstance(value, (list, tuple)) and len(value) == 3 and isinstance(value[0], list)
-            and isinstance(value[1], dict) and isinstance(value[2], dict)):
+    if not (
+        isinstance(value, (list, tuple))
+        and len(value) == 3
+        and isinstance(value[0], list)
+        and isinstance(value[1], dict)
+        and isinstance(value[2], dict)
+    ):
         c.fail(t("lab_driver_reply", what=run.what))
     losses = value[0]
     if len(losses) != len(run.batches) or not all(isinstance(x, float) for x in losses):
@@ -104,8 +119,12 @@ def check_losses(run, losses, cfg):
     want, _, _ = run.expected()
     for i, (got, exp) in enumerate(zip(losses, want)):
         if abs(got - exp) > 1e-7 + 1e-6 * abs(exp):
-            c.fail(c.caused(t("lab_loss_differs", what=run.what, i=i + 1, got=f"{got:.6g}", expected=f"{exp:.6g}"),
-                            _cause(run, losses)))
+            c.fail(
+                c.caused(
+                    t("lab_loss_differs", what=run.what, i=i + 1, got=f"{got:.6g}", expected=f"{exp:.6g}"),
+                    _cause(run, losses),
+                )
+            )
 
 
 def check_params(run, states, cfg, losses):
@@ -115,8 +134,14 @@ def check_params(run, states, cfg, losses):
             g = got.get(name)
             if not isinstance(g, torch.Tensor):
                 c.fail(t("lab_state_missing", what=run.what, name=f"{prefix}.{name}"))
-            c.assert_close(g, w, t("lab_param_after_steps", what=run.what, name=f"{prefix}.{name}"), cfg,
-                           torch.float64, hint=lambda _g, _e: _cause(run, losses) or t("cause_lab_update"))
+            c.assert_close(
+                g,
+                w,
+                t("lab_param_after_steps", what=run.what, name=f"{prefix}.{name}"),
+                cfg,
+                torch.float64,
+                hint=lambda _g, _e: _cause(run, losses) or t("cause_lab_update"),
+            )
 
 
 def test_one_step(sub, cfg):
@@ -150,13 +175,20 @@ def test_padding_changes_nothing(sub, cfg):
     src[spad] = torch.randint(3, SIZES["vocab_size"], (int(spad.sum()),), generator=c.gen(302))
     losses2, enc2, dec2 = trained(sub, noisy)
     if abs(losses2[0] - losses[0]) > 1e-9 + 1e-7 * abs(losses[0]):
-        c.fail(c.caused(t("lab_train_padding_counts", what=run.what, a=f"{losses[0]:.6g}", b=f"{losses2[0]:.6g}"),
-                        t("cause_lab_mask_all")))
+        c.fail(
+            c.caused(
+                t("lab_train_padding_counts", what=run.what, a=f"{losses[0]:.6g}", b=f"{losses2[0]:.6g}"),
+                t("cause_lab_mask_all"),
+            )
+        )
     for prefix, clean, padded in (("encoder", enc, enc2), ("decoder", dec, dec2)):
         for name, p in clean.items():
             q = padded.get(name)
             if not (isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor)):
                 c.fail(t("lab_state_missing", what=run.what, name=f"{prefix}.{name}"))
             if tuple(p.shape) != tuple(q.shape) or not torch.allclose(p.double(), q.double(), rtol=1e-7, atol=1e-9):
-                c.fail(c.caused(t("lab_train_padding_update", what=run.what, name=f"{prefix}.{name}"),
-                                t("cause_lab_mask_all")))
+                c.fail(
+                    c.caused(
+                        t("lab_train_padding_update", what=run.what, name=f"{prefix}.{name}"), t("cause_lab_mask_all")
+                    )
+                )

@@ -11,6 +11,7 @@ sequences the worker never sees, the ablation with the encoder states zeroed
 and the baseline. A model that keeps its accuracy without its encoder states
 does not use its attention: every check of the run fails for it.
 """
+
 import math
 
 import pytest
@@ -46,8 +47,9 @@ def run(sub, cfg):
 def _train(sub, task):
     s = task.settings
     what = t("lab_run_call", steps=s.steps, B=s.batch_size, max_len=s.max_len)
-    reply = sub.call(training.DRIVER, task.args, {"optimizer": "adam"},
-                     CallOptions(isolate=[], cpu_seconds=s.cpu_seconds))
+    reply = sub.call(
+        training.DRIVER, task.args, {"optimizer": "adam"}, CallOptions(isolate=[], cpu_seconds=s.cpu_seconds)
+    )
     if not reply.ok:
         c.fail(f"{what} {c.with_cause(reply.error)}")
     value = reply.value
@@ -66,8 +68,18 @@ def _no_shortcut(o, s):
     """Every check of the run fails for a model whose accuracy does not come from its attention."""
     L = s.longest
     if o.zeroed[L] > s.max_zeroed:
-        c.fail(c.caused(t("lab_run_zeroed", length=L, got=f"{o.zeroed[L]:.2f}", most=f"{s.max_zeroed:.2f}",
-                          acc=f"{o.accuracy[L]:.2f}"), t("cause_lab_run_shortcut")))
+        c.fail(
+            c.caused(
+                t(
+                    "lab_run_zeroed",
+                    length=L,
+                    got=f"{o.zeroed[L]:.2f}",
+                    most=f"{s.max_zeroed:.2f}",
+                    acc=f"{o.accuracy[L]:.2f}",
+                ),
+                t("cause_lab_run_shortcut"),
+            )
+        )
 
 
 def _fmt(acc):
@@ -80,10 +92,19 @@ def test_loss_goes_down(sub, cfg):
     s = training.settings(cfg)
     o = run(sub, cfg)
     if not o.loss_ratio <= s.max_loss_ratio:
-        c.fail(c.caused(t("lab_run_loss_ratio", first=f"{o.loss_before:.3f}",
-                          last=f"{o.loss_before * o.loss_ratio:.3f}", ratio=f"{o.loss_ratio:.2f}",
-                          most=f"{s.max_loss_ratio:.2f}", yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}"),
-                        t("cause_lab_run_parts")))
+        c.fail(
+            c.caused(
+                t(
+                    "lab_run_loss_ratio",
+                    first=f"{o.loss_before:.3f}",
+                    last=f"{o.loss_before * o.loss_ratio:.3f}",
+                    ratio=f"{o.loss_ratio:.2f}",
+                    most=f"{s.max_loss_ratio:.2f}",
+                    yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}",
+                ),
+                t("cause_lab_run_parts"),
+            )
+        )
     _no_shortcut(o, s)
 
 
@@ -93,8 +114,18 @@ def test_accuracy_by_length(sub, cfg):
     o = run(sub, cfg)
     for L, least in s.min_accuracy:
         if not o.accuracy[L] >= least:
-            c.fail(c.caused(t("lab_run_accuracy", length=L, got=f"{o.accuracy[L]:.2f}", least=f"{least:.2f}",
-                              all=_fmt(o.accuracy)), t("cause_lab_run_parts")))
+            c.fail(
+                c.caused(
+                    t(
+                        "lab_run_accuracy",
+                        length=L,
+                        got=f"{o.accuracy[L]:.2f}",
+                        least=f"{least:.2f}",
+                        all=_fmt(o.accuracy),
+                    ),
+                    t("cause_lab_run_parts"),
+                )
+            )
     _no_shortcut(o, s)
 
 
@@ -104,8 +135,18 @@ def test_beats_the_baseline(sub, cfg):
     o = run(sub, cfg)
     for L, least in s.min_gap:
         if not o.gap(L) >= least:
-            c.fail(c.caused(t("lab_run_gap", length=L, got=f"{o.accuracy[L]:.2f}", base=f"{o.baseline[L]:.2f}",
-                              least=f"{least:.2f}"), t("cause_lab_run_parts")))
+            c.fail(
+                c.caused(
+                    t(
+                        "lab_run_gap",
+                        length=L,
+                        got=f"{o.accuracy[L]:.2f}",
+                        base=f"{o.baseline[L]:.2f}",
+                        least=f"{least:.2f}",
+                    ),
+                    t("cause_lab_run_parts"),
+                )
+            )
     _no_shortcut(o, s)
 
 
@@ -116,5 +157,15 @@ def test_uses_its_attention(sub, cfg):
     _no_shortcut(o, s)
     short, least = s.min_accuracy[0]  # a model that learned nothing loses nothing when zeroed
     if not o.accuracy[short] >= least:
-        c.fail(c.caused(t("lab_run_accuracy", length=short, got=f"{o.accuracy[short]:.2f}", least=f"{least:.2f}",
-                          all=_fmt(o.accuracy)), t("cause_lab_run_parts")))
+        c.fail(
+            c.caused(
+                t(
+                    "lab_run_accuracy",
+                    length=short,
+                    got=f"{o.accuracy[short]:.2f}",
+                    least=f"{least:.2f}",
+                    all=_fmt(o.accuracy),
+                ),
+                t("cause_lab_run_parts"),
+            )
+        )

@@ -23,10 +23,11 @@ What the judge decides, each from plain data it made or checked itself:
 - the baseline: the reference baseline trained here on the same batches from
   the same seed (cached per settings: one run per process).
 
-Left open (said in the README): a worker could send parameters it did not get
+Left open (said in docs/pages/training-lab.md): a worker could send parameters it did not get
 by training (computed from the batches some other way); they would still have
 to solve the substituted task through the reference's attention.
 """
+
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -63,8 +64,12 @@ class Settings:
 
     @property
     def sizes(self):
-        return {"vocab_size": self.vocab_size, "emb_dim": self.emb_dim, "hidden_dim": self.hidden_dim,
-                "attn_dim": self.attn_dim}
+        return {
+            "vocab_size": self.vocab_size,
+            "emb_dim": self.emb_dim,
+            "hidden_dim": self.hidden_dim,
+            "attn_dim": self.attn_dim,
+        }
 
     @property
     def longest(self):
@@ -76,15 +81,23 @@ def settings(cfg, seed=None):
     s = cfg.training_run
     th = s["thresholds"]
     return Settings(
-        seed=int(s["seed"] if seed is None else seed), steps=int(s["steps"]), batch_size=int(s["batch_size"]),
-        max_len=int(s["max_len"]), n_symbols=int(s["n_symbols"]), emb_dim=int(s["sizes"]["emb_dim"]),
-        hidden_dim=int(s["sizes"]["hidden_dim"]), attn_dim=int(s["sizes"]["attn_dim"]), lr=float(s["lr"]),
-        eval_lengths=tuple(int(n) for n in s["eval_lengths"]), eval_per_length=int(s["eval_per_length"]),
+        seed=int(s["seed"] if seed is None else seed),
+        steps=int(s["steps"]),
+        batch_size=int(s["batch_size"]),
+        max_len=int(s["max_len"]),
+        n_symbols=int(s["n_symbols"]),
+        emb_dim=int(s["sizes"]["emb_dim"]),
+        hidden_dim=int(s["sizes"]["hidden_dim"]),
+        attn_dim=int(s["sizes"]["attn_dim"]),
+        lr=float(s["lr"]),
+        eval_lengths=tuple(int(n) for n in s["eval_lengths"]),
+        eval_per_length=int(s["eval_per_length"]),
         cpu_seconds=float(s["cpu_seconds"]),
         min_accuracy=tuple(sorted((int(k), float(v)) for k, v in th["accuracy"].items())),
         min_gap=tuple(sorted((int(k), float(v)) for k, v in th["gap_over_baseline"].items())),
         max_zeroed=float(th["zeroed_context_at_most"]),
-        max_loss_ratio=float(th["loss_ratio_at_most"]))
+        max_loss_ratio=float(th["loss_ratio_at_most"]),
+    )
 
 
 def derangement(n, g):
@@ -106,8 +119,14 @@ class Task:
     @property
     def args(self):
         """run_train_steps' arguments (its `optimizer` keyword is "adam")."""
-        return ["attention", self.settings.sizes, self.encoder_state, self.decoder_state, self.batches,
-                self.settings.lr]
+        return [
+            "attention",
+            self.settings.sizes,
+            self.encoder_state,
+            self.decoder_state,
+            self.batches,
+            self.settings.lr,
+        ]
 
 
 def modules(s, kind):
@@ -123,8 +142,7 @@ def task(s):
     mapping = derangement(s.n_symbols, g)
     torch.manual_seed(s.seed)
     enc, dec = modules(s, "attention")
-    batches = [tuple(ref.make_copy_batch(s.batch_size, 1, s.max_len, s.n_symbols, g, mapping))
-               for _ in range(s.steps)]
+    batches = [tuple(ref.make_copy_batch(s.batch_size, 1, s.max_len, s.n_symbols, g, mapping)) for _ in range(s.steps)]
     return Task(s, mapping, _detached(enc.state_dict()), _detached(dec.state_dict()), batches)
 
 
@@ -159,7 +177,7 @@ def eval_batch(t, length):
     s = t.settings
     g = torch.Generator().manual_seed(s.seed * 7919 + 1000 + length)
     src, lengths, tgt, _ = ref.make_copy_batch(s.eval_per_length, length, length, s.n_symbols, g, t.mapping)
-    return src, lengths, tgt[:, 1:length + 1]  # (N, L), (N,), (N, L): the symbols to write
+    return src, lengths, tgt[:, 1 : length + 1]  # (N, L), (N,), (N, L): the symbols to write
 
 
 class ZeroedStates(torch.nn.Module):
@@ -211,8 +229,9 @@ def load_trained(t, encoder_state, decoder_state):
             if not isinstance(g, torch.Tensor) or not g.is_floating_point():
                 raise BadState("lab_run_state_missing", name=f"{prefix}.{name}")
             if tuple(g.shape) != tuple(w.shape):
-                raise BadState("lab_run_state_shape", name=f"{prefix}.{name}", got=tuple(g.shape),
-                               expected=tuple(w.shape))
+                raise BadState(
+                    "lab_run_state_shape", name=f"{prefix}.{name}", got=tuple(g.shape), expected=tuple(w.shape)
+                )
             if not bool(torch.isfinite(g).all()):
                 raise BadState("lab_run_state_not_finite", name=f"{prefix}.{name}")
         extra = sorted(set(got) - set(want))
@@ -227,8 +246,7 @@ def held_out_loss(encoder, decoder, t):
     the judge's own batch of sequences of 1 .. max_len symbols (never sent to the worker)."""
     s = t.settings
     g = torch.Generator().manual_seed(s.seed * 7919 + 999)
-    src, src_lengths, tgt, tgt_lengths = ref.make_copy_batch(s.eval_per_length, 1, s.max_len, s.n_symbols, g,
-                                                             t.mapping)
+    src, src_lengths, tgt, tgt_lengths = ref.make_copy_batch(s.eval_per_length, 1, s.max_len, s.n_symbols, g, t.mapping)
     with torch.no_grad():
         states, state = encoder(src, src_lengths)  # (N, T, H), (N, H)
         mask = ref.length_mask(src_lengths, src.shape[1])  # (N, T)
@@ -254,6 +272,7 @@ def loss_ratio(t, encoder, decoder):
 class Outcome:
     """What the judge measured of one submission's run (plain numbers; the worker's
     own losses are only shown)."""
+
     losses: list
     loss_before: float  # the held-out loss of the initial parameters
     loss_ratio: float  # ... of the trained ones over it
@@ -268,5 +287,11 @@ class Outcome:
 def outcome(t, losses, encoder_state, decoder_state):
     enc, dec = load_trained(t, encoder_state, decoder_state)
     ratio, before = loss_ratio(t, enc, dec)
-    return Outcome(list(losses), before, ratio, accuracy(enc, dec, t), accuracy(enc, dec, t, zero_context=True),
-                   baseline_accuracy(t.settings))
+    return Outcome(
+        list(losses),
+        before,
+        ratio,
+        accuracy(enc, dec, t),
+        accuracy(enc, dec, t, zero_context=True),
+        baseline_accuracy(t.settings),
+    )
