@@ -28,9 +28,16 @@ elif [ "${KIT_STEP:-}" = merge ]; then
   exec "@PYTHON@" -m autograder merge "@OUT@"/shard-* --out "@OUT@/merged"
 else
   mkdir -p "@OUT@/logs"
-  array=$(sbatch --parsable --array=1-@SHARDS@ --cpus-per-task=@CPUS@ --mem=@MEM@ @GRES@ "$0")
-  merge=$(sbatch --parsable --dependency=afterany:"${array%%;*}" --export=ALL,KIT_STEP=merge \
-          --job-name=kit-merge-@ASSIGNMENT@ --cpus-per-task=1 --mem=2G "$0")
+  if ! array=$(sbatch --parsable --array=1-@SHARDS@ --cpus-per-task=@CPUS@ --mem=@MEM@ @GRES@ "$0"); then
+    echo "grade-class: Slurm refused the grading array (its reason above); nothing was submitted" >&2
+    exit 1
+  fi
+  if ! merge=$(sbatch --parsable --dependency=afterany:"${array%%;*}" --export=ALL,KIT_STEP=merge \
+               --job-name=kit-merge-@ASSIGNMENT@ --cpus-per-task=1 --mem=2G "$0"); then
+    echo "grade-class: Slurm refused the merge job (its reason above); the array ${array%%;*} is queued:" \
+         "merge by hand when it ends, or scancel ${array%%;*}" >&2
+    exit 1
+  fi
   echo "submitted the grading array ${array%%;*} (@SHARDS@ shards) and the merge job ${merge%%;*}:"
   echo "  squeue -j ${array%%;*},${merge%%;*}; results in @OUT@/merged/"
 fi
