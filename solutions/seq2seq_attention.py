@@ -123,9 +123,13 @@ def run_train_steps(kind, sizes, encoder_state, decoder_state, batches, lr, opti
     return losses, encoder.state_dict(), decoder.state_dict()
 
 
-def fit(encoder, decoder, n_steps, batch_size, min_len, max_len, n_symbols, lr=3e-3, seed=0, every=100):
+def fit(
+    encoder, decoder, n_steps, batch_size, min_len, max_len, n_symbols, lr=3e-3, seed=0, every=100,
+    report="{step:5d}  {loss:.3f}",
+):
     """Train `encoder` and `decoder` with Adam on fresh copy batches, calling your
-    `train_step` once per batch; prints the mean loss every `every` steps. Returns the losses."""
+    `train_step` once per batch; prints the mean loss every `every` steps (the line
+    `report` formats with step and loss). Returns the losses."""
     generator = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=lr)
     losses = []
@@ -133,7 +137,7 @@ def fit(encoder, decoder, n_steps, batch_size, min_len, max_len, n_symbols, lr=3
         batch = make_copy_batch(batch_size, min_len, max_len, n_symbols, generator)
         losses.append(float(train_step(encoder, decoder, opt, *batch)))
         if every and step % every == 0:
-            print(f"step {step:5d}  loss {sum(losses[-every:]) / every:.3f}")
+            print(report.format(step=step, loss=sum(losses[-every:]) / every))
     return losses
 
 
@@ -171,16 +175,17 @@ def accuracy_by_length(encoder, decoder, lengths, n_symbols, n_per_length=200, s
     return out
 
 
-def plot_accuracy(results, n_symbols, title="Copy task: accuracy against length"):
-    """Plot {model name: {length: accuracy}} with the chance level."""
+def plot_accuracy(results, n_symbols, *, title, xlabel, ylabel, chance):
+    """Plot {model name: {length: accuracy}} with the chance level (the texts: title,
+    axis labels and the chance line's label, in the notebook's language)."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for name, acc in results.items():
         ax.plot(list(acc), list(acc.values()), marker="o", label=name)
-    ax.axhline(1 / n_symbols, color="grey", linestyle=":", label="chance")
-    ax.set_xlabel("sequence length")
-    ax.set_ylabel("token accuracy")
+    ax.axhline(1 / n_symbols, color="grey", linestyle=":", label=chance)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1.02)
     ax.set_title(title)
     ax.legend()
