@@ -4,25 +4,9 @@ the whole run: conftest's `catalog_graded`, which the audit reads too), and ever
 line of its feedback (summaries, likely causes, failures, notes) is read for
 English words outside code."""
 
-import re
-
 import pytest
 
-# Common English words that no Portuguese sentence of the kit uses; the course's
-# English terms (query, key, value(s), shape, batch, softmax, scores, padding) are not here.
-ENGLISH = set(
-    """the expected differ should must likely cause returned instead is are was were of and or but this
-that which because every each from than into over only its it does has have give gives returns got not with when
-row rows been be an there their they what why how these those would could""".split()
-)
-CODE = re.compile(r"`[^`]*`|\b\w+(?:\.\w+)+\(?|\.?\b\w+\(|\.\w+")  # code spans, dotted names, calls, attributes
-
-
-def english_in(line):
-    """English words in a feedback line, outside code and outside the text of an error
-    the student's own code raised (torch's messages are English)."""
-    line = re.sub(r"(lançou|raised) [\w.]+( \([^)]*\))?: .*?(?=(Causa provável|$))", " ", line.replace("\\", ""))
-    return sorted(set(re.findall(r"\b[a-z]+\b", CODE.sub(" ", line).lower())) & ENGLISH)
+from ptbr import english_in
 
 
 def test_the_detector_finds_english():
