@@ -557,3 +557,42 @@ def test_slurm_refuses_a_broken_template(slurm, tmp_path):
     array = re.search(r"the array (\d+) is queued", proc.stderr).group(1)
     slurm.run("scancel", array)
     slurm.wait_until_gone(array)
+
+
+# --- the GPU in one command ---------------------------------------------------------------------
+
+GPU_SCRIPT = ROOT / "bench" / "cuda_matrix.py"
+
+
+def _gpu_script(*args, timeout=120):
+    return subprocess.run(
+        [sys.executable, str(GPU_SCRIPT), *args], capture_output=True, text=True, timeout=timeout, cwd="/"
+    )
+
+
+def test_the_gpu_script_parses_its_arguments():
+    proc = _gpu_script("--help")
+    assert proc.returncode == 0 and "--allow-cpu" in proc.stdout and "--budget-s" in proc.stdout, proc
+    proc = _gpu_script("--budget-s", "soon")
+    assert proc.returncode == 2 and "--budget-s: invalid float value" in proc.stderr, proc
+
+
+def test_the_gpu_script_says_in_one_line_when_there_is_no_cuda_device():
+    proc = _gpu_script("--examples", "nope", "--no-audit")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here: the script grades (see the slow test and the docs)")
+    assert proc.returncode == 3 and proc.stdout == "", proc
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("cuda_matrix: no CUDA device (torch "), line
+
+
+@pytest.mark.slow
+def test_the_gpu_script_grades_on_the_cpu_when_allowed():
+    """What a lent GPU machine runs, tried here on the CPU (one assignment's reference)."""
+    proc = _gpu_script("--allow-cpu", "--assignment", "scaled_dot_product", "--examples", "reference", "--no-audit")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,) = [line for line in proc.stdout.splitlines() if line.startswith("scaled_dot_product/reference")]
+    assert "12.00/12" in row and "full marks" in row and "cpu-float32 1/1" in row, row
+    assert proc.stdout.splitlines()[-1].endswith("every example as expected"), proc.stdout
