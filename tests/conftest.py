@@ -133,6 +133,7 @@ HEAVY_FIRST = (
     "tests/test_hostile.py",
     "tests/test_deployments.py",
     "tests/test_grading.py",
+    "tests/test_engines.py",
     "tests/test_notebooks.py",
 )
 _SPENT = pytest.StashKey[float]()

@@ -264,6 +264,34 @@ def test_bad_options_are_one_line_errors(tmp_path, args, message):
     assert file.read_text() == "x"
 
 
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """An existing folder nobody may write into: a read-only bind mount as root (root ignores
+    modes), mode 0o555 otherwise."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    subprocess.run(["mount", "--bind", folder, folder], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", folder], check=True)
+        yield folder
+    finally:
+        subprocess.run(["umount", folder], check=True)
+
+
+@pytest.mark.parametrize("shard", [[], ["--shard", "1/2"]])
+def test_an_out_folder_that_cannot_be_written_is_one_line(read_only_folder, shard):
+    proc = run_cli("grade", SDP / "reference.ipynb", "--out", read_only_folder, *shard, "--no-progress", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip() == f"grade: cannot write into --out {read_only_folder}: Read-only file system" or (
+        os.geteuid() != 0 and "cannot write into --out" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    ), proc.stderr
+
+
 @pytest.mark.slow
 def test_the_batch_has_one_assignment_whatever_a_notebook_claims(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"

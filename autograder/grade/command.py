@@ -2,6 +2,7 @@
 
 import os
 import signal
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -85,6 +86,11 @@ def main(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return _usage_error(f"cannot create --out {display(folder)}: {exc.strerror or exc}")
+    try:  # a folder we cannot write into (read-only, another user's) is one line, not a traceback later
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return _usage_error(f"cannot write into --out {display(folder)}: {exc.strerror or exc}")
     if part and not assignment:
         say(
             f"grade: --shard {part[0]}/{part[1]} without --assignment: the batch's assignment is detected "
