@@ -118,8 +118,7 @@ def suite_skeleton(tmp_path, assignment, monkeypatch):
 # unmarked test that takes longer than QUICK_LIMIT_S (its setup, call and teardown together)
 # fails, so the quick tier stays quick.
 #
-# Parallel. pyproject's addopts run the tests on xdist workers (a core each, and one more: a
-# worker that waits leaves no core idle), which this file schedules in
+# Parallel. pyproject's addopts run the tests on xdist workers, which this file schedules in
 # units (`_unit`): every test of a module that defines a module- or session-scoped fixture runs
 # on one worker (the fixture is built once), every test that takes a fixture named in
 # SHARED_GROUPS runs on that group's worker (`catalog`: the audit, the pt-BR feedback and the
@@ -179,12 +178,6 @@ def _unit(nodeid):
     own, groups = _module_units(module)
     name = rest.split("::")[-1].split("[")[0]
     return groups.get(name) or own or nodeid
-
-
-def pytest_xdist_auto_num_workers(config):
-    """`-n auto`: a worker more than the cores, so that one worker's waits (a battery case at its
-    wall-clock limit, pip, Slurm's queue) leave no core idle."""
-    return (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) + 1
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -197,11 +197,6 @@ def _reason(data):
     return ""
 
 
-# Cases that wait for a limit (the submission's wall-clock budget, a sleep or a spin in every
-# call): graded first, so that the battery does not end waiting on one of them.
-WAIT_FIRST = ("slow_every_call", "loop_top_level", "memory_across_processes", "stand_in_flood")
-
-
 def run(progress=True, cases=None, out=sys.stdout, jobs=None):
     """Grade the battery; returns [(case, data, problems, verdict)]."""
     from autograder.grade import grade_batch
@@ -223,8 +218,7 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
                 layout.SOLUTIONS / "scaled_dot_product.py", "kit/autograder/private/solutions/scaled_dot_product.py"
             )
         files = []
-        order = sorted(chosen, key=lambda c: c.name not in WAIT_FIRST)  # the table keeps CASES' order
-        for c in order:
+        for c in chosen:
             suffix, data = c.build()
             path = tmp / "cases" / c.name / f"{c.expect.get('file_name', c.name)}{suffix}"
             path.parent.mkdir(parents=True)
@@ -246,7 +240,7 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
                 else:
                     os.environ[k] = v
         results = {}
-        for c, (sid, _, _) in zip(order, rows):
+        for c, (sid, _, _) in zip(chosen, rows):
             target = tmp / "out" / sid / "results.json"
             results[c.name] = json.loads(target.read_text()) if target.exists() else None
     report = []
