@@ -269,17 +269,19 @@ def catalog_public(tmp_path_factory):
     """{(assignment, name): (kind, failing public checks)} for every catalog entry (kind "correct"
     or "buggy"), each assignment's reference and its untouched template ("reference", "template"),
     filled into the English edition as `audit` fills them and checked once (`public_failures`)."""
-    from autograder.audit.catalog import entries, fill_entry, fill_reference
+    from autograder.audit import run as audit_run
+    from autograder.audit.catalog import entries, fill_reference
     from autograder.audit.public import public_failures
 
     tmp = tmp_path_factory.mktemp("public")
-    files = {}
+    chosen = list(entries())
+    files = {
+        (e.assignment, e.name): ("correct" if e.correct else "buggy", path)
+        for e, path in zip(chosen, audit_run.fill_catalog(chosen, tmp))
+    }  # as `audit` fills them
     for a in ASSIGNMENTS:
         nb = template(a)
-        (tmp / a).mkdir()
-        todo = [("(reference)", "reference", fill_reference(nb, a)), ("(template)", "template", nb)]
-        todo += [(e.name, "correct" if e.correct else "buggy", fill_entry(nb, e)) for e in entries(a)]
-        for name, kind, filled in todo:
+        for name, kind, filled in [("(reference)", "reference", fill_reference(nb, a)), ("(template)", "template", nb)]:
             path = tmp / a / f"{name.strip('()')}.ipynb"
             path.write_text(json.dumps(filled))
             files[(a, name)] = (kind, path)

@@ -64,8 +64,8 @@ def test_template_gets_zero_with_not_implemented_messages(graded):
     drill's words: not code) say they are not answered."""
     unanswered = {
         "by_hand": "not answered yet",  # by_hand_not_answered, in English
-        "shapes_drill": "replace it with your answer",
-    }  # drill_not_answered
+        "shapes_drill": "replace it with your answer",  # drill_not_answered
+    }
     for a in ASSIGNMENTS:
         data = json.loads(result_for(graded, f"{a}/template.ipynb").read_text())
         assert data["score"] == 0
