@@ -234,10 +234,14 @@ class KitPlugin:
             weight = float(mark.args[0]) if mark is not None and mark.args else None
             passed = report.outcome == "passed"
             message = ""
+            shown: tuple[str, ...] = ()
             if not passed:
                 exc = call.excinfo
                 if exc is not None and exc.type is pytest.fail.Exception:
                     message = str(exc.value.msg)  # type: ignore[attr-defined]  # a pytest.fail.Exception (above)
+                    lines = getattr(exc.value, "counterexample", None)  # checks.counterexample_on_failure
+                    if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
+                        shown = tuple(lines[:3])
                 else:
                     # A bug in the suite itself: tell the student nothing hidden.
                     self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")
@@ -252,6 +256,7 @@ class KitPlugin:
                     evidence=item.get_closest_marker("evidence") is not None,
                     weight=weight,
                     prop=item.get_closest_marker("property") is not None,
+                    counterexample=shown,
                 )
             )
 

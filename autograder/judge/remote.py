@@ -11,7 +11,7 @@ stand-ins...) are one `CallOptions`, apart from the student's arguments.
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from autograder.judge.text import one_line
@@ -257,13 +257,31 @@ class Remote:
     ) -> Reply:
         """Call the student's `target(*args, **kwargs)` in the worker, with the
         protocol's `options` (`CallOptions`)."""
+        return self._call(target, args, kwargs, options, 10.0)
+
+    def probe(
+        self, target: str, args: Sequence[Any], kwargs: dict[str, Any] | None, options: CallOptions, seconds: float
+    ) -> Reply:
+        """A call the judge makes for itself, not a check (the counterexample search,
+        `judge.counterexample`): at most `seconds` of CPU and twice that plus one of wall
+        clock. A worker that dies in it is closed (the next call starts a fresh one), and
+        the function is not marked dead: only the checks' own calls decide that."""
+        was_dead = target in self.dead
+        reply = self._call(target, args, kwargs, replace(options, cpu_seconds=max(0.1, seconds)), 1.0)
+        if not was_dead:
+            self.dead.pop(target, None)
+        return reply
+
+    def _call(
+        self, target: str, args: Sequence[Any], kwargs: dict[str, Any] | None, options: CallOptions, slack: float
+    ) -> Reply:
         kwargs = dict(kwargs or {})
         if target in self.dead:
             return Reply(False, error=self.dead[target])
         try:
             client = self._ensure()
             budget = float(options.cpu_seconds or self.limits.cpu_seconds_per_call)
-            wall = self._wall(budget * 2 + 10)
+            wall = self._wall(budget * 2 + slack)
         except WorkerDied as exc:
             return Reply(False, error=exc.reason)
         o = options

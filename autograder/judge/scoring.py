@@ -60,6 +60,8 @@ class TestOutcome:
     evidence: bool = False  # reported, never scored
     weight: float | None = None  # from the test's `weight` mark
     prop: bool = False  # a `property` check: earns at most the value checks' share
+    # a failed value check's counterexample (`judge.counterexample`): its feedback lines, or ()
+    counterexample: tuple[str, ...] = ()
 
 
 @dataclass
@@ -130,6 +132,9 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
             one_line(t("likely_cause_numbered", n=n, scope=scope(c), cause=c), MAX_LINE_CHARS)
             for n, c in enumerate(causes, 1)
         ]
+    # the question's counterexample (the first its failures carry), under its causes
+    shown = next((i.counterexample for test in failed + evidence for i in checks[test] if i.counterexample), ())
+    lines += [one_line(line, MAX_LINE_CHARS) for line in shown]
     room = MAX_LINES_PER_QUESTION - len(lines)
     if len(details) > room:
         more = len(details) - room + 1

@@ -23,6 +23,7 @@ import re
 import pytest
 import torch
 
+from autograder.judge import counterexample
 from autograder.judge.remote import CallOptions, cell_label
 from autograder.messages import LANGUAGES, MessageError, t
 from autograder.protocol import wire
@@ -637,8 +638,80 @@ def check_values(
 ):
     """The student's outputs against the reference on the same inputs."""
     got, expected, what = _outputs_of(sub, name, args, kwargs, ref_fn, out_names, dtype, device, opts)
-    check_outputs(got, expected, what, cfg, dtype, device, hints, shape_hints)
+    with counterexample_on_failure(sub, cfg, name, args, kwargs, ref_fn, got, expected, dtype, device, opts):
+        check_outputs(got, expected, what, cfg, dtype, device, hints, shape_hints)
     return got, expected
+
+
+# Options of a call that make it more than a function of its arguments (a module built
+# and loaded, functions passed in, gradients asked): no counterexample is searched for.
+_NOT_A_PLAIN_CALL = ("construct", "state", "to", "call_with", "answer", "cotangents", "trace", "return_inputs")
+
+
+@contextlib.contextmanager
+def counterexample_on_failure(sub, cfg, name, args, kwargs, ref_fn, got, expected, dtype, device, opts):
+    """Inside: a failed value check of a function (`got`: outputs of the reference's shapes
+    and of `dtype`, whose values differ from `expected`) carries the smallest input found
+    where the student's function and the reference differ (`autograder.judge.counterexample`),
+    as the feedback lines its exception holds (`counterexample`); at most one per question."""
+    try:
+        yield
+    except pytest.fail.Exception as exc:
+        values_differ = all(
+            n in got and got[n].shape == e.shape and got[n].dtype == dtype for n, e in expected.items()
+        ) and not close_enough(got, expected, cfg)
+        if values_differ and not hasattr(exc, "counterexample"):
+            lines = _counterexample(sub, cfg, name, args, kwargs, ref_fn, list(expected), dtype, device, opts)
+            if lines:
+                exc.counterexample = lines
+        raise
+
+
+def _counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, device, opts):
+    """The feedback lines of a counterexample for a failed value check of `name`, or None."""
+    probe = getattr(sub, "probe", None)
+    if probe is None or str(device) != "cpu" or any(opts.get(k) for k in _NOT_A_PLAIN_CALL):
+        return None
+    limits = counterexample.budget(cfg)
+    spent = counterexample.ledger(sub, name)
+    if spent.found or spent.calls >= limits.calls or spent.seconds >= limits.seconds:
+        return None
+    options = CallOptions(**opts)
+    atol, rtol = cfg.tolerance(dtype)
+
+    def student(a, k, seconds):
+        reply = probe(name, to(a, device, dtype), to(k, device, dtype), options, seconds)
+        if not reply.ok:
+            return None
+        value = reply.value
+        if len(out_names) == 1:
+            value = [value]
+        if not isinstance(value, (list, tuple)) or len(value) != len(out_names):
+            return None
+        if not all(isinstance(v, torch.Tensor) and v.dtype == dtype for v in value):
+            return None
+        return dict(zip(out_names, value))
+
+    def reference(a, k):
+        try:
+            out = reference_outputs(ref_fn, a, k, out_names)
+        except Exception:  # noqa: BLE001 - the reference refuses these inputs: not a valid candidate
+            return None
+        return out if all(isinstance(v, torch.Tensor) for v in out.values()) else None
+
+    def differs(got, expected):
+        found = False
+        for n, e in expected.items():
+            g, e = got[n].detach().double().cpu(), e.detach().double().cpu()
+            if g.shape != e.shape:
+                return False  # another failure than a wrong value
+            found = found or not torch.allclose(g, e, atol=atol, rtol=rtol, equal_nan=True)
+        return found
+
+    found = counterexample.search(name, list(args), dict(kwargs or {}), student, reference, differs, limits, spent)
+    if found is None:
+        return None
+    return counterexample.render(name, counterexample.parameter_names(ref_fn, len(found.args)), found, limits)
 
 
 def check_runs(
@@ -767,7 +840,8 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
     reply = call(sub, name, s_args, kwargs, cotangents=cot, **opts)
     what = describe_call(name, args, kwargs)
     got = outputs(reply.value, what, out_names)
-    check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints)
+    with counterexample_on_failure(sub, cfg, name, args, kwargs, ref_fn, got, expected, torch.float64, "cpu", opts):
+        check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints)
     grads = reply.grads or {}
     if "error" in grads:
         fail(

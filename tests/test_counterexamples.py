@@ -1,0 +1,345 @@
+"""The counterexample a failed value check shows (autograder/judge/counterexample.py):
+the smallest input the judge finds where the student's function and the reference
+differ, made fresh from a seed, shown with the student's output and the expected one.
+
+The search alone (plain Python functions, no worker); the feedback's place for it; then
+the catalog, graded once for the whole run (conftest's `catalog_graded`, pt-BR): every
+value failure of a function question shows one, none for the typed answers or the
+training run, their median size; and a few entries graded here with every input the
+checks send recorded: no counterexample input is one of them or one of their expected
+outputs.
+"""
+
+import json
+import statistics
+
+import pytest
+import torch
+
+from autograder import config, messages
+from autograder.judge import counterexample as cx
+from autograder.judge import scoring
+from autograder.private.solutions import classic_attention as ref
+from conftest import ROOT
+from ptbr import english_in
+
+CFG = config.load(ROOT / "grading.yml")
+ATOL, RTOL = CFG.tolerance(torch.float64)
+
+
+def _differs(got, expected):
+    return any(
+        got[n].shape == e.shape and not torch.allclose(got[n].double(), e.double(), atol=ATOL, rtol=RTOL)
+        for n, e in expected.items()
+    )
+
+
+def _reference(fn, out_names=("weights",)):
+    def run(a, k):
+        try:
+            value = fn(*a, **k)
+        except Exception:
+            return None
+        return dict(zip(out_names, [value] if len(out_names) == 1 else value))
+
+    return run
+
+
+def _student(fn, out_names=("weights",), calls=None):
+    def run(a, k, seconds):
+        if calls is not None:
+            calls.append((a, k))
+        try:
+            value = fn(*a, **k)
+        except Exception:
+            return None
+        return dict(zip(out_names, [value] if len(out_names) == 1 else value))
+
+    return run
+
+
+def _softmax_over_rows(scores, mask=None, dim=-1):
+    return ref.masked_softmax(scores, mask, dim=0)
+
+
+# -- the search ------------------------------------------------------------------------
+def test_the_budget_comes_from_grading_yml():
+    assert cx.budget(CFG) == cx.Budget(seconds=2.0, calls=30, numbers=12, decimals=3, seed=0)
+    assert cx.budget(object()) == cx.Budget()  # no scoring section: the defaults
+
+
+def test_the_search_shrinks_to_a_small_case_with_fresh_values():
+    scores = torch.randn(3, 5, dtype=torch.float64)
+    calls = []
+    found = cx.search(
+        "masked_softmax",
+        [scores],
+        {},
+        _student(_softmax_over_rows, calls=calls),
+        _reference(ref.masked_softmax),
+        _differs,
+        cx.budget(CFG),
+    )
+    assert found is not None
+    (x,) = found.args
+    assert x.shape == (2, 1), x.shape  # the fewest elements that still show it: two rows, one key
+    assert found.largest() == 2
+    assert not torch.equal(x, scores[:2, :1])  # made fresh, never sliced from the failing input
+    assert x.eq(x.round()).all() and x.abs().max() <= 2  # small integers show it
+    assert _differs(found.got, found.expected)
+    assert found.calls == len(calls) <= 30
+    again = cx.search(
+        "masked_softmax",
+        [scores * 7],
+        {},
+        _student(_softmax_over_rows),
+        _reference(ref.masked_softmax),
+        _differs,
+        cx.budget(CFG),
+    )
+    assert torch.equal(again.args[0], x), "the values come from the seed, never from the failing input"
+
+
+def test_a_mask_hides_one_key_and_sizes_passed_as_ints_shrink_too():
+    def no_transpose(x, n_heads):  # split_heads without its transpose
+        B, T, D = x.shape
+        if D % n_heads:
+            raise ValueError("not divisible")
+        return x.reshape(B, n_heads, T, D // n_heads)
+
+    def split(x, n_heads):
+        B, T, D = x.shape
+        if D % n_heads:
+            raise ValueError("not divisible")
+        return x.reshape(B, T, n_heads, D // n_heads).transpose(1, 2)
+
+    found = cx.search(
+        "split_heads",
+        [torch.randn(2, 3, 20, dtype=torch.float64), 4],
+        {},
+        _student(no_transpose, ("heads",)),
+        _reference(split, ("heads",)),
+        _differs,
+        cx.budget(CFG),
+    )
+    assert found is not None and found.args[0].shape == (1, 2, 2) and found.args[1] == 2, found.args
+
+    def mask_ignored(scores, mask=None, dim=-1):
+        return ref.masked_softmax(scores, None, dim)
+
+    found = cx.search(
+        "masked_softmax",
+        [torch.randn(4, 6, dtype=torch.float64)],
+        {"mask": torch.rand(4, 6) < 0.5},
+        _student(mask_ignored),
+        _reference(ref.masked_softmax),
+        _differs,
+        cx.budget(CFG),
+    )
+    assert found is not None
+    assert found.args[0].shape == (1, 2) and found.kwargs["mask"].tolist() == [[True, False]]
+
+
+def test_no_counterexample_without_budget_or_where_the_reference_agrees():
+    args = [torch.randn(3, 5, dtype=torch.float64)]
+    off = cx.Budget(calls=0)
+    assert cx.search("f", args, {}, _student(_softmax_over_rows), _reference(ref.masked_softmax), _differs, off) is None
+    calls = []
+    agrees = cx.search(
+        "f", args, {}, _student(ref.masked_softmax, calls=calls), _reference(ref.masked_softmax), _differs, cx.Budget()
+    )
+    assert agrees is None and len(calls) <= 3  # it gives up after the failing call's own shapes
+    spent = cx.Ledger()
+    cx.search("f", args, {}, _student(ref.masked_softmax), _reference(ref.masked_softmax), _differs, cx.Budget(), spent)
+    assert spent.calls <= 3 and not spent.found
+
+
+def test_what_the_student_reads():
+    assert (
+        cx.show(torch.tensor([[0.12345, -0.0004], [2.0, 1e9]], dtype=torch.float64)) == "[[0.123, 0], [2, 1000000000]]"
+    )
+    assert cx.show(torch.tensor([[True, False]])) == "[[True, False]]"
+    assert cx.show(torch.tensor(1.23456)) == "1.235"
+    with messages.language("en"):
+        long = cx.show(torch.arange(16.0).reshape(2, 8))
+    assert long == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ...] (the first 12 of 16, shape (2, 8))"
+    assert "tensor(" not in long
+    found = cx.Found(
+        [torch.tensor([[1.0, 0.0]])],
+        {"mask": torch.tensor([[True, False]])},
+        {"weights": torch.tensor([[0.5, 0.5]])},
+        {"weights": torch.tensor([[1.0, 0.0]])},
+    )
+    names = cx.parameter_names(ref.masked_softmax, 1)
+    assert names == ["scores"]
+    with messages.language("en"):
+        en = cx.render("masked_softmax", names, found, cx.budget(CFG))
+    with messages.language("pt-BR"):
+        pt = cx.render("masked_softmax", names, found, cx.budget(CFG))
+    assert en == [
+        "Smallest input found where your function differs from the reference: "
+        "masked_softmax(scores=[[1, 0]], mask=[[True, False]])",
+        "Your output: weights=[[0.5, 0.5]]",
+        "Expected output: weights=[[1, 0]]",
+    ]
+    assert pt[0].startswith("Menor entrada encontrada em que a sua função difere da referência: masked_softmax(")
+    assert [english_in(line) for line in pt] == [[], [], []]
+    assert cx.is_input_line(en[0]) and cx.is_input_line(pt[0]) and not cx.is_input_line(en[1])
+    assert cx.sizes_shown(en[0]) == [2, 2] and cx.sizes_shown(en[2]) == [2]
+    assert cx.sizes_shown("Your output: loss=1.25") == [1]
+    with messages.language("pt-BR"):
+        assert cx.sizes_shown("Sua saída: w=" + cx.show(torch.zeros(3, 9))) == [27]
+
+
+def test_the_feedback_shows_it_once_under_the_likely_causes():
+    marker = messages.t("cause_marker", "en")
+    lines = ["Smallest input found where ...: f(x=[1])", "Your output: y=[2]", "Expected output: y=[3]"]
+    outcomes = {
+        "test_shapes_and_values": [
+            scoring.TestOutcome(
+                "q",
+                "test_shapes_and_values",
+                "",
+                False,
+                f"f(x) -> y: wrong. {marker} a bug",
+                counterexample=tuple(lines),
+            ),
+            scoring.TestOutcome("q", "test_shapes_and_values", "", False, f"f(x) -> y: wrong. {marker} a bug"),
+        ],
+        "test_gradients": [
+            scoring.TestOutcome("q", "test_gradients", "", False, "f(x): wrong too", counterexample=("other",))
+        ],
+    }
+    with messages.language("en"):
+        got, _ = scoring._feedback(outcomes)
+    assert got[1].startswith("Likely cause")
+    assert got[2:5] == lines and "other" not in got
+    assert all(not scoring.is_failure_line(line) and not scoring.is_cause_line(line) for line in lines)
+
+
+# -- the catalog ---------------------------------------------------------------------
+# Function questions: each graded by calling the student's function on inputs (check_values)
+FUNCTION_QUESTIONS = {
+    "masked_softmax",
+    "additive_attention",
+    "dot_attention",
+    "general_attention",
+    "concat_attention",
+    "fixed_general_attention",
+    "scaled_dot_product_attention",
+    "split_heads",
+    "merge_heads",
+    "multi_head_general_attention",
+    "masked_loss",
+}
+TYPED = {"shapes_drill", "by_hand", "training_run"}
+
+
+def _counterexamples(catalog_graded):
+    """[(entry, question, its output, its counterexample lines or [])] for every targeted
+    function question of a buggy entry that has a value failure."""
+    out = []
+    for entry, data in catalog_graded:
+        if entry.correct:
+            continue
+        outputs = {t["name"]: t["output"] for t in data["tests"]}
+        for q in entry.questions:
+            text = outputs.get(q, "")
+            lines = text.splitlines()
+            if q in FUNCTION_QUESTIONS and any(cx.is_value_failure(line) for line in lines):
+                at = next((i for i, line in enumerate(lines) if cx.is_input_line(line)), None)
+                out.append((entry, q, text, [] if at is None else lines[at : at + 3]))
+    return out
+
+
+@pytest.mark.slow
+def test_every_value_failure_of_a_function_question_shows_a_counterexample(catalog_graded):
+    found = _counterexamples(catalog_graded)
+    assert len(found) >= 50, len(found)
+    missing = [f"{e.assignment}/{e.name} ({q})" for e, q, _, lines in found if not lines]
+    assert not missing, f"{len(missing)} of {len(found)} value failures without a counterexample: {missing}"
+    largest = [max(max(cx.sizes_shown(line) or [0]) for line in lines) for *_, lines in found]
+    assert statistics.median(largest) <= 6, sorted(largest)
+
+
+@pytest.mark.slow
+def test_no_counterexample_for_typed_answers_or_the_training_run(catalog_graded):
+    for entry, data in catalog_graded:
+        for test in data["tests"]:
+            shown = [line for line in test["output"].splitlines() if cx.is_input_line(line)]
+            if test["name"] in TYPED:
+                assert not shown, (entry.name, test["name"])
+            assert len(shown) <= 1, (entry.name, test["name"])  # one per question
+            assert "tensor(" not in test["output"]
+
+
+# -- never a hidden input ------------------------------------------------------------
+CHOSEN = (
+    ("classic_attention", "additive_no_tanh"),
+    ("scaled_dot_product", "sdpa_scaled_by_dk"),
+    ("multi_head", "split_heads_view_no_transpose"),
+    ("seq2seq_attention", "masked_loss_divided_by_batch"),
+)
+
+
+@pytest.mark.slow
+def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_path, monkeypatch):
+    from autograder.audit import catalog
+    from autograder.audit import run as audit_run
+    from autograder.judge import grade
+    from autograder.judge.remote import Remote
+    from autograder.private.suites import checks
+
+    hidden, found = [], []
+    searching = []
+    real_call, real_reference, real_search = Remote.call, checks.reference_outputs, cx.search
+
+    def tensors(value):
+        if isinstance(value, torch.Tensor):
+            return [value.detach().cpu()]
+        if isinstance(value, (list, tuple)):
+            return [x for v in value for x in tensors(v)]
+        if isinstance(value, dict):
+            return [x for v in value.values() for x in tensors(v)]
+        return []
+
+    def call(self, target, args=(), kwargs=None, options=checks.CallOptions()):
+        hidden.extend(tensors([list(args), kwargs or {}]))
+        return real_call(self, target, args, kwargs, options)
+
+    def reference_outputs(*a, **k):
+        out = real_reference(*a, **k)
+        if not searching:
+            hidden.extend(tensors(out))
+        return out
+
+    def search(*a, **k):
+        searching.append(1)
+        try:
+            result = real_search(*a, **k)
+        finally:
+            searching.pop()
+        if result is not None:
+            found.append(result)
+        return result
+
+    monkeypatch.setattr(Remote, "call", call)
+    monkeypatch.setattr(checks, "reference_outputs", reference_outputs)
+    monkeypatch.setattr(cx, "search", search)
+    entries = [catalog.load_entry(catalog.CATALOG / a / f"{n}.py") for a, n in CHOSEN]
+    for path in audit_run.fill_catalog(entries, tmp_path):
+        result = grade(path, cfg=CFG, lang="en")
+        assert result.status == "graded", result.internal_errors
+    assert len(found) >= len(CHOSEN), len(found)
+    assert len(hidden) > 100
+    for f in found:
+        for x in tensors([f.args, f.kwargs]):
+            same = [h for h in hidden if h.shape == x.shape and h.dtype == x.dtype and torch.equal(h, x)]
+            assert not same, f"a counterexample input equals a hidden input or expected output: {x.tolist()}"
+
+
+def test_the_messages_exist_in_both_languages():
+    cat = messages.catalog()
+    data = json.loads(json.dumps(cat))
+    for key in ("counterexample_input", "counterexample_yours", "counterexample_expected", "counterexample_first"):
+        assert set(data[key]) == {"en", "pt-BR"}, key
