@@ -159,7 +159,10 @@ def test_status_and_reason_say_what_could_not_run(graded):
     }
     assert results["submission_1004__hw"]["extra_data"]["flags"]["skipped_cells"] == 1
     assert results["submission_1004__hw"]["score"] == SDP_FULL, "the skipped cell costs nothing else"
-    assert by_id["submission_1004__hw"]["reason"] == "1 cell(s) skipped: running them stopped the worker"
+    assert (
+        by_id["submission_1004__hw"]["reason"]
+        == "1 cell(s) skipped: running them stopped the process that runs your code"
+    )
     broken = by_id["submission_1005__broken"]["reason"]
     assert broken == results["submission_1005__broken"]["output"].splitlines()[0] and "not a notebook" in broken
     assert all(r["reason"] == "" for r in by_id.values() if r["status"] == "graded")

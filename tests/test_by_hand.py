@@ -170,8 +170,11 @@ def _cells(nb):
 def test_each_edition_shows_the_instance_the_judge_grades_and_a_cell_it_can_read(lang):
     nb = template(SDP, lang)
     spec = sdp.BY_HAND["by_hand"]
-    intro = next(src for src, c in _cells(nb) if c["cell_type"] == "markdown" and "| the | $(0, 0)$" in src)
-    rows = re.findall(r"^\| (the|cat|sleeps) \| \$\(([^)]*)\)\$ \| \$\(([^)]*)\)\$ \|$", intro, re.M)
+    # the sentence in the edition's language ("the cat sleeps", "o gato dorme"): the same keys and numbers
+    words = {"en": ("the", "cat", "sleeps"), "pt-BR": ("o", "gato", "dorme")}[lang]
+    intro = next(src for src, c in _cells(nb) if c["cell_type"] == "markdown" and f"| {words[0]} | $(0, 0)$" in src)
+    rows = re.findall(rf"^\| ({'|'.join(words)}) \| \$\(([^)]*)\)\$ \| \$\(([^)]*)\)\$ \|$", intro, re.M)
+    assert [w for w, _, _ in rows] == list(words) and f'**"{" ".join(words)}"**' in intro
     assert [[float(x) for x in k.split(",")] for _, k, _ in rows] == spec["key"]
     assert [[float(x) for x in v.split(",")] for _, _, v in rows] == spec["value"]
     q = ", ".join(f"{x:g}" for x in spec["query"][0])

@@ -122,7 +122,7 @@ def test_a_stopped_worker_is_ended_at_once_not_at_the_wall_clock(remote):
         remote,
         "kill_with",
         [int(signal.SIGSTOP)],
-        [f"stopped the worker with signal {int(signal.SIGSTOP)} (SIGSTOP)"],
+        [f"stopped the process that runs your code with signal {int(signal.SIGSTOP)} (SIGSTOP)"],
         seconds=4,
     )
 
@@ -150,11 +150,11 @@ def test_any_exit_status_fails_only_that_call(remote, code):
 
 @pytest.mark.parametrize("target", ["close_pipes", "close_pipes_and_spin"])
 def test_closing_the_workers_pipes_fails_only_that_call(remote, target):
-    _fails_alone(remote, target, [], ["closed or wrote into the worker's pipes"])
+    _fails_alone(remote, target, [], ["closed or wrote into the pipes between your code and the grader"])
 
 
 def test_flooding_the_reply_pipe_with_garbage_fails_only_that_call(remote):
-    _fails_alone(remote, "flood_pipes", [], ["the worker sent a"])
+    _fails_alone(remote, "flood_pipes", [], ["the process that runs your code sent a"])
 
 
 def test_cells_that_kill_or_cut_off_the_worker_at_load_are_skipped(forkserver):
@@ -170,7 +170,7 @@ def test_cells_that_kill_or_cut_off_the_worker_at_load_are_skipped(forkserver):
         assert torch.equal(r.call("triple", [x]).value, x * 3)
         assert r.cell_errors[:2] == [
             "code cell 2 was skipped: running it crashed with signal 40",
-            "the cell In [9] was skipped: running it closed or wrote into the worker's pipes to the grader and was ended",
+            "the cell In [9] was skipped: running it closed or wrote into the pipes between your code and the grader and was ended",
         ], r.cell_errors
     finally:
         r.close()
@@ -186,9 +186,9 @@ def test_a_cell_that_stops_the_worker_at_load_is_skipped_at_once(forkserver):
         start = time.monotonic()
         assert r.call("triple", [torch.ones(2)]).ok
         assert time.monotonic() - start < 15
-        assert r.cell_errors[0].startswith("cell 2 was skipped: running it stopped the worker with signal 19"), (
-            r.cell_errors
-        )
+        assert r.cell_errors[0].startswith(
+            "cell 2 was skipped: running it stopped the process that runs your code with signal 19"
+        ), r.cell_errors
     finally:
         r.close()
 

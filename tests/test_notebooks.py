@@ -95,6 +95,14 @@ def test_reference_passes_every_public_check_and_draws_its_heatmap(assignment, l
         assert "passed" in text and "failed" not in text.lower() and "Error" not in text, (question, text[:2000])
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert images, "the heatmap cell draws the student's weights"
+    # the course's experiments draw in Jupyter too (this run is their test: no kernel of their own)
+    drawn = {
+        "classic_attention": ("RADIUS", "dot_attention("),  # move the decoder state, watch the weights
+        "seq2seq_attention": ("greedy_decode(", "imshow("),  # the trained model's alignment heatmap
+    }.get(assignment)
+    if drawn:
+        cell = next(c for c in nb.cells if c.cell_type == "code" and all(n in c.source for n in drawn))
+        assert any("image/png" in o.get("data", {}) for o in cell.outputs), [o.get("text") for o in cell.outputs]
 
 
 def test_check_command_for_student_ci():

@@ -163,6 +163,9 @@ except Exception:
 '''
 
 
+# The init cell's metadata: collapsed in Jupyter (and VS Code), a form in Colab.
+INIT_CELL_METADATA = {"jupyter": {"source_hidden": True}, "cellView": "form"}
+
 INIT_TEXTS = (
     "init_comment",
     "init_find_doc",
@@ -229,6 +232,8 @@ def student_notebook(path, assignment, lang="en"):
         cell["id"] = f"{assignment.replace('_', '-')}-{i:03d}"
         if i == 0 and cell.get("cell_type") == "code" and "otter.Notebook(" in "".join(cell.get("source", "")):
             cell["source"] = init_cell_source(assignment, lang)
+            # collapsed: Jupyter hides the code, Colab shows the #@title line as a form
+            cell.setdefault("metadata", {}).update(INIT_CELL_METADATA)
         if cell.get("cell_type") == "code":
             cell["outputs"] = []
             cell["execution_count"] = None

@@ -46,13 +46,13 @@ from pathlib import Path
 
 import yaml
 
-from autograder.build import sync, texts
+from autograder.build import grading_text, sync, texts
 
 SOURCE = "en"
 TRANSLATED = ("pt-BR",)
 EDITIONS = ("pt-BR", "en")  # every edition a build writes
 SECTIONS = ("cells", "docstrings", "comments", "messages", "strings")
-GENERATED_TAGS = (sync.SOLUTION_TAG, sync.PROVIDED_TAG, sync.IMPORTS_TAG)
+GENERATED_TAGS = (sync.SOLUTION_TAG, sync.PROVIDED_TAG, sync.IMPORTS_TAG, *grading_text.TAGS)
 WORD = re.compile(r"\b[A-Za-z]{3,}\b")  # a word, not an identifier such as d_head or T_q
 
 
@@ -492,7 +492,9 @@ def localize(assignment, nb, lang):
                 lines[found[0]] = f"{indent}instructions: {json.dumps(text, ensure_ascii=False)}"
                 cell["source"] = "\n".join(lines)
             continue
-        if sync.IMPORTS_TAG in tags:
+        if grading_text.tag_of(tags):
+            cell["source"] = grading_text.render(grading_text.tag_of(tags), assignment, lang)
+        elif sync.IMPORTS_TAG in tags:
             cell["source"] = src.replace(texts.get("imports_header", SOURCE), texts.get("imports_header", lang), 1)
         elif sync.PROVIDED_TAG in tags:
             first, _, rest = src.partition("\n")

@@ -15,7 +15,9 @@ generated code cell, each found by its tag:
   function or class.
 
 The `# BEGIN QUESTION` raw cells are synced too: their `points:` come from
-grading.yml. Everything else in the notebook (prose, tests, experiments) is
+grading.yml, and so do the markdown cells tagged `kit-grading` (the notebook's "How you
+are graded") and `kit-grading-run` (the training run's settings): see
+`autograder.build.grading_text`. Everything else in the notebook (prose, tests, experiments) is
 hand-written and left alone.
 """
 
@@ -31,7 +33,7 @@ import nbformat
 import yaml
 
 from autograder import layout
-from autograder.build import texts
+from autograder.build import grading_text, texts
 from autograder.judge import detect
 
 COURSE_ROOT = layout.COURSE or Path.cwd()  # the course folder: a checkout, or where an installed kit runs
@@ -298,12 +300,12 @@ def sync_notebook(nb, assignment, questions):
     want = expected_cells(assignment, questions)
     changes = []
 
-    def put(cell, source, label):
+    def put(cell, source, label, origin=f"solutions/{assignment}.py"):
         if _src(cell) != source:
             cell["source"] = source
-            changes.append(f"{label}: regenerated from solutions/{assignment}.py")
+            changes.append(f"{label}: regenerated from {origin}")
 
-    seen_solutions, seen_questions = [], []
+    seen_solutions, seen_questions, seen_grading = [], [], []
     provided_cells, import_cells = [], []
     for i, cell in enumerate(nb.cells, start=1):
         tags = _tags(cell)
@@ -328,6 +330,10 @@ def sync_notebook(nb, assignment, questions):
         elif IMPORTS_TAG in tags:
             import_cells.append(cell)
             put(cell, want["imports"], f"cell {i} (imports)")
+        elif grading_text.tag_of(tags):
+            tag = grading_text.tag_of(tags)
+            seen_grading.append(tag)
+            put(cell, grading_text.render(tag, assignment, "en"), f"cell {i} ({tag})", "grading.yml")
         else:
             parsed = _question_config(cell)
             if parsed is not None:
@@ -351,6 +357,12 @@ def sync_notebook(nb, assignment, questions):
         problems.append(f"needs exactly one {PROVIDED_TAG} cell (found {len(provided_cells)})")
     if len(import_cells) != 1:
         problems.append(f"needs exactly one {IMPORTS_TAG} cell (found {len(import_cells)})")
+    # at most one of each generated grading cell (tests/test_grading_text.py asks every
+    # notebook for its "How you are graded"), the run's only beside a training_run question
+    most = {grading_text.TAG: 1, grading_text.RUN_TAG: int(grading_text.RUN_QUESTION in questions)}
+    for tag, n in most.items():
+        if seen_grading.count(tag) > n:
+            problems.append(f"has {seen_grading.count(tag)} markdown cells tagged {tag} (at most {n})")
     if problems:
         raise SyncError(f"{assignment}: " + "; ".join(problems))
     return changes
