@@ -343,3 +343,29 @@ def test_the_messages_exist_in_both_languages():
     data = json.loads(json.dumps(cat))
     for key in ("counterexample_input", "counterexample_yours", "counterexample_expected", "counterexample_first"):
         assert set(data[key]) == {"en", "pt-BR"}, key
+
+
+# -- likely causes for what real training-lab code does ---------------------------------
+LAB_CAUSES = {  # catalog entry: (its question, the cause it must get)
+    "real_pytorch_tutorial_decoder_log_softmax": ("attention_decoder", "cause_lab_logits_log_probs"),
+    "real_bentrevett_train_step_teacher_forcing_ratio": ("train_step", "cause_lab_teacher_forcing_ratio"),
+    "train_step_fed_next_token": ("train_step", "cause_lab_no_shift_next"),
+    "train_step_no_shift": ("train_step", "cause_lab_no_shift"),
+    "masked_loss_returns_item": ("masked_loss", "cause_python_number"),
+    "train_step_mask_all_positions": ("train_step", "cause_lab_mask_all"),
+}
+
+
+@pytest.mark.slow
+def test_the_training_lab_causes_and_only_when_their_alternative_explains_the_output(catalog_graded):
+    seen = {}
+    for entry, data in catalog_graded:
+        if entry.assignment == "seq2seq_attention" and entry.name in LAB_CAUSES:
+            question, key = LAB_CAUSES[entry.name]
+            causes = data["extra_data"]["causes"]
+            keys = {c["key"] for c in causes if question in c["questions"]}
+            seen[entry.name] = keys
+            assert key in keys, (entry.name, [c["text"] for c in causes])
+            if key != "cause_lab_mask_all":  # the padding cause only where counting the padding gives the losses
+                assert "cause_lab_mask_all" not in keys, (entry.name, keys)
+    assert set(seen) == set(LAB_CAUSES), set(LAB_CAUSES) - set(seen)

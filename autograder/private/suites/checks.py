@@ -385,7 +385,8 @@ def _kind(v):
 
 def tensor(value, what):
     if not isinstance(value, torch.Tensor):
-        fail(t("not_a_tensor", what=what, got=_kind(value)))
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)  # as the wire brings a Python number
+        fail(caused(t("not_a_tensor", what=what, got=_kind(value)), t("cause_python_number") if number else None))
     return value
 
 

@@ -74,6 +74,7 @@ def _manual(
     out_in="state_context",
     softmax=False,
     state_out="new",
+    log_probs=False,
 ):
     """The step written out here, with one mistake at a time: (logits, new_state, weights)."""
     st = case.state
@@ -103,6 +104,8 @@ def _manual(
     logits = feats @ st["out.weight"].T + st["out.bias"]
     if softmax:
         logits = torch.softmax(logits, -1)
+    if log_probs:
+        logits = torch.log_softmax(logits, -1)
     return logits, (s if state_out == "old" else h), w
 
 
@@ -114,6 +117,7 @@ def _alternatives(case):
         (t("cause_lab_gru_fed_state"), _manual(case, gru_in="state")),
         (t("cause_lab_out_input_order"), _manual(case, out_in="context_state")),
         (t("cause_lab_logits_softmaxed"), _manual(case, softmax=True)),
+        (t("cause_lab_logits_log_probs"), _manual(case, log_probs=True)),
         (t("cause_lab_old_state"), _manual(case, state_out="old")),
     ]
     if not bool(case.mask.all()):

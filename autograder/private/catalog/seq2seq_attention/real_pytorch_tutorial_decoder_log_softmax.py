@@ -1,0 +1,31 @@
+"""
+bug: the step returns log-probabilities (log_softmax at the end) where the raw logits are asked for
+functions: [AttentionDecoder]
+questions: [attention_decoder]
+source: PyTorch tutorials, NLP From Scratch: Translation with a Sequence to Sequence Network and Attention, class AttnDecoderRNN, https://pytorch.org/tutorials/intermediate/seq2seq_translation_tutorial.html
+idiom: decoder_outputs = F.log_softmax(decoder_outputs, dim=-1) at the end of forward, for an nn.NLLLoss
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class AttentionDecoder(nn.Module):
+    def __init__(self, vocab_size, emb_dim, hidden_dim, attn_dim):
+        super().__init__()
+        bound = 1 / math.sqrt(hidden_dim)
+        self.embedding = nn.Embedding(vocab_size, emb_dim)
+        self.W_a = nn.Parameter(torch.empty(attn_dim, hidden_dim).uniform_(-bound, bound))
+        self.U_a = nn.Parameter(torch.empty(attn_dim, hidden_dim).uniform_(-bound, bound))
+        self.v_a = nn.Parameter(torch.empty(attn_dim).uniform_(-bound, bound))
+        self.gru = nn.GRUCell(emb_dim + hidden_dim, hidden_dim)
+        self.out = nn.Linear(2 * hidden_dim, vocab_size)
+
+    def forward(self, prev_token, state, encoder_states, mask):
+        embedded = self.embedding(prev_token)
+        context, weights = additive_attention(state, encoder_states, self.W_a, self.U_a, self.v_a, mask)
+        new_state = self.gru(torch.cat([embedded, context], dim=-1), state)
+        log_probs = F.log_softmax(self.out(torch.cat([new_state, context], dim=-1)), dim=-1)
+        return log_probs, new_state, weights
