@@ -48,4 +48,5 @@ def test_every_plotting_cell_runs_with_the_stand_ins_and_no_real_matplotlib():
         text=True,
         timeout=300,
     )
-    assert proc.returncode == 0 and proc.stdout.startswith("ok"), proc.stderr[-3000:]
+    # a cell may print (the lab's heatmap says there is nothing to draw before training)
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1].startswith("ok"), proc.stderr[-3000:]
