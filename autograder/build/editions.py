@@ -25,7 +25,8 @@ names it and exits 1. After changing both, record the pair with
 
 (a KEY prefix stamps every entry under it; without KEY only entries with no
 hash yet). The build's own texts (headers, the stub's message, the init cell,
-otter's cells) are in `texts.yml` (see `autograder.build.texts`).
+otter's cells, the sentences of the cells generated from grading.yml, see
+`autograder.build.grading_text`) are in `texts.yml` (see `autograder.build.texts`).
 
 `localize(assignment, nb, lang)` makes the pt-BR master notebook in memory
 (never written beside the English one): otter assigns it like the English, so
