@@ -1,9 +1,11 @@
 """The coming transformer lab's run in the grader, designed and measured on the reference
 over seeds (issue 24; docs/pages/transformer-contract.md, "The training run in the grader").
 
-The task is reversal: `length` random symbols, SEP, the symbols reversed; only the answer
-counts in the loss. Per seed, the judge's parameters (the reference TransformerLM's
-initialisation under the seed) and batches are drawn; the reference is trained as the
+The task is reversal: `length` random symbols, SEP, the symbols reversed, trained as a
+language model on every next token (the prompt's symbols are random: only a model that
+reads ahead can predict them, which is what makes training without the mask show). Per
+seed, the judge's parameters (the reference TransformerLM's initialisation under the
+seed) and batches are drawn; the reference is trained as the
 worker will train a student's model (`run_train_steps`: Adam, `next_token_loss`); the
 trained parameters are evaluated here through the reference's forward pass
 (`ablated_logits`, which is `TransformerLM.forward` with two switches) on sequences the
@@ -14,29 +16,33 @@ training never saw:
 - positions: the same decoding without the positional encoding; a model that uses
   positions falls towards chance (1 / n_symbols): the check is the drop, accuracy
   minus accuracy with the encoding zeroed;
-- the causal mask: teacher-forced evaluation with the mask removed, on the evaluation
-  sequences with the answer replaced by other symbols (a wrong one at every position):
-  "follows" is the fraction of answer positions whose prediction is the (wrong) token
-  that comes next. A model trained with the mask never learned to read the future and
-  does not follow it; one trained without it copies the next token;
-- the loss ratio: the held-out loss of the trained parameters over the initial ones'.
+- the causal mask ("reads_future"): teacher-forced accuracy on the prompt's symbols after
+  the first, with the mask removed. They are random: with the mask every model is at
+  chance there ("prompt_masked", 1 / n_symbols); without it, a model trained without
+  the mask copies each from the next position (it learned to, since that lowered its
+  training loss on the prompt), and one trained with it does not;
+- the loss ratio: the held-out loss over the answer, trained parameters over initial ones.
 
 Why not "the predictions do not change without the mask": in teacher-forced evaluation
 of whole sequences, removing the mask gives every position tokens it never saw in
-training, so the predictions of a model trained with the mask change too (the column
-"agreement", masked against unmasked argmax, is 0.76 .. 1.0). Computed from the prefix
-only (greedy decoding, "greedy_unmasked"), the last position sees the same tokens with
-or without the mask, and with one layer nothing changes whatever the parameters (an
-architectural fact, no check of training); with two layers the earlier positions of
-the prefix see their own futures and the answers move a little. What training decides
-is whether the model reads the future, and a misleading future shows it.
+training, so the predictions of a model trained with the mask change too ("agreement",
+masked against unmasked argmax on the answer, 0.90 .. 1.00 for the reference). Computed
+from the prefix only (greedy decoding, "greedy_unmasked"), the last position sees the
+same tokens with or without the mask: with one layer nothing changes whatever the
+parameters (an architectural fact, no check of training); with two the earlier positions
+of the prefix see their own futures and the answers move a little. What training decides
+is whether the model reads the future, and the prompt's random symbols show it. The
+reference is above chance there without the mask (0.16 .. 0.41): its mirror lookup, run at
+a prompt position, lands on the answer's copy of the same symbol, a quirk of reversal;
+with the answer replaced by other symbols ("reads_future_misled") it falls (0.12 .. 0.34).
+Also shown: "follows", the answers that write the (wrong) next token of such a sequence.
 
 The same run is then made twice more with the same parameters and batches, the model
 trained without the positional encoding ("no positions") and without the causal mask
 ("no mask"), both evaluated by the same judge: each must fail its own check (positions,
-follows) on every seed. Also shown, not checked: the accuracy with the encoding zeroed,
-teacher-forced accuracy with and without the mask on the true sequences, their
-agreement, and greedy decoding without the mask (each step sees the prefix only).
+reads_future) on every seed. Also shown, not checked: the accuracy with the encoding
+zeroed, teacher-forced accuracy with and without the mask on the answer, and greedy
+decoding without the mask (each step sees the prefix only).
 
     OMP_NUM_THREADS=1 python bench/transformer_seeds.py [--seeds 10] [--first 0] [--steps N] ...
 """
@@ -71,9 +77,9 @@ class Settings:
     lr: float = 0.003
     eval_sequences: int = 500
     # thresholds (proposed)
-    min_accuracy: float = 0.95  # greedy token accuracy of the trained model, at least
+    min_accuracy: float = 0.9  # greedy token accuracy of the trained model, at least
     min_positions_drop: float = 0.5  # accuracy minus accuracy with the positional encoding zeroed, at least
-    max_follows: float = 0.2  # without the causal mask, answers that write the misleading next token, at most
+    max_reads_future: float = 0.7  # without the causal mask, accuracy on the prompt's random symbols, at most
     max_loss_ratio: float = 0.1  # held-out loss, trained over initial, at most
 
     @property
@@ -91,7 +97,7 @@ class Settings:
 class Task:
     settings: Settings
     state: dict  # {name: float32 tensor}: the reference's initialisation under the seed
-    batches: list  # [(tokens, target_mask)] * steps
+    batches: list  # [tokens (batch_size, 2 * length + 1)] * steps
 
 
 def task(s):
@@ -122,9 +128,9 @@ def train_ablated(t, positions=True, causal=True):
     model = load(t, t.state).train()
     opt = torch.optim.Adam(model.parameters(), lr=t.settings.lr)
     losses = []
-    for tokens, target_mask in t.batches:
+    for tokens in t.batches:
         logits = ref.ablated_logits(model, tokens, positions=positions, causal=causal)
-        loss = ref.next_token_loss(logits, tokens, target_mask)
+        loss = ref.next_token_loss(logits, tokens)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -160,8 +166,21 @@ def teacher_forced(model, tokens, positions=True, causal=True):
 
 @torch.no_grad()
 def held_out_loss(model, t):
-    tokens, target_mask = eval_batch(t, salt=999)
-    return float(ref.next_token_loss(model(tokens), tokens, target_mask))
+    """The next-token loss over the answer alone (the prompt's symbols are random), on the judge's
+    own sequences."""
+    tokens = eval_batch(t, salt=999)
+    answer = torch.arange(tokens.shape[1]) > t.settings.length  # (2L + 1,): after SEP
+    return float(ref.next_token_loss(model(tokens), tokens, answer.expand_as(tokens)))
+
+
+@torch.no_grad()
+def prompt_accuracy(model, tokens, causal=True):
+    """Teacher-forced accuracy on the prompt's symbols after the first: they are random, so a
+    model that only reads the past is at chance there (1 / n_symbols); one that reads ahead
+    copies them once the mask is removed."""
+    L = (tokens.shape[1] - 1) // 2
+    logits = ref.ablated_logits(model, tokens, causal=causal)  # (N, 2L + 1, V)
+    return float((logits[:, : L - 1].argmax(-1) == tokens[:, 1:L]).double().mean())  # made at 0 .. L - 2
 
 
 def misleading_future(t, tokens):
@@ -180,7 +199,7 @@ def judge(t, state, initial_loss):
     """Every figure of a trained state, and the margins to the thresholds."""
     s = t.settings
     model = load(t, state)
-    tokens, _ = eval_batch(t)
+    tokens = eval_batch(t)
     L = s.length
     answer = tokens[:, L + 1 :]  # (N, L)
     masked_tf = teacher_forced(model, tokens)
@@ -189,7 +208,10 @@ def judge(t, state, initial_loss):
     f = {
         "accuracy": float((greedy(model, tokens) == answer).double().mean()),
         "zeroed": float((greedy(model, tokens, positions=False) == answer).double().mean()),
+        "reads_future": prompt_accuracy(model, tokens, causal=False),
+        "reads_future_misled": prompt_accuracy(model, wrong, causal=False),
         "follows": float((teacher_forced(model, wrong, causal=False) == wrong[:, L + 1 :]).double().mean()),
+        "prompt_masked": prompt_accuracy(model, tokens),
         "loss_ratio": held_out_loss(model, t) / initial_loss,
         "tf_masked": float((masked_tf == answer).double().mean()),
         "tf_unmasked": float((unmasked_tf == answer).double().mean()),
@@ -199,13 +221,13 @@ def judge(t, state, initial_loss):
     margins = {
         "accuracy": f["accuracy"] - s.min_accuracy,
         "positions": f["accuracy"] - f["zeroed"] - s.min_positions_drop,
-        "follows": s.max_follows - f["follows"],
+        "reads_future": s.max_reads_future - f["reads_future"],
         "loss_ratio": s.max_loss_ratio - f["loss_ratio"],
     }
     return f, margins
 
 
-OWN_CHECK = {"no positions": "positions", "no mask": "follows"}  # what each ablated training must fail
+OWN_CHECK = {"no positions": "positions", "no mask": "reads_future"}  # what each ablated training must fail
 
 
 def one_seed(s):
@@ -222,7 +244,7 @@ def one_seed(s):
         _, state = train()
         seconds = time.process_time() - start
         if name == "reference":  # the judge's forward with both switches on is the module's
-            model, tokens = load(t, state), eval_batch(t)[0]
+            model, tokens = load(t, state), eval_batch(t)
             with torch.no_grad():
                 assert torch.equal(model(tokens), ref.ablated_logits(model, tokens))
         start = time.process_time()
@@ -245,7 +267,7 @@ def main():
         f"reversal of {base.length} of {base.n_symbols} symbols (chance {1 / base.n_symbols:.3f}); "
         f"{base.steps} Adam steps x {base.batch_size}, lr {base.lr:g}; sizes {base.sizes}; "
         f"{base.eval_sequences} evaluation sequences; thresholds: accuracy >= {base.min_accuracy}, "
-        f"drop with positions zeroed >= {base.min_positions_drop}, follows the future <= {base.max_follows}, "
+        f"drop with positions zeroed >= {base.min_positions_drop}, prompt accuracy without the mask <= {base.max_reads_future}, "
         f"loss ratio <= {base.max_loss_ratio}",
         flush=True,
     )

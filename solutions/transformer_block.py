@@ -64,29 +64,27 @@ def make_reverse_batch(batch_size, length, n_symbols, generator=None):
     """A batch of the reversal task: `length` random symbols, SEP, the symbols reversed.
 
     The symbols are the tokens 2 .. n_symbols + 1 (PAD = 0 is not used: every
-    sequence has the same length). The model reads the whole sequence and is
-    trained to predict each token from the ones before it; only the answer
-    (the tokens after SEP) counts in the loss.
+    sequence has the same length). The model is trained to predict every token
+    from the ones before it: the symbols before SEP are random (no model can do
+    better than chance there without reading ahead), the answer after SEP is
+    determined by them.
 
     Returns:
-        tokens (B, 2 * length + 1) int64: a_1 .. a_L, SEP, a_L .. a_1;
-        target_mask (B, 2 * length + 1) bool, True on the answer's L tokens.
+        tokens (B, 2 * length + 1) int64: a_1 .. a_L, SEP, a_L .. a_1.
     """
     symbols = torch.randint(0, n_symbols, (batch_size, length), generator=generator) + 2  # (B, L)
     sep = torch.full((batch_size, 1), SEP, dtype=torch.long)  # (B, 1)
-    tokens = torch.cat([symbols, sep, symbols.flip(1)], dim=1)  # (B, 2L + 1)
-    target_mask = torch.arange(2 * length + 1) > length  # (2L + 1,): the answer, after SEP
-    return tokens, target_mask.expand(batch_size, -1).clone()  # (B, 2L + 1) each
+    return torch.cat([symbols, sep, symbols.flip(1)], dim=1)  # (B, 2L + 1)
 
 
 def run_train_steps(sizes, state, batches, lr):
     """Build a TransformerLM from its sizes and parameters, train it with Adam on each
-    batch (your `next_token_loss`), and return (losses, state_dict). The grader calls
-    this too.
+    batch with your `next_token_loss` over every token, and return (losses, state_dict).
+    The grader calls this too.
 
     sizes: {"vocab_size", "d_model", "n_heads", "d_ff", "n_layers"}; state: the
-    parameters by name (their dtype is the model's); batches: a list of
-    (tokens, target_mask) as make_reverse_batch returns them; lr: Adam's rate.
+    parameters by name (their dtype is the model's); batches: a list of token
+    tensors (B, T) as make_reverse_batch returns them; lr: Adam's rate.
     """
     model = TransformerLM(**sizes)
     dtype = next(iter(state.values())).dtype
@@ -94,8 +92,8 @@ def run_train_steps(sizes, state, batches, lr):
     model.load_state_dict(state)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
-    for tokens, target_mask in batches:
-        loss = next_token_loss(model(tokens), tokens, target_mask)
+    for tokens in batches:
+        loss = next_token_loss(model(tokens), tokens)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -276,8 +274,9 @@ def next_token_loss(logits, tokens, mask=None):
 
     Args:
         logits: (B, T, V), the model's output on `tokens`. tokens: (B, T) int64.
-        mask: (B, T) bool, True where a token counts as a target (a real token; the
-            grader's reversal run marks the answer only), or None: every token.
+        mask: (B, T) bool, True where a token counts as a target (a real token: the
+            padding mask; the grader scores the answer of a reversal alone), or
+            None: every token.
 
     Returns:
         A scalar (0-d tensor, the logits' dtype): the mean cross-entropy of the
