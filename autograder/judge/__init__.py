@@ -302,6 +302,11 @@ def _run_suites(
         "console_output_style=classic",
         # the suites hold no `assert` (a kit test keeps it so): rewriting them cost ~1.9 s a submission
         "--assert=plain",
+        # pytest's log capture (~45 handlers added and removed a test) and its per-test capture
+        # files: the suites log nothing, and what they print is thrown away (`sink`)
+        "-p",
+        "no:logging",
+        "--capture=sys",
         *extra_args,
     ]
     import contextlib
