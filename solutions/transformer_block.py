@@ -146,7 +146,7 @@ def positional_encoding(seq_len, d_model, device=None, dtype=None):
     """
     if dtype is None:
         dtype = torch.get_default_dtype()
-    work = torch.float64 if dtype == torch.float64 else torch.float32  # float16 angles lose whole radians
+    work = torch.float64 if dtype == torch.float64 else torch.float32  # float16 holds 256 .. 512 0.25 apart
     t = torch.arange(seq_len, device=device, dtype=work)  # (T,)
     two_i = torch.arange(0, d_model, 2, device=device, dtype=work)  # (ceil(D / 2),): 2i of each pair
     inv_freq = torch.exp(-math.log(10000.0) * two_i / d_model)  # 1 / 10000^(2i / D)
@@ -221,7 +221,7 @@ class DecoderBlock(nn.Module):
         if pad_mask is not None:
             mask = mask & pad_mask[:, None, None, :]  # (B, 1, T, T): causal and a real key
         h = self.ln1(x)  # (B, T, D)
-        attended, weights = self.attn(h, h, h, mask)  # (B, T, D), (B, h, T, T)
+        attended, weights = self.attn(h, h, h, mask)  # (B, T, D), (B, n_heads, T, T)
         x = x + attended  # (B, T, D)
         x = x + self.ffn(self.ln2(x))  # (B, T, D)
         return x, weights

@@ -351,3 +351,28 @@ def test_run_train_steps_keeps_names_and_dtype_and_learns_the_reversal():
     assert (predicted == tokens[:, 4:]).double().mean() > 0.8
     _, doubled = tb.run_train_steps(sizes, {n: v.double() for n, v in state.items()}, batches[:2], lr=0.01)
     assert all(v.dtype == torch.float64 for v in doubled.values())
+
+
+def test_trained_without_the_mask_a_model_reads_the_prompt_off_the_next_position():
+    """The grader's causal check in small (bench/transformer_seeds.py measures it in full): the
+    prompt's symbols are random, and evaluated without the mask only a model trained without it
+    predicts them (it copies each from the next position)."""
+
+    def prompt_accuracy_without_the_mask(causal_in_training):
+        g = torch.Generator().manual_seed(16)
+        torch.manual_seed(16)
+        model = tb.TransformerLM(vocab_size=6, d_model=16, n_heads=2, d_ff=32, n_layers=1)
+        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+        for _ in range(150):
+            tokens = tb.make_reverse_batch(32, 4, 4, g)
+            loss = tb.next_token_loss(tb.ablated_logits(model, tokens, causal=causal_in_training), tokens)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        tokens = tb.make_reverse_batch(300, 4, 4, torch.Generator().manual_seed(17))
+        with torch.no_grad():
+            predicted = tb.ablated_logits(model, tokens, causal=False)[:, :3].argmax(-1)  # made at 0 .. 2
+        return (predicted == tokens[:, 1:4]).double().mean().item()  # the prompt's symbols 2 .. 4
+
+    assert prompt_accuracy_without_the_mask(causal_in_training=False) > 0.9  # measured 0.99
+    assert prompt_accuracy_without_the_mask(causal_in_training=True) < 0.8  # measured 0.45, chance 0.25
