@@ -376,3 +376,17 @@ def test_trained_without_the_mask_a_model_reads_the_prompt_off_the_next_position
 
     assert prompt_accuracy_without_the_mask(causal_in_training=False) > 0.9  # measured 0.99
     assert prompt_accuracy_without_the_mask(causal_in_training=True) < 0.8  # measured 0.45, chance 0.25
+
+
+@pytest.mark.parametrize(
+    "dtype,atol,rtol", [(torch.float32, 1e-5, 1e-4), (torch.float16, 2e-3, 5e-3), (torch.bfloat16, 1.6e-2, 3.2e-2)]
+)
+def test_model_in_lower_precision_keeps_its_dtype_within_the_kits_tolerance(dtype, atol, rtol):
+    """grading.yml's tolerance for the output's dtype, against float64 from the same (rounded) parameters."""
+    torch.manual_seed(18)
+    model = tb.TransformerLM(V, D, H, FF, n_layers=2).to(dtype)
+    tokens = torch.randint(0, V, (3, 7), generator=torch.Generator().manual_seed(18))
+    got = model(tokens)
+    assert got.dtype == dtype
+    want = model.double()(tokens)
+    assert bool(((got.double() - want).abs() <= atol + rtol * want.abs()).all())
