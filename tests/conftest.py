@@ -85,6 +85,23 @@ def code_cell(source, tags=None):
     }
 
 
+_FORK_SERVERS = []  # this test process's fork server for `grade`, started on first use
+
+
+def grade(path, **kwargs):
+    """`autograder.judge.grade` with this test process's one fork server: a fork server of its own
+    (what `grade` starts when given none) imports torch, about 2 s of CPU a graded notebook."""
+    import atexit
+
+    from autograder.judge import grade as judge_grade
+    from autograder.sandbox.forkserver import ForkServer
+
+    if not _FORK_SERVERS:
+        _FORK_SERVERS.append(ForkServer())
+        atexit.register(_FORK_SERVERS[0].close)
+    return judge_grade(path, forkserver=_FORK_SERVERS[0], **kwargs)
+
+
 @pytest.fixture(scope="module")
 def forkserver():
     """A fork server of the judge's own, shared by a test module's workers."""

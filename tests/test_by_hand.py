@@ -16,10 +16,10 @@ import pytest
 
 from autograder import config
 from autograder.audit.catalog import entries, fill, fill_reference, reference_by_hand, reference_sources
-from autograder.judge import by_hand, grade
+from autograder.judge import by_hand
 from autograder.judge.reader import SubmissionError, _submission_dict, read_bytes, read_file
 from autograder.private.solutions import scaled_dot_product as sdp
-from conftest import EDITIONS, ROOT, template
+from conftest import EDITIONS, ROOT, grade, template
 from conftest import code_cell as _code
 from conftest import notebook as _nb
 

@@ -5,8 +5,7 @@ same one its scores come from, never with a grading.yml of the working folder.""
 import pytest
 
 from autograder import config
-from autograder.judge import grade
-from conftest import ROOT
+from conftest import ROOT, grade
 
 SDP = ROOT / "examples" / "submissions" / "scaled_dot_product"
 GIVEN = "devices: {cpu: [float64], meta: [float32], cuda: []}\nscoring: {evidence_devices: [meta]}\n"

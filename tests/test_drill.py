@@ -18,11 +18,11 @@ import torch
 
 from autograder import config
 from autograder.audit.catalog import entries, fill, fill_reference, reference_sources, reference_typed
-from autograder.judge import by_hand, grade, proxies
+from autograder.judge import by_hand, proxies
 from autograder.judge.reader import SubmissionError, _submission_dict, read_bytes, read_file
 from autograder.private.solutions import classic_attention as ca
 from autograder.private.suites.classic_attention import drill
-from conftest import EDITIONS, ROOT, template
+from conftest import EDITIONS, ROOT, grade, template
 from conftest import code_cell as _code
 from conftest import notebook as _nb
 

@@ -18,7 +18,7 @@ from autograder import config
 from autograder.audit import examples as examples_mod
 from autograder.audit.catalog import fill_reference
 from autograder.build import check_aligned, editions, sync, texts
-from conftest import ASSIGNMENTS, EDITIONS, ROOT, template
+from conftest import ASSIGNMENTS, EDITIONS, ROOT, grade, template
 
 CFG = config.load(ROOT / "grading.yml")
 
@@ -177,8 +177,6 @@ def test_build_check_exits_1_naming_what_drifted(tmp_path, change):
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_the_reference_scores_full_marks_in_either_edition(assignment, tmp_path):
-    from autograder.judge import grade
-
     got = {}
     for lang in EDITIONS:
         path = tmp_path / lang / f"{assignment}.ipynb"

@@ -15,9 +15,9 @@ import pytest
 
 from autograder import config
 from autograder.grade import EXIT_GRADER_FAULT
-from autograder.judge import grade, scoring
+from autograder.judge import scoring
 from autograder.judge.scoring import TestOutcome
-from conftest import ROOT, suite_skeleton
+from conftest import ROOT, grade, suite_skeleton
 
 CFG = config.load(ROOT / "grading.yml")
 EXAMPLES = ROOT / "examples" / "submissions" / "classic_attention"

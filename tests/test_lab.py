@@ -14,10 +14,9 @@ import pytest
 import torch
 
 from autograder.audit.catalog import entries, fill, reference_sources
-from autograder.judge import grade
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.solutions.classic_attention import additive_attention
-from conftest import template
+from conftest import grade, template
 
 ASSIGNMENT = "seq2seq_attention"
 

@@ -7,8 +7,8 @@ import pytest
 
 from autograder import config, messages
 from autograder.audit.catalog import fill_entry, load_entry
-from autograder.judge import grade, scoring
-from conftest import ROOT, run_cli, template
+from autograder.judge import scoring
+from conftest import ROOT, grade, run_cli, template
 
 CFG = config.load(ROOT / "grading.yml")
 

@@ -19,8 +19,8 @@ import yaml
 from autograder import layout, messages
 from autograder.audit.catalog import fill, load_entry, reference_sources
 from autograder.audit.examples import TEMPLATES
-from autograder.judge import grade
 from autograder.judge.scoring import check_label
+from conftest import grade
 
 PACKAGE = layout.PACKAGE
 SUITES = layout.SUITES

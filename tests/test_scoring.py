@@ -8,9 +8,9 @@ import pytest
 
 from autograder import config, layout
 from autograder.audit.catalog import fill_entry, load_entry
-from autograder.judge import grade, scoring
+from autograder.judge import scoring
 from autograder.judge.scoring import TestOutcome
-from conftest import ROOT, suite_skeleton, template
+from conftest import ROOT, grade, suite_skeleton, template
 
 CFG = config.load(ROOT / "grading.yml")
 CATALOG = layout.CATALOG

@@ -41,10 +41,9 @@ import yaml
 from autograder import config, layout, messages
 from autograder.audit.catalog import fill, load_entry, reference_sources, reference_typed
 from autograder.judge import by_hand as typed_cells
-from autograder.judge import grade
 from autograder.private.solutions import classic_attention as ca_ref
 from autograder.private.suites.scaled_dot_product.common import by_hand_answers
-from conftest import ROOT, template
+from conftest import ROOT, grade, template
 
 CFG = config.load(ROOT / "grading.yml")
 PACKAGE = layout.PACKAGE
