@@ -2,8 +2,10 @@
 written here and torch's own layers, never against itself: the positional encoding against
 the paper's formula in plain Python; the block against `nn.TransformerEncoderLayer`
 (norm_first, relu, the causal mask) with the same weights, and told apart from its
-post-norm form; causality, padding, positions, gradients, dtypes; the loss against a loop
-of log-softmaxes; a tiny training run (docs/pages/transformer-contract.md)."""
+post-norm form; causality, padding, positions, gradients, float64 to bfloat16; the loss
+against a loop of log-softmaxes; a tiny training run that learns the reversal, and the
+grader's causal check in small: a model trained without the mask reads the prompt off the
+next position (docs/pages/transformer-contract.md)."""
 
 import math
 
