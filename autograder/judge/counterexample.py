@@ -6,11 +6,16 @@ per question), for a small concrete case to show the student: these inputs, your
 output, the expected output. The search starts from the failing check's own
 shapes and shrinks, as property-based testing tools do:
 
-1. fewest elements first: every size of the failing call (an axis length shared
-   by the inputs, or a size passed as a positional int, such as a number of
-   heads) is tried smaller, from 1 up, each size variable in turn (the largest
-   first), keeping the first that still shows a difference; a mask hides one key;
-2. then the simplest values: small integers (-2 .. 2), else one-decimal numbers.
+1. at the failing call's own shapes, fresh one-decimal numbers with a mask that
+   hides one key, then one whose first row hides every key, then a random one;
+   where the failing input holds large numbers (mean or spread above 10), small
+   multiples of its spread around its mean (each to one significant digit: the
+   scale, never the values), for the bugs that show only there;
+2. fewest elements: every size of the failing call (an axis length shared by the
+   inputs, or a size passed as a positional int, such as a number of heads) is
+   tried smaller, from 1 up, each size variable in turn (the largest first),
+   keeping the first that still shows a difference;
+3. then the simplest values: small integers (-2 .. 2) where they still show it.
 
 The inputs are always made fresh from a seed (never a hidden input: a candidate
 equal to one of the failing check's own inputs is skipped, and values are drawn
@@ -125,6 +130,15 @@ class _Leaf:
     low: int = 0  # int tensors: the range their values are drawn from
     high: int = 0
     bounds: tuple[int, ...] = ()  # int tensors: the sizes their values must stay below
+    center: float = 0.0  # float tensors: the failing input's mean and spread, each to one significant digit
+    spread: float = 1.0
+
+
+def _one_digit(x: float) -> float:
+    """`x` rounded to one significant digit (0 stays 0)."""
+    if x == 0 or x != x or abs(x) == float("inf"):
+        return 0.0
+    return float(f"{x:.0e}")
 
 
 def _leaves(args: Sequence[Any], kwargs: dict[str, Any]) -> list[_Leaf] | None:
@@ -143,7 +157,11 @@ def _leaves(args: Sequence[Any], kwargs: dict[str, Any]) -> list[_Leaf] | None:
             if v.dtype == torch.bool:
                 out.append(_Leaf("bool", shape))
             elif v.is_floating_point():
-                out.append(_Leaf("float", shape, v.dtype))
+                x = v.detach().double()
+                x = x[torch.isfinite(x)]
+                center = _one_digit(float(x.mean())) if x.numel() else 0.0
+                spread = _one_digit(float(x.std())) if x.numel() > 1 else 1.0
+                out.append(_Leaf("float", shape, v.dtype, center=center, spread=spread or 1.0))
             elif not v.is_complex():
                 low = max(0, int(v.min())) if v.numel() else 0
                 high = int(v.max()) if v.numel() else 0
@@ -188,6 +206,8 @@ def _make(
             assert leaf.dtype is not None
             if values == "integer":
                 x = torch.randint(-2, 3, shape, generator=g).double()
+            elif values == "scaled":  # the failing input's magnitude (large scores), small multiples of its spread
+                x = leaf.center + leaf.spread * torch.randint(-2, 3, shape, generator=g).double()
             else:
                 x = (torch.randn(shape, generator=g, dtype=torch.float64) * 15).round() / 10
             made.append(x.to(leaf.dtype))
@@ -198,7 +218,9 @@ def _make(
                     m.select(-1, 0).fill_(True)
             else:
                 m = torch.ones(shape, dtype=torch.bool)
-                if m.dim() and shape[-1] > 1 and m.numel():
+                if mask == "dead_row" and m.dim() and m.numel():
+                    m.view(-1, shape[-1])[0] = False  # a row with no allowed key
+                elif m.dim() and shape[-1] > 1 and m.numel():
                     m.view(-1, shape[-1])[0, -1] = False  # one hidden key
             made.append(m)
         elif leaf.kind == "int":
@@ -273,10 +295,16 @@ def search(
     sizes = {v: v for v in _variables(leaves)}
     try:
         masked = any(leaf.kind == "bool" for leaf in leaves)
-        starts = (("one_hidden", 0), ("random", 0), ("random", 1)) if masked else (("one_hidden", 0), ("one_hidden", 1))
-        mask = "one_hidden"
-        for mask, salt in starts:  # the failing call's own shapes, fresh values
-            best = attempt(sizes, "decimal", mask, salt)
+        masks = (("one_hidden", 0), ("dead_row", 0), ("random", 0)) if masked else (("one_hidden", 0),)
+        kinds = ["decimal"]
+        if any(leaf.kind == "float" and (abs(leaf.center) > 10 or leaf.spread > 10) for leaf in leaves):
+            kinds.append("scaled")  # large scores: a bug that shows only there (overflow, a finite fill)
+        values, mask = "decimal", "one_hidden"
+        for values in kinds:  # the failing call's own shapes, fresh values
+            for mask, salt in masks:
+                best = attempt(sizes, values, mask, salt)
+                if best is not None:
+                    break
             if best is not None:
                 break
         if best is not None:
@@ -288,7 +316,7 @@ def search(
                         if tries >= CALLS_PER_SIZE:
                             break
                         calls = spent.calls
-                        found = attempt({**sizes, var: smaller}, "decimal", mask)
+                        found = attempt({**sizes, var: smaller}, values, mask)
                         tries += spent.calls - calls
                         if found is not None:
                             sizes[var], best, changed = smaller, found, True
