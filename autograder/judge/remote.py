@@ -265,9 +265,13 @@ class Remote:
         """A call the judge makes for itself, not a check (the counterexample search,
         `judge.counterexample`): at most `seconds` of CPU and twice that plus one of wall
         clock. A worker that dies in it is closed (the next call starts a fresh one), and
-        the function is not marked dead: only the checks' own calls decide that."""
+        the function is not marked dead: only the checks' own calls decide that. None is made
+        once half the submission's wall-clock budget is spent (the checks keep the rest)."""
+        if self._remaining() < self.limits.submission_seconds / 2:
+            return Reply(False, error=t("over_budget", seconds=f"{self.limits.submission_seconds:g}"))
         was_dead = target in self.dead
-        reply = self._call(target, args, kwargs, replace(options, cpu_seconds=max(0.1, seconds)), 1.0)
+        seconds = min(max(0.1, seconds), float(self.limits.cpu_seconds_per_call))
+        reply = self._call(target, args, kwargs, replace(options, cpu_seconds=seconds), 1.0)
         if not was_dead:
             self.dead.pop(target, None)
         return reply
