@@ -1,0 +1,154 @@
+"""Counterexamples on the audit catalog: how many value failures show one, how small
+they are, and what the search adds to a submission's grading time.
+
+    python bench/counterexamples.py [--assignment NAME] [--limit N] [--lang en]
+
+Every buggy catalog entry (of NAME, or all; the first N of each assignment with
+--limit) is filled into the student notebook as the audit fills it and graded in
+this process (one fork server) twice, back to back: with the search off
+(grading.yml `scoring.counterexample.calls: 0`) and on (grading.yml's budget);
+without the training lab's `training_run` (it searches nothing and takes about
+40 s a lab submission here) unless --with-training-run.
+Prints:
+
+- the value failures of function questions (the questions an entry targets whose
+  feedback holds a FAIL line comparing a call's output with the reference's) and
+  the share that show a counterexample;
+- the size of those shown: elements in the largest tensor (inputs and outputs),
+  median and largest;
+- each search (one per failing question, as the judge logs them in
+  `counterexample.STATS`): calls to the worker and seconds, median, 90th
+  percentile and largest, and how many found none;
+- the time added per submission: the grading time with the search on minus off,
+  median and mean, against the median submission's time with it off.
+
+Figures, not a pass/fail: docs/pages/measurements.md may quote them with this command.
+"""
+
+import argparse
+import dataclasses
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _quantile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--assignment", help="one assignment (default: all)")
+    parser.add_argument("--limit", type=int, help="the first N buggy entries of each assignment")
+    parser.add_argument("--lang", default="en", help="the edition the entries are filled into (en, pt-BR)")
+    parser.add_argument(
+        "--with-training-run",
+        action="store_true",
+        help="also run the training lab's training_run (no search there; about 40 s a lab submission here)",
+    )
+    args = parser.parse_args(argv)
+
+    from autograder import config
+    from autograder.audit import catalog
+    from autograder.audit import run as audit_run
+    from autograder.judge import counterexample as cx
+    from autograder.judge import grade
+    from autograder.judge.detect import question_name
+    from autograder.sandbox.forkserver import ForkServer
+
+    cfg = config.load(ROOT / "grading.yml")
+    off = dataclasses.replace(
+        cfg, data={**cfg.data, "scoring": {**cfg.scoring, "counterexample": {**cx.DEFAULTS, "calls": 0}}}
+    )
+    chosen = []
+    for a in [args.assignment] if args.assignment else cfg.assignments:
+        buggy = [e for e in catalog.entries(a) if not e.correct]
+        chosen += buggy[: args.limit] if args.limit else buggy
+    kinds = {}  # question -> "function" or "module" (a class: built with the judge's parameters, not searched)
+    for a in cfg.assignments:
+        for obj in catalog.reference_sources(a):
+            kinds[question_name(obj)] = "module" if obj[:1].isupper() else "function"
+    failures, shown, sizes, added, base = 0, 0, [], [], []
+    module_failures = []
+    missing = []
+    searches = []
+    skip = [] if args.with_training_run else ["-k", "not training_run"]
+    fs = ForkServer()
+    try:
+        with tempfile.TemporaryDirectory(prefix="kit-cx-") as tmp:
+            files = audit_run.fill_catalog(chosen, tmp, args.lang)
+            for n, (entry, path) in enumerate(zip(chosen, files), 1):
+                start = time.monotonic()
+                grade(path, cfg=off, forkserver=fs, lang=args.lang, pytest_args=skip)
+                t_off = time.monotonic() - start
+                before = len(cx.STATS)
+                start = time.monotonic()
+                result = grade(path, cfg=cfg, forkserver=fs, lang=args.lang, pytest_args=skip)
+                t_on = time.monotonic() - start
+                searches += cx.STATS[before:]
+                added.append(t_on - t_off)
+                base.append(t_off)
+                for q in entry.questions:
+                    r = result.questions.get(q)
+                    if r is None or not any(cx.is_value_failure(line) for line in r.lines):
+                        continue
+                    if kinds.get(q) == "module":
+                        module_failures.append(f"{entry.assignment}/{entry.name} ({q})")
+                        continue
+                    failures += 1
+                    lines = [line for line in r.lines if cx.is_input_line(line)]
+                    if lines:
+                        shown += 1
+                        at = r.lines.index(lines[0])
+                        sizes.append(max(max(cx.sizes_shown(line) or [0]) for line in r.lines[at : at + 3]))
+                    else:
+                        missing.append(f"{entry.assignment}/{entry.name} ({q})")
+                if sys.stderr.isatty():
+                    print(f"\r{n}/{len(chosen)} graded", end="", file=sys.stderr, flush=True)
+    finally:
+        fs.close()
+    print(file=sys.stderr)
+    run = "with" if args.with_training_run else "without"
+    print(
+        f"buggy entries graded: {len(chosen)} ({args.lang} edition, {run} training_run), each with the search off and on"
+    )
+    pct = f" ({100 * shown / failures:.0f}%)" if failures else ""
+    print(f"value failures of function questions with a counterexample: {shown}/{failures}{pct}")
+    for m in missing:
+        print(f"  without one: {m}")
+    print(
+        f"value failures of module questions (not searched: a class built with the judge's parameters): "
+        f"{len(module_failures)}"
+    )
+    if sizes:
+        print(
+            f"elements in the largest tensor shown: median {statistics.median(sizes):g}, "
+            f"largest {max(sizes)}, at most 6 in {sum(s <= 6 for s in sizes)}/{len(sizes)}"
+        )
+    if searches:
+        calls = [s["calls"] for s in searches]
+        secs = [s["seconds"] for s in searches]
+        print(
+            f"searches: {len(searches)} ({sum(not s['found'] for s in searches)} found none); calls per search "
+            f"median {statistics.median(calls):g}, 90th percentile {_quantile(calls, 0.9)}, largest {max(calls)}; "
+            f"seconds per search median {statistics.median(secs):.3f}, 90th percentile {_quantile(secs, 0.9):.3f}, "
+            f"largest {max(secs):.3f}"
+        )
+    if added:
+        print(
+            f"time added per submission (on minus off): median {statistics.median(added):+.3f} s, "
+            f"mean {statistics.mean(added):+.3f} s; searching alone: mean "
+            f"{sum(s['seconds'] for s in searches) / len(added):.3f} s; a submission with the search off: "
+            f"median {statistics.median(base):.2f} s"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
