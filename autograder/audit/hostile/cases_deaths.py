@@ -113,7 +113,7 @@ def _():
     "the wall clock; general_attention sends itself SIGTSTP, SIGTTIN and SIGTTOU, which the kernel discards in "
     "the worker's own session, then answers right",
     assignment=CLASSIC,
-    reason_contains=["stopped the worker with signal 19 (SIGSTOP)"],
+    reason_contains=["stopped the process that runs your code with signal 19 (SIGSTOP)"],
     max_seconds=120,
     **_lost("dot_attention"),
 )
@@ -141,7 +141,7 @@ def _():
     "every descriptor >= 3 (its pipes to the judge) and answers, concat_attention floods them with garbage and "
     "answers, additive_attention calls os._exit(0)",
     assignment=CLASSIC,
-    reason_contains=["closed or wrote into the worker's pipes"],
+    reason_contains=["closed or wrote into the pipes between your code and the grader"],
     **_lost("dot_attention", "general_attention", "concat_attention", "additive_attention"),
 )
 def _():
