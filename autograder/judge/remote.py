@@ -335,7 +335,7 @@ class Remote:
             return Reply(False, error=self.dead[target])
         self._retire_if_left_running(target, client, raw)
         if not isinstance(raw, dict):
-            return Reply(False, error="the worker sent a reply that is not a dict")
+            return Reply(False, error=t("reply_not_a_dict"))
         if not raw.get("ok"):
             return Reply(False, error=_error_line(raw.get("error"), self.labels))
         seen = raw.get("forbidden_seen")
