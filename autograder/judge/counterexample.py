@@ -31,6 +31,7 @@ reference and the comparison, and `render` for the lines the feedback shows.
 """
 
 import inspect
+import itertools
 import time
 import weakref
 import zlib
@@ -189,6 +190,18 @@ def _variables(leaves: Sequence[_Leaf]) -> list[int]:
     return sorted(found, reverse=True)
 
 
+def _with_sums(sizes: dict[int, int], var: int, smaller: int) -> list[dict[int, int]]:
+    """The sizes to try with `var` at `smaller`: alone, then with each size that is the sum
+    of `var` and another (a concatenation's width, d_s + d_h) following it."""
+    plain = {**sizes, var: smaller}
+    out = [plain]
+    for w in sizes:
+        for u in sizes:
+            if len({w, u, var}) == 3 and w == var + u:  # by their original values
+                out.append({**plain, w: smaller + sizes[u]})
+    return out
+
+
 def _seed(*parts: object) -> int:
     return zlib.crc32(repr(parts).encode()) & 0x7FFFFFFF
 
@@ -315,14 +328,29 @@ def search(
                     for smaller in range(1, sizes[var]):
                         if tries >= CALLS_PER_SIZE:
                             break
-                        calls = spent.calls
-                        found = attempt({**sizes, var: smaller}, values, mask)
-                        tries += spent.calls - calls
+                        for candidate in _with_sums(sizes, var, smaller):
+                            calls = spent.calls
+                            found = attempt(candidate, values, mask)
+                            tries += spent.calls - calls
+                            if found is not None or spent.calls > calls:  # a difference, or none where it ran
+                                break
                         if found is not None:
-                            sizes[var], best, changed = smaller, found, True
+                            sizes, best, changed = candidate, found, True
                             break
                 if not changed:
                     break
+            for v, w in itertools.combinations(sorted(sizes, key=lambda v: -sizes[v]), 2):  # two sizes at once
+                tries = 0
+                pairs = [(a, b) for a in range(1, min(sizes[v], 13)) for b in range(1, min(sizes[w], 13))]
+                for a, b in sorted(pairs, key=lambda p: p[0] + p[1]):
+                    if tries >= CALLS_PER_SIZE:
+                        break
+                    calls = spent.calls
+                    found = attempt({**sizes, v: a, w: b}, values, mask)
+                    tries += spent.calls - calls
+                    if found is not None:
+                        sizes, best = {**sizes, v: a, w: b}, found
+                        break
             for salt in (0, 1):
                 found = attempt(sizes, "integer", mask, salt)
                 if found is not None:
@@ -406,10 +434,24 @@ def parameter_names(fn: Callable[..., Any], n: int) -> list[str]:
 
 def render(name: str, arg_names: Sequence[str], found: Found, limits: Budget) -> list[str]:
     """The feedback's lines for a counterexample, in the language in force: the call with
-    its inputs, the student's outputs, the expected outputs."""
+    its inputs, the student's outputs, the expected outputs (to as many decimals as show
+    where they differ)."""
+
+    # the outputs to as many decimals as show the difference (a rounding bug differs far
+    # below the third decimal), from the budget's decimals up to 12
+    decimals = next(
+        (
+            d
+            for d in range(limits.decimals, 13)
+            if any(
+                show(found.got[n], limits.numbers, d) != show(e, limits.numbers, d) for n, e in found.expected.items()
+            )
+        ),
+        limits.decimals,
+    )
 
     def outputs(values: Outputs) -> str:
-        return ", ".join(f"{n}={show(v, limits.numbers, limits.decimals)}" for n, v in values.items())
+        return ", ".join(f"{n}={show(v, limits.numbers, decimals)}" for n, v in values.items())
 
     inputs = [f"{n}={show(v, limits.numbers, limits.decimals)}" for n, v in zip(arg_names, found.args)]
     inputs += [f"{n}={show(v, limits.numbers, limits.decimals)}" for n, v in found.kwargs.items()]
