@@ -36,7 +36,7 @@ import time
 import weakref
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import torch
@@ -48,7 +48,6 @@ Student = Callable[[list[Any], dict[str, Any], float], "Outputs | None"]
 Reference = Callable[[list[Any], dict[str, Any]], "Outputs | None"]
 Differs = Callable[[Outputs, Outputs], bool]
 
-DEFAULTS: dict[str, Any] = {"seconds": 2.0, "calls": 30, "numbers": 12, "decimals": 3, "seed": 0}
 CALLS_PER_SIZE = 3  # student calls tried for one size variable in one pass (the reference's refusals are free)
 PASSES = 3  # passes over the size variables (a pass with no change ends the search of sizes)
 
@@ -65,11 +64,12 @@ class Budget:
 
 
 def budget(cfg: Any) -> Budget:
-    """The search's budget from a Config (its `scoring` section), defaults for what it leaves out."""
+    """The search's budget from a Config (its `scoring` section); what it leaves out keeps
+    Budget's own value (the kit's grading.yml sets every key)."""
     scoring = getattr(cfg, "scoring", None) or {}
     own = scoring.get("counterexample") if isinstance(scoring, dict) else None
     own = own if isinstance(own, dict) else {}
-    values = {**DEFAULTS, **{k: v for k, v in own.items() if k in DEFAULTS}}
+    values = {**asdict(Budget()), **{k: v for k, v in own.items() if k in {f.name for f in fields(Budget)}}}
     return Budget(
         seconds=float(values["seconds"]),
         calls=int(values["calls"]),
