@@ -135,7 +135,8 @@ def suite_skeleton(tmp_path, assignment, monkeypatch):
 # unmarked test that takes longer than QUICK_LIMIT_S (its setup, call and teardown together)
 # fails, so the quick tier stays quick.
 #
-# Parallel. pyproject's addopts run the tests on xdist workers, which this file schedules in
+# Parallel. pyproject's addopts run the tests on xdist workers (one per core and one more,
+# `pytest_xdist_auto_num_workers`), which this file schedules in
 # units (`_unit`): every test of a module that defines a module- or session-scoped fixture runs
 # on one worker (the fixture is built once), every test that takes a fixture named in
 # SHARED_GROUPS runs on that group's worker (`catalog`: the audit, the pt-BR feedback and the
@@ -195,6 +196,14 @@ def _unit(nodeid):
     own, groups = _module_units(module)
     name = rest.split("::")[-1].split("[")[0]
     return groups.get(name) or own or nodeid
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker per core and one more. Some heavy units spend most of their time
+    waiting, not computing (the battery waits out its time limits and sleeping submissions: about
+    55 s of CPU in 175 s), and the extra worker keeps the cores busy meanwhile; more workers
+    than that only share the same cores."""
+    return (os.cpu_count() or 1) + 1
 
 
 def pytest_xdist_make_scheduler(config, log):
