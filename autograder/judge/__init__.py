@@ -241,7 +241,7 @@ class KitPlugin:
                     message = str(exc.value.msg)  # type: ignore[attr-defined]  # a pytest.fail.Exception (above)
                     lines = getattr(exc.value, "counterexample", None)  # checks.counterexample_on_failure
                     if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
-                        shown = tuple(lines[:3])
+                        shown = tuple(lines[:4])  # a module's shows its parameters too
                 else:
                     # A bug in the suite itself: tell the student nothing hidden.
                     self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")

@@ -260,6 +260,57 @@ def _equal_any(args: Sequence[Any], kwargs: dict[str, Any], sent: Sequence[torch
 
 
 # -- the search ---------------------------------------------------------------------
+
+
+def _shrink(
+    sizes: dict[Any, int],
+    attempt: Callable[[dict[Any, int], str, int], "Found | None"],
+    candidates: Callable[[dict[Any, int], Any, int], list[dict[Any, int]]],
+    spent: Ledger,
+) -> None:
+    """From a difference found at `sizes`: fewest elements (each size variable smaller in
+    turn, the largest first, then two at once), then the simplest values (small integers).
+    `attempt(sizes, values, salt)` tries a fresh candidate ("same": the kind of values the
+    difference was found with; "integer") and keeps each difference it finds as the
+    search's best (every one found here is smaller or simpler than the one before);
+    `candidates(sizes, var, smaller)` the sizes to try with `var` at `smaller` (with a size
+    that follows it). Raises _Stop when the budget is spent."""
+    for _ in range(PASSES):
+        changed = False
+        for var in sorted(sizes, key=lambda v: -sizes[v]):
+            tries = 0
+            for smaller in range(1, sizes[var]):
+                if tries >= CALLS_PER_SIZE:
+                    break
+                found = None
+                for candidate in candidates(sizes, var, smaller):
+                    calls = spent.calls
+                    found = attempt(candidate, "same", 0)
+                    tries += spent.calls - calls
+                    if found is not None or spent.calls > calls:  # a difference, or none where it ran
+                        break
+                if found is not None:
+                    sizes, changed = candidate, True
+                    break
+        if not changed:
+            break
+    for v, w in itertools.combinations(sorted(sizes, key=lambda v: -sizes[v]), 2):  # two sizes at once
+        tries = 0
+        pairs = [(a, b) for a in range(1, min(sizes[v], 13)) for b in range(1, min(sizes[w], 13))]
+        for a, b in sorted(pairs, key=lambda p: p[0] + p[1]):
+            if tries >= CALLS_PER_SIZE:
+                break
+            calls = spent.calls
+            found = attempt({**sizes, v: a, w: b}, "same", 0)
+            tries += spent.calls - calls
+            if found is not None:
+                sizes = {**sizes, v: a, w: b}
+                break
+    for salt in (0, 1):
+        if attempt(sizes, "integer", salt) is not None:
+            return
+
+
 def search(
     name: str,
     args: Sequence[Any],
@@ -287,6 +338,7 @@ def search(
     seconds_left = limits.seconds - spent.seconds
     calls_at_start = spent.calls
     seed = _seed(limits.seed, name)
+    best: Found | None = None
 
     def attempt(sizes: dict[int, int], values: str, mask: str, salt: int = 0) -> Found | None:
         a, k = _make(leaves, len(args), names, sizes, values, mask, seed + salt)
@@ -304,7 +356,12 @@ def search(
             return None
         return Found(a, k, got, expected)
 
-    best: Found | None = None
+    def shrunk(at: dict[int, int], values: str, mask: str, salt: int) -> Found | None:
+        nonlocal best
+        found = attempt(at, values, mask, salt)
+        best = found if found is not None else best
+        return found
+
     sizes = {v: v for v in _variables(leaves)}
     try:
         masked = any(leaf.kind == "bool" for leaf in leaves)
@@ -321,41 +378,147 @@ def search(
             if best is not None:
                 break
         if best is not None:
-            for _ in range(PASSES):
-                changed = False
-                for var in sorted(sizes, key=lambda v: -sizes[v]):
-                    tries = 0
-                    for smaller in range(1, sizes[var]):
-                        if tries >= CALLS_PER_SIZE:
-                            break
-                        for candidate in _with_sums(sizes, var, smaller):
-                            calls = spent.calls
-                            found = attempt(candidate, values, mask)
-                            tries += spent.calls - calls
-                            if found is not None or spent.calls > calls:  # a difference, or none where it ran
-                                break
-                        if found is not None:
-                            sizes, best, changed = candidate, found, True
-                            break
-                if not changed:
-                    break
-            for v, w in itertools.combinations(sorted(sizes, key=lambda v: -sizes[v]), 2):  # two sizes at once
-                tries = 0
-                pairs = [(a, b) for a in range(1, min(sizes[v], 13)) for b in range(1, min(sizes[w], 13))]
-                for a, b in sorted(pairs, key=lambda p: p[0] + p[1]):
-                    if tries >= CALLS_PER_SIZE:
-                        break
-                    calls = spent.calls
-                    found = attempt({**sizes, v: a, w: b}, values, mask)
-                    tries += spent.calls - calls
-                    if found is not None:
-                        sizes, best = {**sizes, v: a, w: b}, found
-                        break
-            for salt in (0, 1):
-                found = attempt(sizes, "integer", mask, salt)
-                if found is not None:
-                    best = found
-                    break
+            _shrink(
+                sizes,
+                lambda at, kind, salt: shrunk(at, values if kind == "same" else kind, mask, salt),
+                _with_sums,
+                spent,
+            )
+    except _Stop:
+        pass
+    elapsed = time.monotonic() - start
+    spent.seconds += elapsed
+    STATS.append(
+        {
+            "name": name,
+            "found": best is not None,
+            "calls": spent.calls - calls_at_start,
+            "seconds": elapsed,
+            "largest": best.largest() if best is not None else None,
+        }
+    )
+    if best is not None:
+        best.calls, best.seconds = spent.calls - calls_at_start, elapsed
+        spent.found = True
+    return best
+
+
+# -- modules ------------------------------------------------------------------------
+@dataclass
+class ModuleCase:
+    """One call of a module, as a hidden suite makes it at given sizes from a seed: the
+    class as the worker builds it, the parameters loaded into the student's module and
+    the reference's, the forward's inputs, and the reference on them."""
+
+    label: str  # the class with its arguments, as the student reads it: "MultiHeadAttention(2, 2, bias=True)"
+    construct: dict[str, Any]  # what the worker builds: {"args": [...], "kwargs": {...}}
+    state: dict[str, torch.Tensor]  # float64 parameters by name
+    args: list[Any]  # the forward's inputs
+    kwargs: dict[str, Any]
+    arg_names: list[str]  # the forward's names for `args`
+    # the reference module with these parameters, on these inputs (float64): its outputs in order
+    reference: Callable[[dict[str, torch.Tensor], list[Any], dict[str, Any]], Sequence[torch.Tensor]]
+
+
+@dataclass
+class ModuleFound(Found):
+    """A module counterexample: a Found, with the module's parameters and how it was built."""
+
+    label: str = ""
+    state: dict[str, torch.Tensor] = field(default_factory=dict)
+    arg_names: list[str] = field(default_factory=list)
+
+    def largest(self) -> int:
+        """Elements in the largest tensor shown (the parameters count when shown whole)."""
+        return max([super().largest(), *(int(v.numel()) for v in self.state.values())])
+
+
+ModuleStudent = Callable[[ModuleCase, float], "Outputs | None"]
+Make = Callable[[dict[str, int], int], "ModuleCase | None"]
+
+
+def _simplified(x: Any, values: str) -> Any:
+    """A float tensor's values made simple: one decimal ("decimal") or integers ("integer")
+    (a zero stays a zero: padding and masked positions keep what the suite gave them)."""
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        return x
+    return x.double().round() if values == "integer" else x.double().round(decimals=1)
+
+
+def search_module(
+    name: str,
+    sizes: dict[str, int],
+    make: Make,
+    student: ModuleStudent,
+    out_names: Sequence[str],
+    differs: Differs,
+    limits: Budget,
+    spent: Ledger | None = None,
+    sent: Sequence[torch.Tensor] = (),
+) -> ModuleFound | None:
+    """The smallest case found on which the student's module `name` and the reference
+    module, built with the same parameters, differ (`differs`); or None.
+
+    `sizes` are the failing case's named sizes ({"B": 3, "D": 10, ...}); `make(sizes,
+    seed)` makes a fresh case at other sizes (None: sizes the module does not take, such
+    as D not divisible by n_heads; it costs no call); `student(case, cpu_seconds)` calls the
+    student's module built as `case.construct` with `case.state` loaded (None: it raised or
+    returned something else than tensors of the reference's shapes). Its parameters and
+    float inputs are made simple (one decimal, then integers) and every size is shrunk in
+    turn, as `search` does for a function; a case with a tensor equal to one of `sent` (the
+    failing case's inputs, parameters and expected outputs) is skipped."""
+    spent = spent if spent is not None else Ledger()
+    if limits.calls <= 0 or not sizes:
+        return None
+    start = time.monotonic()
+    seconds_left = limits.seconds - spent.seconds
+    calls_at_start = spent.calls
+    seed = _seed(limits.seed, name)
+    best: ModuleFound | None = None
+
+    def attempt(at: dict[str, int], values: str, salt: int) -> ModuleFound | None:
+        nonlocal best
+        try:
+            case = make(dict(at), seed + salt)
+        except Exception:  # noqa: BLE001 - sizes the suite cannot make a case of: not a candidate
+            case = None
+        if case is None:
+            return None
+        state = {n: _simplified(v, values) for n, v in case.state.items()}
+        a = [_simplified(v, values) for v in case.args]
+        k = {n: _simplified(v, values) for n, v in case.kwargs.items()}
+        if _equal_any(a, {**k, **state}, sent):
+            return None
+        try:
+            with torch.no_grad():
+                out = list(case.reference(state, a, k))
+        except Exception:  # noqa: BLE001 - the reference refuses these inputs: not a candidate
+            return None
+        if len(out) != len(out_names) or not all(isinstance(v, torch.Tensor) for v in out):
+            return None
+        expected = dict(zip(out_names, out))
+        left = seconds_left - (time.monotonic() - start)
+        if spent.calls >= limits.calls or left <= 0:
+            raise _Stop
+        spent.calls += 1
+        made = ModuleCase(case.label, case.construct, state, a, k, case.arg_names, case.reference)
+        got = student(made, max(0.2, left))
+        if got is None or not differs(got, expected):
+            return None
+        best = ModuleFound(a, k, got, expected, label=case.label, state=state, arg_names=list(case.arg_names))
+        return best
+
+    def one_size(at: dict[str, int], var: str, smaller: int) -> list[dict[str, int]]:
+        return [{**at, var: smaller}]
+
+    try:
+        if attempt(sizes, "decimal", 0) is not None or attempt(sizes, "decimal", 1) is not None:
+            _shrink(
+                dict(sizes),
+                lambda at, kind, salt: attempt(at, "decimal" if kind == "same" else kind, salt),
+                one_size,
+                spent,
+            )
     except _Stop:
         pass
     elapsed = time.monotonic() - start
@@ -432,13 +595,10 @@ def parameter_names(fn: Callable[..., Any], n: int) -> list[str]:
     return [params[i] if i < len(params) else f"arg{i + 1}" for i in range(n)]
 
 
-def render(name: str, arg_names: Sequence[str], found: Found, limits: Budget) -> list[str]:
-    """The feedback's lines for a counterexample, in the language in force: the call with
-    its inputs, the student's outputs, the expected outputs (to as many decimals as show
-    where they differ)."""
-
-    # the outputs to as many decimals as show the difference (a rounding bug differs far
-    # below the third decimal), from the budget's decimals up to 12
+def _outputs(found: Found, limits: Budget) -> list[str]:
+    """The student's outputs and the expected ones, to as many decimals as show where
+    they differ (a rounding bug differs far below the third decimal), from the budget's
+    decimals up to 12."""
     decimals = next(
         (
             d
@@ -453,13 +613,38 @@ def render(name: str, arg_names: Sequence[str], found: Found, limits: Budget) ->
     def outputs(values: Outputs) -> str:
         return ", ".join(f"{n}={show(v, limits.numbers, decimals)}" for n, v in values.items())
 
-    inputs = [f"{n}={show(v, limits.numbers, limits.decimals)}" for n, v in zip(arg_names, found.args)]
-    inputs += [f"{n}={show(v, limits.numbers, limits.decimals)}" for n, v in found.kwargs.items()]
     return [
-        t("counterexample_input", call=f"{name}({', '.join(inputs)})"),
         t("counterexample_yours", outputs=outputs(found.got)),
         t("counterexample_expected", outputs=outputs(found.expected)),
     ]
+
+
+def _inputs(arg_names: Sequence[str], found: Found, limits: Budget) -> str:
+    inputs = [f"{n}={show(v, limits.numbers, limits.decimals)}" for n, v in zip(arg_names, found.args)]
+    inputs += [f"{n}={show(v, limits.numbers, limits.decimals)}" for n, v in found.kwargs.items()]
+    return ", ".join(inputs)
+
+
+def render(name: str, arg_names: Sequence[str], found: Found, limits: Budget) -> list[str]:
+    """The feedback's lines for a counterexample, in the language in force: the call with
+    its inputs, the student's outputs, the expected outputs."""
+    return [t("counterexample_input", call=f"{name}({_inputs(arg_names, found, limits)})"), *_outputs(found, limits)]
+
+
+def render_module(found: ModuleFound, limits: Budget) -> list[str]:
+    """The feedback's lines for a module counterexample, in the language in force: the
+    module built and called on its inputs, its parameters (each shown whole when every one
+    has at most `numbers` numbers and they fit on a feedback line; else how many there
+    are), the student's outputs, the expected outputs."""
+    from autograder.judge.scoring import MAX_LINE_CHARS
+
+    call = f"{found.label}({_inputs(found.arg_names, found, limits)})"
+    shown = ", ".join(f"{n}={show(v, limits.numbers, limits.decimals)}" for n, v in found.state.items())
+    params = t("counterexample_parameters", parameters=shown)
+    if any(v.numel() > limits.numbers for v in found.state.values()) or len(params) > MAX_LINE_CHARS:
+        total = sum(int(v.numel()) for v in found.state.values())
+        params = t("counterexample_parameters_not_shown", n=total, tensors=len(found.state))
+    return [t("counterexample_module_input", call=call), params, *_outputs(found, limits)]
 
 
 # -- reading the feedback back (the kit's tests and bench/counterexamples.py) -------
@@ -467,7 +652,24 @@ def is_input_line(line: str) -> bool:
     """Whether a feedback line is a counterexample's first line (its inputs), in any language."""
     from autograder.messages import LANGUAGES
 
-    return any(line.startswith(t("counterexample_input", lang, call="\0").split("\0")[0]) for lang in LANGUAGES)
+    return any(
+        line.startswith(t(key, lang, call="\0").split("\0")[0])
+        for lang in LANGUAGES
+        for key in ("counterexample_input", "counterexample_module_input")
+    )
+
+
+def lines_shown(lines: Sequence[str]) -> list[str]:
+    """A counterexample's lines in a question's feedback (from its first line to the
+    expected outputs: 3 lines, 4 for a module's, with its parameters), or []."""
+    from autograder.messages import LANGUAGES
+
+    at = next((i for i, line in enumerate(lines) if is_input_line(line)), None)
+    if at is None:
+        return []
+    expected = tuple(t("counterexample_expected", lang, outputs="\0").split("\0")[0] for lang in LANGUAGES)
+    end = next((i for i in range(at, min(len(lines), at + 4)) if lines[i].startswith(expected)), at + 2)
+    return list(lines[at : end + 1])
 
 
 def sizes_shown(line: str) -> list[int]:
@@ -504,10 +706,14 @@ def is_value_failure(line: str) -> bool:
     the reference's (`FAIL test: f(...) -> out: 3 of 9 values differ ...`, or NaN where
     numbers were expected), outside the dtype check, in any language: what a counterexample
     is searched for."""
+    import re
+
     from autograder.judge.scoring import is_failure_line
     from autograder.messages import LANGUAGES
 
-    if not is_failure_line(line) or "test_dtype_and_device" in line or ") -> " not in line:
+    if not is_failure_line(line) or "test_dtype_and_device" in line:
+        return False
+    if not re.search(r"\) -> |^\S+ \S+: \w+\(.*\) \w+ .* -> \w+: ", line):  # f(...) -> out; Module(...) on ... -> out
         return False
     for lang in LANGUAGES:
         blank = dict.fromkeys(("n", "total", "err", "index", "dtype", "atol", "rtol"), "\0")

@@ -678,20 +678,9 @@ def _counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devi
     if spent.found or spent.calls >= limits.calls or spent.seconds >= limits.seconds:
         return None
     options = CallOptions(**opts)
-    atol, rtol = cfg.tolerance(dtype)
 
     def student(a, k, seconds):
-        reply = probe(name, to(a, device, dtype), to(k, device, dtype), options, seconds)
-        if not reply.ok:
-            return None
-        value = reply.value
-        if len(out_names) == 1:
-            value = [value]
-        if not isinstance(value, (list, tuple)) or len(value) != len(out_names):
-            return None
-        if not all(isinstance(v, torch.Tensor) and v.dtype == dtype for v in value):
-            return None
-        return dict(zip(out_names, value))
+        return _as_outputs(probe(name, to(a, device, dtype), to(k, device, dtype), options, seconds), out_names, dtype)
 
     def reference(a, k):
         try:
@@ -699,6 +688,96 @@ def _counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devi
         except Exception:  # noqa: BLE001 - the reference refuses these inputs: not a valid candidate
             return None
         return out if all(isinstance(v, torch.Tensor) for v in out.values()) else None
+
+    found = counterexample.search(
+        name, list(args), dict(kwargs or {}), student, reference, _differs(cfg, dtype), limits, spent
+    )
+    if found is None:
+        return None
+    return counterexample.render(name, counterexample.parameter_names(ref_fn, len(found.args)), found, limits)
+
+
+@contextlib.contextmanager
+def module_counterexample_on_failure(sub, cfg, name, got, expected, dtype, device, sizes, make, sent=()):
+    """`counterexample_on_failure` for a module `name` (a class the worker builds and loads
+    parameters into): the smallest case found from the failing case's named `sizes`, each
+    made fresh by `make(sizes, seed)` (a `counterexample.ModuleCase`, or None); `sent`: the
+    failing case's tensors (inputs, parameters), never shown again."""
+    try:
+        yield
+    except pytest.fail.Exception as exc:
+        values_differ = all(
+            n in got and got[n].shape == e.shape and got[n].dtype == dtype for n, e in expected.items()
+        ) and not close_enough(got, expected, cfg)
+        probe = getattr(sub, "probe", None)
+        spent = counterexample.ledger(sub, name)
+        limits = counterexample.budget(cfg)
+        if (
+            values_differ
+            and not hasattr(exc, "counterexample")
+            and probe is not None
+            and str(device) == "cpu"
+            and not spent.found
+            and spent.calls < limits.calls
+            and spent.seconds < limits.seconds
+        ):
+            out_names = list(expected)
+            wire_dtype = wire.dtype_name(dtype)
+
+            def student(case, seconds):
+                options = CallOptions(
+                    construct=case.construct, state=to(case.state, dtype=dtype), to={"dtype": wire_dtype}
+                )
+                reply = probe(name, to(case.args, "cpu", dtype), to(case.kwargs, "cpu", dtype), options, seconds)
+                return _as_outputs(reply, out_names, dtype)
+
+            found = counterexample.search_module(
+                name,
+                dict(sizes),
+                lambda at, seed: _rounded(make(at, seed), dtype),
+                student,
+                out_names,
+                _differs(cfg, dtype),
+                limits,
+                spent,
+                [*sent, *expected.values()],
+            )
+            if found is not None:
+                exc.counterexample = counterexample.render_module(found, limits)
+        raise
+
+
+def _rounded(case, dtype):
+    """A module case whose reference sees what the student's module holds in `dtype`
+    (its parameters and float inputs rounded to it first)."""
+    if case is None or dtype == torch.float64:
+        return case
+    reference = case.reference
+
+    def rounded(state, args, kwargs):
+        return reference(*(to(to(v, "cpu", dtype), "cpu", torch.float64) for v in (state, args, kwargs)))
+
+    case.reference = rounded
+    return case
+
+
+def _as_outputs(reply, out_names, dtype):
+    """A probe's reply as outputs by name: None unless tensors of `dtype`, one per name."""
+    if not reply.ok:
+        return None
+    value = reply.value
+    if len(out_names) == 1:
+        value = [value]
+    if not isinstance(value, (list, tuple)) or len(value) != len(out_names):
+        return None
+    if not all(isinstance(v, torch.Tensor) and v.dtype == dtype for v in value):
+        return None
+    return dict(zip(out_names, value))
+
+
+def _differs(cfg, dtype):
+    """Whether outputs differ from the reference's beyond `dtype`'s tolerance (their shapes the same)."""
+    atol, rtol = cfg.tolerance(dtype)
 
     def differs(got, expected):
         found = False
@@ -709,10 +788,7 @@ def _counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devi
             found = found or not torch.allclose(g, e, atol=atol, rtol=rtol, equal_nan=True)
         return found
 
-    found = counterexample.search(name, list(args), dict(kwargs or {}), student, reference, differs, limits, spent)
-    if found is None:
-        return None
-    return counterexample.render(name, counterexample.parameter_names(ref_fn, len(found.args)), found, limits)
+    return differs
 
 
 def check_runs(

@@ -13,6 +13,7 @@ import pytest
 import torch
 from torch import nn
 
+from autograder.judge import counterexample
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.solutions import multi_head as ref
@@ -69,6 +70,8 @@ class Case:
         b_scale=0.5,
     ):
         self.B, self.T_q, self.T_k, self.D, self.h, self.bias = B, T_q, T_k, D, h, bias
+        self.kind = mask if isinstance(mask, str) or mask is None else "given"  # how the mask was made
+        self.self_attention = self_attention
         self.state = state(D, bias, seed, w_scale, b_scale)
         q = c.randn((B, T_q, D), seed + 20)
         if self_attention:
@@ -108,6 +111,39 @@ class Case:
     def opts(self, dtype=torch.float64, device="cpu"):
         st = c.as_meta(self.state) if device == "meta" else self.state
         return {"construct": self.construct(), "state": st, "to": {"dtype": wire.dtype_name(dtype)}, "device": device}
+
+    def fresh(self):
+        """The counterexample search's cases (`counterexample.search_module`): this case's
+        named sizes, and cases like it (bias, mask kind, self-attention) at other sizes,
+        with parameters and inputs drawn from another seed."""
+        sizes = {"B": self.B, "T_q": self.T_q, "D": self.D, "n_heads": self.h}
+        if not self.self_attention:
+            sizes["T_k"] = self.T_k
+
+        def make(at, seed):
+            if self.kind == "given" or at["D"] % at["n_heads"]:
+                return None
+            T_k = at["T_q"] if self.self_attention else at["T_k"]
+            case = Case(
+                at["B"], at["T_q"], T_k, at["D"], at["n_heads"], seed, self.bias, self.kind, None, self.self_attention
+            )
+            return counterexample.ModuleCase(
+                f"MultiHeadAttention({case.D}, {case.h}, bias={case.bias})",
+                case.construct(),
+                case.state,
+                case.args,
+                case.kwargs,
+                ["query", "key", "value"],
+                lambda state, a, k: _reference(case, state)(*a, **k),
+            )
+
+        return sizes, make, [*self.args, *self.kwargs.values(), *self.state.values()]
+
+
+def _reference(case, state):
+    m = ref.MultiHeadAttention(case.D, case.h, bias=case.bias).double()
+    m.load_state_dict(state)
+    return m
 
 
 # -- likely causes ------------------------------------------------------------------
@@ -307,7 +343,8 @@ def values(sub, cfg, case, dtype=torch.float64, device="cpu"):
     """The student's outputs against the reference module's."""
     got, what = runs(sub, case, dtype, device)
     expected = expected_outputs(case, dtype)
-    c.check_outputs(got, expected, what, cfg, dtype, device, hints(case) if device != "meta" else None)
+    with c.module_counterexample_on_failure(sub, cfg, NAME, got, expected, dtype, device, *case.fresh()):
+        c.check_outputs(got, expected, what, cfg, dtype, device, hints(case) if device != "meta" else None)
     return got, expected
 
 

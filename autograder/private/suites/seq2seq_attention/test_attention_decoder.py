@@ -11,6 +11,7 @@ state BEFORE the step (Bahdanau), so the weights do not depend on prev_token.
 import pytest
 import torch
 
+from autograder.judge import counterexample
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.solutions import seq2seq_attention as ref
@@ -63,6 +64,28 @@ class Case:
         with torch.no_grad():
             out = self.reference(dtype)(*c.to(args, "cpu", torch.float64))
         return dict(zip(OUT, out))
+
+    def fresh(self):
+        """The counterexample search's cases (`counterexample.search_module`): this case's
+        named sizes, and cases at other sizes drawn from another seed."""
+
+        def make(at, seed):
+            if at["V"] < 2:  # prev_token in 1 .. V - 1
+                return None
+            case = Case(at["B"], at["T"], at["V"], at["E"], at["H"], at["A"], seed)
+
+            def reference(state, a, k):
+                m = ref.AttentionDecoder(case.V, case.E, case.H, case.A).double()
+                m.load_state_dict(state)
+                return m(*a, **k)
+
+            names = ["prev_token", "state", "encoder_states", "mask"]
+            return counterexample.ModuleCase(
+                case.module, case.opts()["construct"], case.state, case.args, {}, names, reference
+            )
+
+        sizes = {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H, "A": self.A}
+        return sizes, make, [*self.args, *self.state.values()]
 
 
 def _manual(
@@ -193,7 +216,9 @@ def test_shapes_and_values(sub, cfg):
     ]
     for case in cases:
         got, what, _ = runs(sub, case)
-        c.check_outputs(got, case.expected(), what, cfg, torch.float64, "cpu", hints(case))
+        expected = case.expected()
+        with c.module_counterexample_on_failure(sub, cfg, NAME, got, expected, torch.float64, "cpu", *case.fresh()):
+            c.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case))
 
 
 def test_padded_positions_get_zero_attention(sub, cfg):
@@ -256,7 +281,9 @@ def test_float32(sub, cfg):
     """A float32 module keeps float32 and matches the reference within float32's tolerance."""
     case = Case(*SIZES[1], seed=500)
     got, what, _ = runs(sub, case, dtype=torch.float32)
-    c.check_outputs(got, case.expected(dtype=torch.float32), what, cfg, torch.float32, "cpu", hints(case))
+    expected = case.expected(dtype=torch.float32)
+    with c.module_counterexample_on_failure(sub, cfg, NAME, got, expected, torch.float32, "cpu", *case.fresh()):
+        c.check_outputs(got, expected, what, cfg, torch.float32, "cpu", hints(case))
 
 
 @pytest.mark.property

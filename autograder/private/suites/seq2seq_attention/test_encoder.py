@@ -10,6 +10,7 @@ yardstick is the reference module with the same parameters, in float64.
 import pytest
 import torch
 
+from autograder.judge import counterexample
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.solutions import seq2seq_attention as ref
@@ -58,6 +59,28 @@ class Case:
         with torch.no_grad():
             states, final = self.reference(dtype)(*(args if args is not None else self.args))
         return {"states": states, "final": final}
+
+    def fresh(self):
+        """The counterexample search's cases (`counterexample.search_module`): this case's
+        named sizes, and cases at other sizes drawn from another seed."""
+
+        def make(at, seed):
+            if at["V"] < 4:  # symbols 3 .. V - 1
+                return None
+            case = Case(at["B"], at["T"], at["V"], at["E"], at["H"], seed)
+
+            def reference(state, a, k):
+                m = ref.Encoder(case.V, case.E, case.H).double()
+                m.load_state_dict(state)
+                return m(*a, **k)
+
+            construct = case.opts()["construct"]
+            return counterexample.ModuleCase(
+                case.module, construct, case.state, case.args, {}, ["src", "src_lengths"], reference
+            )
+
+        sizes = {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H}
+        return sizes, make, [*self.args, *self.state.values()]
 
 
 def _alternatives(case, expected):
@@ -152,7 +175,9 @@ def test_shapes_and_values(sub, cfg):
     ]
     for case in cases:
         got, what, _ = runs(sub, case)
-        c.check_outputs(got, case.expected(), what, cfg, torch.float64, "cpu", hints(case))
+        expected = case.expected()
+        with c.module_counterexample_on_failure(sub, cfg, NAME, got, expected, torch.float64, "cpu", *case.fresh()):
+            c.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case))
 
 
 def test_padded_states_zero(sub, cfg):
