@@ -155,6 +155,99 @@ def test_no_counterexample_without_budget_or_where_the_reference_agrees():
     assert spent.calls <= 3 and not spent.found
 
 
+def _mha_case(sizes, seed, out_proj=True):
+    """A MultiHeadAttention case as the suite's `Case.fresh` makes one (no worker here)."""
+    from autograder.private.solutions import multi_head
+
+    B, T, D, h = sizes["B"], sizes["T"], sizes["D"], sizes["n_heads"]
+    if D % h:
+        return None
+    g = torch.Generator().manual_seed(seed)
+    m = multi_head.MultiHeadAttention(D, h).double()
+    state = {n: torch.randn(p.shape, generator=g, dtype=torch.float64) for n, p in m.named_parameters()}
+    q = torch.randn(B, T, D, generator=g, dtype=torch.float64)
+
+    def reference(st, a, k):
+        r = multi_head.MultiHeadAttention(D, h).double()
+        r.load_state_dict(st)
+        if not out_proj:  # the bug: out_proj left out
+            r.out_proj = torch.nn.Identity()
+        return r(*a, **k)
+
+    return cx.ModuleCase(
+        f"MultiHeadAttention({D}, {h}, bias=True)",
+        {"args": [D, h]},
+        state,
+        [q, q, q],
+        {},
+        ["query", "key", "value"],
+        reference,
+    )
+
+
+def test_a_module_search_builds_both_modules_with_the_same_fresh_parameters_and_shrinks():
+    calls = []
+
+    def student(case, seconds):  # the module without out_proj, built from the case as the worker builds it
+        calls.append(case)
+        buggy = _mha_case(
+            {"B": 1, "T": 1, "D": case.construct["args"][0], "n_heads": case.construct["args"][1]}, 0, False
+        )
+        out = buggy.reference(case.state, case.args, case.kwargs)
+        return dict(zip(("output", "weights"), out))
+
+    failing = {"B": 3, "T": 5, "D": 10, "n_heads": 2}
+    sent = _mha_case(failing, 123)
+    found = cx.search_module(
+        "MultiHeadAttention",
+        failing,
+        _mha_case,
+        student,
+        ("output", "weights"),
+        _differs,
+        cx.budget(CFG),
+        sent=[*sent.args, *sent.state.values()],
+    )
+    assert found is not None and found.calls == len(calls) <= 30
+    assert found.label == "MultiHeadAttention(1, 1, bias=True)", found.label  # the fewest features and heads
+    assert [tuple(a.shape) for a in found.args] == [(1, 1, 1)] * 3
+    assert all(v.eq(v.round()).all() for v in [*found.args, *found.state.values()])  # small integers show it
+    assert _differs(found.got, found.expected)
+    with messages.language("en"):
+        en = cx.render_module(found, cx.budget(CFG))
+    with messages.language("pt-BR"):
+        pt = cx.render_module(found, cx.budget(CFG))
+    assert len(en) == 4 and en[0].startswith(
+        "Smallest case found where your module differs from the reference: MultiHeadAttention(1, 1, bias=True)(query=[[["
+    )
+    assert en[1].startswith("Parameters (the same in your module and in the reference's): q_proj.weight=[[")
+    assert en[2].startswith("Your output: output=") and en[3].startswith("Expected output: output=")
+    assert pt[0].startswith("Menor caso encontrado em que o seu módulo difere da referência: MultiHeadAttention(")
+    assert [english_in(line) for line in pt] == [[]] * 4
+    assert cx.is_input_line(en[0]) and cx.is_input_line(pt[0])
+    assert cx.lines_shown(["Likely cause: x", *pt, "FALHOU ..."]) == pt
+    assert found.largest() == 1
+
+
+def test_parameters_too_many_to_show_are_counted_not_shown():
+    found = cx.ModuleFound(
+        [torch.zeros(1, 1, 20)],
+        {},
+        {"y": torch.zeros(1)},
+        {"y": torch.ones(1)},
+        label="M(20)",
+        state={"w": torch.zeros(20, 20), "b": torch.zeros(20)},
+        arg_names=["x"],
+    )
+    with messages.language("en"):
+        lines = cx.render_module(found, cx.budget(CFG))
+    assert lines[1] == (
+        "Parameters: 420 numbers in 2 tensors, drawn by the grader and the same in your module and in the "
+        "reference's (too many to show here)"
+    )
+    assert "..." in lines[0] and found.largest() == 400
+
+
 def test_what_the_student_reads():
     assert (
         cx.show(torch.tensor([[0.12345, -0.0004], [2.0, 1e9]], dtype=torch.float64)) == "[[0.123, 0], [2, 1000000000]]"
@@ -233,6 +326,8 @@ FUNCTION_QUESTIONS = {
     "multi_head_general_attention",
     "masked_loss",
 }
+# Module questions: a class the worker builds and loads the judge's parameters into
+MODULE_QUESTIONS = {"multi_head_attention", "encoder", "attention_decoder"}
 TYPED = {"shapes_drill", "by_hand", "training_run"}
 
 
@@ -243,9 +338,9 @@ def _plain(output):
     return [line[2:-2] if line.startswith("**") and line.endswith("**") else line for line in lines]
 
 
-def _counterexamples(catalog_graded):
+def _counterexamples(catalog_graded, questions=FUNCTION_QUESTIONS):
     """[(entry, question, its output, its counterexample lines or [])] for every targeted
-    function question of a buggy entry that has a value failure."""
+    question of `questions` of a buggy entry that has a value failure."""
     out = []
     for entry, data in catalog_graded:
         if entry.correct:
@@ -254,9 +349,8 @@ def _counterexamples(catalog_graded):
         for q in entry.questions:
             text = outputs.get(q, "")
             lines = _plain(text)
-            if q in FUNCTION_QUESTIONS and any(cx.is_value_failure(line) for line in lines):
-                at = next((i for i, line in enumerate(lines) if cx.is_input_line(line)), None)
-                out.append((entry, q, text, [] if at is None else lines[at : at + 3]))
+            if q in questions and any(cx.is_value_failure(line) for line in lines):
+                out.append((entry, q, text, cx.lines_shown(lines)))
     return out
 
 
@@ -266,6 +360,17 @@ def test_every_value_failure_of_a_function_question_shows_a_counterexample(catal
     assert len(found) >= 40, len(found)  # 51 when written
     missing = [f"{e.assignment}/{e.name} ({q})" for e, q, _, lines in found if not lines]
     assert not missing, f"{len(missing)} of {len(found)} value failures without a counterexample: {missing}"
+    largest = [max(max(cx.sizes_shown(line) or [0]) for line in lines) for *_, lines in found]
+    assert statistics.median(largest) <= 6, sorted(largest)
+
+
+@pytest.mark.slow
+def test_every_value_failure_of_a_module_question_shows_a_counterexample(catalog_graded):
+    found = _counterexamples(catalog_graded, MODULE_QUESTIONS)
+    assert len(found) >= 10, len(found)  # 16 when written
+    missing = [f"{e.assignment}/{e.name} ({q})" for e, q, _, lines in found if not lines]
+    assert not missing, f"{len(missing)} of {len(found)} value failures without a counterexample: {missing}"
+    assert all(len(lines) == 4 for *_, lines in found)  # the module, its parameters, yours, expected
     largest = [max(max(cx.sizes_shown(line) or [0]) for line in lines) for *_, lines in found]
     assert statistics.median(largest) <= 6, sorted(largest)
 
@@ -281,17 +386,56 @@ def test_no_counterexample_for_typed_answers_or_the_training_run(catalog_graded)
             assert not any("tensor(" in line for line in shown)
 
 
+# -- module questions, in both languages ----------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "pt-BR"])
+def test_a_module_bug_of_the_catalog_shows_a_counterexample_on_its_own_question(tmp_path, lang):
+    from autograder.audit import catalog
+    from autograder.audit import run as audit_run
+    from autograder.judge import grade
+
+    entry = catalog.load_entry(catalog.CATALOG / "multi_head" / "mha_no_out_proj.py")
+    (path,) = audit_run.fill_catalog([entry], tmp_path, lang)
+    result = grade(path, cfg=CFG, lang=lang, pytest_args=["-k", "multi_head_attention"])
+    lines = cx.lines_shown(result.questions["multi_head_attention"].lines)
+    assert len(lines) == 4, result.questions["multi_head_attention"].lines
+    with messages.language(lang):
+        starts = [
+            messages.t(k, **{f: "\0"}).split("\0")[0]
+            for k, f in (
+                ("counterexample_module_input", "call"),
+                ("counterexample_parameters", "parameters"),
+                ("counterexample_yours", "outputs"),
+                ("counterexample_expected", "outputs"),
+            )
+        ]
+    assert [line.startswith(start) for line, start in zip(lines, starts)] == [True] * 4, lines
+    assert "MultiHeadAttention(1, 1, bias=True)(query=" in lines[0]  # one feature and one head show it
+    if lang == "pt-BR":
+        assert [english_in(line) for line in lines] == [[]] * 4
+    for q, r in result.questions.items():  # on its own question only
+        assert q == "multi_head_attention" or not cx.lines_shown(r.lines), q
+
+
 # -- never a hidden input ------------------------------------------------------------
 CHOSEN = (
     ("classic_attention", "additive_no_tanh"),
     ("scaled_dot_product", "sdpa_scaled_by_dk"),
     ("multi_head", "split_heads_view_no_transpose"),
     ("seq2seq_attention", "masked_loss_divided_by_batch"),
+    ("multi_head", "mha_mask_inverted"),
+    ("seq2seq_attention", "real_d2l_encoder_gru_over_padding"),
+    ("seq2seq_attention", "decoder_query_after_step"),
 )
 
 
 @pytest.mark.slow
 def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_path, monkeypatch):
+    """Neither a function's inputs nor a module's inputs and parameters: each tensor shown is
+    compared with every tensor the checks sent to the worker (inputs and parameters) and
+    every expected output they compared with, for the whole grading. A module's mask,
+    lengths or tokens alone may equal a hidden one (a causal mask of T positions is the same
+    in every case of T positions): its float tensors never, nor all its inputs at once."""
     from autograder.audit import catalog
     from autograder.audit import run as audit_run
     from autograder.judge import grade
@@ -299,8 +443,10 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
     from autograder.private.suites import checks
 
     hidden, found = [], []
+    calls = []  # each call's tensor inputs
     searching = []
-    real_call, real_reference, real_search = Remote.call, checks.reference_outputs, cx.search
+    real_call, real_reference, real_check = Remote.call, checks.reference_outputs, checks.check_outputs
+    real_search, real_module_search = cx.search, cx.search_module
 
     def tensors(value):
         if isinstance(value, torch.Tensor):
@@ -312,7 +458,8 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
         return []
 
     def call(self, target, args=(), kwargs=None, options=checks.CallOptions()):
-        hidden.extend(tensors([list(args), kwargs or {}]))
+        hidden.extend(tensors([list(args), kwargs or {}, options.state or {}]))
+        calls.append(tensors([list(args), kwargs or {}]))
         return real_call(self, target, args, kwargs, options)
 
     def reference_outputs(*a, **k):
@@ -321,29 +468,49 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
             hidden.extend(tensors(out))
         return out
 
-    def search(*a, **k):
-        searching.append(1)
-        try:
-            result = real_search(*a, **k)
-        finally:
-            searching.pop()
-        if result is not None:
-            found.append(result)
-        return result
+    def check_outputs(got, expected, *a, **k):
+        hidden.extend(tensors(expected))
+        return real_check(got, expected, *a, **k)
+
+    def searched(real):
+        def search(*a, **k):
+            searching.append(1)
+            try:
+                result = real(*a, **k)
+            finally:
+                searching.pop()
+            if result is not None:
+                found.append(result)
+            return result
+
+        return search
 
     monkeypatch.setattr(Remote, "call", call)
     monkeypatch.setattr(checks, "reference_outputs", reference_outputs)
-    monkeypatch.setattr(cx, "search", search)
+    monkeypatch.setattr(checks, "check_outputs", check_outputs)
+    monkeypatch.setattr(cx, "search", searched(real_search))
+    monkeypatch.setattr(cx, "search_module", searched(real_module_search))
     entries = [catalog.load_entry(catalog.CATALOG / a / f"{n}.py") for a, n in CHOSEN]
     for path in audit_run.fill_catalog(entries, tmp_path):
         result = grade(path, cfg=CFG, lang="en", pytest_args=["-k", "not training_run"])  # no lab training here
         assert result.status == "graded", result.internal_errors
     assert len(found) >= len(CHOSEN), len(found)
+    assert sum(isinstance(f, cx.ModuleFound) for f in found) >= 3
     assert len(hidden) > 100
+
+    def equal(x, y):
+        return x.shape == y.shape and x.dtype == y.dtype and torch.equal(x, y)
+
     for f in found:
-        for x in tensors([f.args, f.kwargs]):
-            same = [h for h in hidden if h.shape == x.shape and h.dtype == x.dtype and torch.equal(h, x)]
+        module = isinstance(f, cx.ModuleFound)
+        for x in tensors([f.args, f.kwargs, f.state if module else {}]):
+            if module and not x.is_floating_point():
+                continue
+            same = [h for h in hidden if equal(h, x)]
             assert not same, f"a counterexample input equals a hidden input or expected output: {x.tolist()}"
+        given = tensors([f.args, f.kwargs])
+        for sent in calls:
+            assert not (len(sent) == len(given) and all(map(equal, sent, given))), "a hidden call's inputs"
 
 
 def test_the_messages_exist_in_both_languages():

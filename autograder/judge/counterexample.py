@@ -260,6 +260,12 @@ def _equal_any(args: Sequence[Any], kwargs: dict[str, Any], sent: Sequence[torch
 
 
 # -- the search ---------------------------------------------------------------------
+def _same_call(args: Sequence[Any], kwargs: dict[str, Any], sent: Sequence[torch.Tensor]) -> bool:
+    """Whether every tensor input equals one of `sent` (a module's masks, lengths and tokens
+    at small sizes can each equal a hidden one: its structure, not its data; never all of
+    them with its float values)."""
+    given = [v for v in [*args, *kwargs.values()] if isinstance(v, torch.Tensor)]
+    return bool(given) and all(_equal_any([v], {}, sent) for v in given)
 
 
 def _shrink(
@@ -465,8 +471,10 @@ def search_module(
     student's module built as `case.construct` with `case.state` loaded (None: it raised or
     returned something else than tensors of the reference's shapes). Its parameters and
     float inputs are made simple (one decimal, then integers) and every size is shrunk in
-    turn, as `search` does for a function; a case with a tensor equal to one of `sent` (the
-    failing case's inputs, parameters and expected outputs) is skipped."""
+    turn, as `search` does for a function; a case is skipped where a float tensor (an input
+    or a parameter), or every input, equals one of `sent` (the failing case's inputs,
+    parameters and expected outputs). A mask, the lengths or the tokens alone may: a
+    causal mask of T positions is the same in every case of T positions."""
     spent = spent if spent is not None else Ledger()
     if limits.calls <= 0 or not sizes:
         return None
@@ -487,7 +495,10 @@ def search_module(
         state = {n: _simplified(v, values) for n, v in case.state.items()}
         a = [_simplified(v, values) for v in case.args]
         k = {n: _simplified(v, values) for n, v in case.kwargs.items()}
-        if _equal_any(a, {**k, **state}, sent):
+        floats = [
+            v for v in [*a, *k.values(), *state.values()] if isinstance(v, torch.Tensor) and v.is_floating_point()
+        ]
+        if _equal_any(floats, {}, sent) or _same_call(a, k, sent):
             return None
         try:
             with torch.no_grad():

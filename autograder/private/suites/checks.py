@@ -899,8 +899,12 @@ def judge_in_dtype(got, expected, right_in_float64, what, cfg, dtype, device, hi
         check_outputs(got, expected, what, cfg, dtype, device, hints)
 
 
-def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_args=None, hints=None, **opts):
-    """Gradients w.r.t. every floating input (float64) against the reference's."""
+def check_grads(
+    sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_args=None, hints=None, fresh=None, **opts
+):
+    """Gradients w.r.t. every floating input (float64) against the reference's. A module's
+    values check here shows a counterexample when `fresh` says how to make its cases (its
+    `Case.fresh()`: sizes, make, sent; `module_counterexample_on_failure`)."""
     args = to(args, "cpu", torch.float64)
     kwargs = to(kwargs or {}, "cpu", torch.float64)
     grad_args = (
@@ -917,7 +921,13 @@ def check_grads(sub, cfg, name, args, kwargs, ref_fn, out_names, seed, *, grad_a
     reply = call(sub, name, s_args, kwargs, cotangents=cot, **opts)
     what = describe_call(name, args, kwargs)
     got = outputs(reply.value, what, out_names)
-    with counterexample_on_failure(sub, cfg, name, args, kwargs, ref_fn, got, expected, torch.float64, "cpu", opts):
+    if fresh is not None:
+        shows = module_counterexample_on_failure(sub, cfg, name, got, expected, torch.float64, "cpu", *fresh)
+    else:
+        shows = counterexample_on_failure(
+            sub, cfg, name, args, kwargs, ref_fn, got, expected, torch.float64, "cpu", opts
+        )
+    with shows:
         check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints)
     grads = reply.grads or {}
     if "error" in grads:

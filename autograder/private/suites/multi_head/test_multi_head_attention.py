@@ -562,7 +562,17 @@ def test_gradients(sub, cfg):
         opts = case.opts()
         opts.pop("device")
         reply, _ = c.check_grads(
-            sub, cfg, NAME, case.args, case.kwargs, case.ref_fn(), OUT, seed, hints=hints(case), **opts
+            sub,
+            cfg,
+            NAME,
+            case.args,
+            case.kwargs,
+            case.ref_fn(),
+            OUT,
+            seed,
+            hints=hints(case),
+            fresh=case.fresh(),
+            **opts,
         )
         # the reference's parameter gradients, with the same cotangents
         m = case.reference()

@@ -267,7 +267,18 @@ def test_gradients(sub, cfg):
     case = Case(*SIZES[0], seed=400)
     ref_fn = lambda *a: case.reference()(*a)  # noqa: E731
     reply, _ = c.check_grads(
-        sub, cfg, NAME, case.args, {}, ref_fn, OUT, 410, grad_args=[1, 2], hints=hints(case), **case.opts()
+        sub,
+        cfg,
+        NAME,
+        case.args,
+        {},
+        ref_fn,
+        OUT,
+        410,
+        grad_args=[1, 2],
+        hints=hints(case),
+        fresh=case.fresh(),
+        **case.opts(),
     )
     s = case.s.clone().requires_grad_(True)
     memory = case.memory.clone().requires_grad_(True)
