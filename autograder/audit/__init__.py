@@ -29,6 +29,13 @@ def main(
         from autograder.audit.hostile import main as battery
 
         return battery(no_progress=no_progress, case=case)
+    import sys
+
+    from autograder import config
+
+    if assignment and assignment not in config.load().assignments:  # before the judge's imports (torch)
+        print(f"unknown assignment {assignment!r}", file=sys.stderr)
+        return 2
     from autograder.audit.run import main as entries
 
     return entries(assignment=assignment, no_progress=no_progress)

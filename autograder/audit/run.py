@@ -174,11 +174,9 @@ def report(rows, cfg, out=sys.stdout):
 
 
 def main(*, assignment: str | None = None, no_progress: bool = False) -> int:
-    """`audit`: grade every catalog entry (of `assignment`, default all) and print what the suites catch."""
+    """`audit`: grade every catalog entry (of `assignment`, default all: `autograder.audit.main`
+    has refused an unknown one) and print what the suites catch."""
     cfg = config_mod.load()
-    if assignment and assignment not in cfg.assignments:
-        print(f"unknown assignment {assignment!r}", file=sys.stderr)
-        return 2
     rows = audit(assignment, cfg, progress=not no_progress)
     bad = report(rows, cfg)
     return 1 if bad else 0
