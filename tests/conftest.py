@@ -132,8 +132,8 @@ def suite_skeleton(tmp_path, assignment, monkeypatch):
 #
 # Tiers. `pytest tests -m "not slow"` is the quick tier for the edit-test loop. A test that
 # needs a kernel, a build, a venv, a class of submissions or the browser is marked slow; an
-# unmarked test that takes longer than QUICK_LIMIT_S (its setup, call and teardown together)
-# fails, so the quick tier stays quick.
+# unmarked test that takes longer than QUICK_LIMIT_S (its setup, call and teardown together,
+# with a core of its own: `_quick_limit`) fails, so the quick tier stays quick.
 #
 # Parallel. pyproject's addopts run the tests on xdist workers (one per core and one more,
 # `pytest_xdist_auto_num_workers`), which this file schedules in
@@ -237,12 +237,24 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     spent = item.stash.get(_SPENT, 0.0) + report.duration
     item.stash[_SPENT] = spent
-    if report.when == "teardown" and spent > QUICK_LIMIT_S and item.get_closest_marker("slow") is None:
+    limit = _quick_limit()
+    if report.when == "teardown" and spent > limit and item.get_closest_marker("slow") is None:
         report.outcome = "failed"
         report.longrepr = (
             f"{item.nodeid} took {spent:.1f} s (setup, call and teardown), over the quick tier's "
-            f"{QUICK_LIMIT_S:g} s: mark it @pytest.mark.slow, or make it quicker"
+            f"{QUICK_LIMIT_S:g} s ({limit:.0f} s with {_workers()} workers on {os.cpu_count()} cores): "
+            "mark it @pytest.mark.slow, or make it quicker"
         )
+
+
+def _workers():
+    return int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+
+
+def _quick_limit():
+    """QUICK_LIMIT_S of a core's time, in seconds of the clock: with more workers than cores
+    (`pytest_xdist_auto_num_workers`) a test shares its core, and takes longer by as much."""
+    return QUICK_LIMIT_S * max(1.0, _workers() / (os.cpu_count() or 1))
 
 
 def shared_build(tmp_path_factory, name, build):
