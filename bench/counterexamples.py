@@ -12,11 +12,11 @@ without the training lab's `training_run` (it searches nothing and takes about
 40 s a lab submission here) unless --with-training-run.
 Prints:
 
-- the value failures of function questions (the questions an entry targets whose
-  feedback holds a FAIL line comparing a call's output with the reference's) and
-  the share that show a counterexample;
-- the size of those shown: elements in the largest tensor (inputs and outputs),
-  median and largest;
+- the value failures of function questions, then of module questions (the
+  questions an entry targets whose feedback holds a FAIL line comparing a call's
+  output with the reference's) and the share that show a counterexample;
+- the size of those shown: elements in the largest tensor (inputs, outputs, and a
+  module's parameters where they are shown), median and largest;
 - each search (one per failing question, as the judge logs them in
   `counterexample.STATS`): calls to the worker and seconds, median, 90th
   percentile and largest, and how many found none;
@@ -65,19 +65,22 @@ def main(argv=None):
 
     cfg = config.load(ROOT / "grading.yml")
     off = dataclasses.replace(
-        cfg, data={**cfg.data, "scoring": {**cfg.scoring, "counterexample": {**cx.DEFAULTS, "calls": 0}}}
+        cfg,
+        data={
+            **cfg.data,
+            "scoring": {**cfg.scoring, "counterexample": {**dataclasses.asdict(cx.Budget()), "calls": 0}},
+        },
     )
     chosen = []
     for a in [args.assignment] if args.assignment else cfg.assignments:
         buggy = [e for e in catalog.entries(a) if not e.correct]
         chosen += buggy[: args.limit] if args.limit else buggy
-    kinds = {}  # question -> "function" or "module" (a class: built with the judge's parameters, not searched)
+    kinds = {}  # question -> "function" or "module" (a class: built with the judge's parameters)
     for a in cfg.assignments:
         for obj in catalog.reference_sources(a):
             kinds[question_name(obj)] = "module" if obj[:1].isupper() else "function"
-    failures, shown, sizes, added, base = 0, 0, [], [], []
-    module_failures = []
-    missing = []
+    figures = {kind: {"failures": 0, "shown": 0, "sizes": [], "missing": []} for kind in ("function", "module")}
+    added, base = [], []
     searches = []
     skip = [] if args.with_training_run else ["-k", "not training_run"]
     fs = ForkServer()
@@ -103,17 +106,14 @@ def main(argv=None):
                     r = result.questions.get(q)
                     if r is None or not any(cx.is_value_failure(line) for line in r.lines):
                         continue
-                    if kinds.get(q) == "module":
-                        module_failures.append(f"{entry.assignment}/{entry.name} ({q})")
-                        continue
-                    failures += 1
-                    lines = [line for line in r.lines if cx.is_input_line(line)]
+                    fig = figures[kinds.get(q, "function")]
+                    fig["failures"] += 1
+                    lines = cx.lines_shown(r.lines)
                     if lines:
-                        shown += 1
-                        at = r.lines.index(lines[0])
-                        sizes.append(max(max(cx.sizes_shown(line) or [0]) for line in r.lines[at : at + 3]))
+                        fig["shown"] += 1
+                        fig["sizes"].append(max(max(cx.sizes_shown(line) or [0]) for line in lines))
                     else:
-                        missing.append(f"{entry.assignment}/{entry.name} ({q})")
+                        fig["missing"].append(f"{entry.assignment}/{entry.name} ({q})")
                 if sys.stderr.isatty():
                     print(f"\r{n}/{len(chosen)} graded", end="", file=sys.stderr, flush=True)
     finally:
@@ -123,19 +123,17 @@ def main(argv=None):
     print(
         f"buggy entries graded: {len(chosen)} ({args.lang} edition, {run} training_run), each with the search off and on"
     )
-    pct = f" ({100 * shown / failures:.0f}%)" if failures else ""
-    print(f"value failures of function questions with a counterexample: {shown}/{failures}{pct}")
-    for m in missing:
-        print(f"  without one: {m}")
-    print(
-        f"value failures of module questions (not searched: a class built with the judge's parameters): "
-        f"{len(module_failures)}"
-    )
-    if sizes:
-        print(
-            f"elements in the largest tensor shown: median {statistics.median(sizes):g}, "
-            f"largest {max(sizes)}, at most 6 in {sum(s <= 6 for s in sizes)}/{len(sizes)}"
-        )
+    for kind, fig in figures.items():
+        failures, shown, sizes = fig["failures"], fig["shown"], fig["sizes"]
+        pct = f" ({100 * shown / failures:.0f}%)" if failures else ""
+        print(f"value failures of {kind} questions with a counterexample: {shown}/{failures}{pct}")
+        for m in fig["missing"]:
+            print(f"  without one: {m}")
+        if sizes:
+            print(
+                f"  elements in the largest tensor shown ({'inputs, parameters shown and outputs' if kind == 'module' else 'inputs and outputs'}): "
+                f"median {statistics.median(sizes):g}, largest {max(sizes)}, at most 6 in {sum(s <= 6 for s in sizes)}/{len(sizes)}"
+            )
     if searches:
         calls = [s["calls"] for s in searches]
         secs = [s["seconds"] for s in searches]

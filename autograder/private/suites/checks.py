@@ -645,7 +645,8 @@ def check_values(
 
 
 # Options of a call that make it more than a function of its arguments (a module built
-# and loaded, functions passed in, gradients asked): no counterexample is searched for.
+# and loaded, functions passed in, gradients asked): no function counterexample is searched
+# for (a module's values checks search with `module_counterexample_on_failure`).
 _NOT_A_PLAIN_CALL = ("construct", "state", "to", "call_with", "answer", "cotangents", "trace", "return_inputs")
 
 
