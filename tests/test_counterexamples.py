@@ -2,12 +2,13 @@
 the smallest input the judge finds where the student's function and the reference
 differ, made fresh from a seed, shown with the student's output and the expected one.
 
-The search alone (plain Python functions, no worker); the feedback's place for it; then
-the catalog, graded once for the whole run (conftest's `catalog_graded`, pt-BR): every
-value failure of a function question shows one, none for the typed answers or the
-training run, their median size; and a few entries graded here with every input the
-checks send recorded: no counterexample input is one of them or one of their expected
-outputs.
+The search alone (plain Python functions and a module, no worker); the feedback's place
+for it; then the catalog, graded once for the whole run (conftest's `catalog_graded`,
+pt-BR): every value failure of a function question and of a module question shows one,
+none for the typed answers or the training run, their median size; a module bug of the
+catalog in both editions; and a few entries graded here with every input the checks send
+recorded: no counterexample input (nor a module's parameters) is one of them or one of
+their expected outputs.
 """
 
 import json

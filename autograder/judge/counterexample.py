@@ -25,9 +25,17 @@ a candidate the reference refuses (it raises) costs no call to the worker; one
 the student's function refuses, or answers with another shape, is not a
 counterexample of a wrong value, and the search goes on.
 
+A module question (a class the worker builds and loads parameters into) is
+searched the same way by `search_module`: the suite makes a fresh case at given
+named sizes from a seed (the module's arguments, its parameters, its inputs), the
+student's module and the reference's get the same parameters, made simple with
+the inputs, and `render_module` shows the module, its inputs, its parameters
+(when small) and both outputs.
+
 Only the search lives here: the hidden suites' value checks call `search` with
 the student's function (a probe of the worker that never marks it dead), the
-reference and the comparison, and `render` for the lines the feedback shows.
+reference and the comparison, and `render` for the lines the feedback shows
+(`checks.counterexample_on_failure`, `checks.module_counterexample_on_failure`).
 """
 
 import inspect
