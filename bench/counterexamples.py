@@ -19,7 +19,8 @@ Prints:
   module's parameters where they are shown), median and largest;
 - each search (one per failing question, as the judge logs them in
   `counterexample.STATS`): calls to the worker and seconds, median, 90th
-  percentile and largest, and how many found none;
+  percentile and largest, and which found none (a second failing question of an
+  entry, or a difference the search could not reproduce at fresh inputs);
 - the time added per submission: the grading time with the search on minus off,
   median and mean, against the median submission's time with it off.
 
@@ -99,7 +100,7 @@ def main(argv=None):
                     if which == "on":
                         result = graded
                 t_off, t_on = timed["off"], timed["on"]
-                searches += cx.STATS[before:]
+                searches += [{**one, "entry": f"{entry.assignment}/{entry.name}"} for one in cx.STATS[before:]]
                 added.append(t_on - t_off)
                 base.append(t_off)
                 for q in entry.questions:
@@ -143,6 +144,9 @@ def main(argv=None):
             f"seconds per search median {statistics.median(secs):.3f}, 90th percentile {_quantile(secs, 0.9):.3f}, "
             f"largest {max(secs):.3f}"
         )
+        for one in searches:
+            if not one["found"]:
+                print(f"  found none: {one['entry']} ({one['name']}, {one['calls']} calls, {one['seconds']:.3f} s)")
     if added:
         print(
             f"time added per submission (on minus off): median {statistics.median(added):+.3f} s, "
