@@ -400,6 +400,12 @@ def search(
             )
     except _Stop:
         pass
+    return _settle(best, spent, name, start, calls_at_start)
+
+
+def _settle(best: Any, spent: Ledger, name: str, start: float, calls_at_start: int) -> Any:
+    """A search's end, function or module: its time charged to the question's ledger, its
+    figures kept for the bench (STATS), and `best` (None or the smallest case) returned."""
     elapsed = time.monotonic() - start
     spent.seconds += elapsed
     STATS.append(
@@ -540,21 +546,7 @@ def search_module(
             )
     except _Stop:
         pass
-    elapsed = time.monotonic() - start
-    spent.seconds += elapsed
-    STATS.append(
-        {
-            "name": name,
-            "found": best is not None,
-            "calls": spent.calls - calls_at_start,
-            "seconds": elapsed,
-            "largest": best.largest() if best is not None else None,
-        }
-    )
-    if best is not None:
-        best.calls, best.seconds = spent.calls - calls_at_start, elapsed
-        spent.found = True
-    return best
+    return _settle(best, spent, name, start, calls_at_start)
 
 
 # -- what the student reads ---------------------------------------------------------

@@ -659,14 +659,20 @@ def counterexample_on_failure(sub, cfg, name, args, kwargs, ref_fn, got, expecte
     try:
         yield
     except pytest.fail.Exception as exc:
-        values_differ = all(
-            n in got and got[n].shape == e.shape and got[n].dtype == dtype for n, e in expected.items()
-        ) and not close_enough(got, expected, cfg)
+        values_differ = _values_differ(got, expected, dtype, cfg)
         if values_differ and not hasattr(exc, "counterexample"):
             lines = _counterexample(sub, cfg, name, args, kwargs, ref_fn, list(expected), dtype, device, opts)
             if lines:
                 exc.counterexample = lines
         raise
+
+
+def _values_differ(got, expected, dtype, cfg):
+    """Outputs of the reference's names, shapes and `dtype` whose values are not close enough:
+    a failure a counterexample can show (not a wrong shape, dtype or a missing output)."""
+    return all(
+        n in got and got[n].shape == e.shape and got[n].dtype == dtype for n, e in expected.items()
+    ) and not close_enough(got, expected, cfg)
 
 
 def _counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, device, opts):
@@ -707,9 +713,7 @@ def module_counterexample_on_failure(sub, cfg, name, got, expected, dtype, devic
     try:
         yield
     except pytest.fail.Exception as exc:
-        values_differ = all(
-            n in got and got[n].shape == e.shape and got[n].dtype == dtype for n, e in expected.items()
-        ) and not close_enough(got, expected, cfg)
+        values_differ = _values_differ(got, expected, dtype, cfg)
         probe = getattr(sub, "probe", None)
         spent = counterexample.ledger(sub, name)
         limits = counterexample.budget(cfg)
