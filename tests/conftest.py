@@ -201,9 +201,10 @@ def _unit(nodeid):
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: one worker per core. One more worker keeps the cores busy while the battery
     waits out its time limits (675-725 s for the whole command instead of 817-880 s here), but
-    the battery's `memory_across_processes` then fails about one run in three: its workers
-    fault their memory in too slowly on a loaded machine to reach the memory limit before the
-    call's wall clock (issue 21's note); until that case is sure under load, one per core."""
+    the battery's `memory_across_processes` then failed one run in three: its tree reached the
+    memory limit and crawled (the kernel reclaiming its pages) to the call's wall clock, a
+    timeout the judge did not then call a memory limit (it does now, `reached_memory_limit`);
+    until that is seen to hold under load, one per core."""
     return os.cpu_count() or 1
 
 

@@ -221,6 +221,20 @@ class WorkerGroup:
                     return True
         return False
 
+    def reached_memory_limit(self) -> bool:
+        """Whether the group's memory reached its limit (the kernel then reclaims the group's
+        file pages, which can slow it to a crawl before any process is killed)."""
+        f = self._file("memory.failcnt")
+        if f is not None:
+            count = _read(f).strip()
+            return count.isdigit() and int(count) > 0
+        f = self._file("memory.events")
+        for line in _read(f).splitlines() if f else []:
+            k, _, v = line.partition(" ")
+            if k == "max" and v.strip().isdigit() and int(v) > 0:
+                return True
+        return False
+
     def kill_all(self, wait: float = 2.0) -> bool:
         """SIGKILL every process in the group, including ones that left the
         worker's process group, until none is left (or `wait` seconds)."""

@@ -343,6 +343,8 @@ class WorkerClient:
             reason = t("died_timeout", seconds=f"{timeout:g}")
             if p.group is not None and p.group.oom_killed():
                 reason += t("died_timeout_oom", mb=self.limits.memory_mb)
+            elif p.group is not None and p.group.reached_memory_limit():
+                reason += t("died_timeout_memory_full", mb=self.limits.memory_mb)
             return reason
         cpu_end = self._cpu_time()  # before it is reaped
         ran_on = False
