@@ -14,7 +14,9 @@ Prints:
 
 - the value failures of function questions, then of module questions (the
   questions an entry targets whose feedback holds a FAIL line comparing a call's
-  output with the reference's) and the share that show a counterexample;
+  output with the reference's) and the share that show a counterexample; then
+  those whose first value failure is a gradient's or one in a lower precision
+  (the dtype check), each shown by a counterexample of that kind;
 - the size of those shown: elements in the largest tensor (inputs, outputs, and a
   module's parameters where they are shown), median and largest;
 - each search (one per failing question, as the judge logs them in
@@ -80,7 +82,8 @@ def main(argv=None):
     for a in cfg.assignments:
         for obj in catalog.reference_sources(a):
             kinds[question_name(obj)] = "module" if obj[:1].isupper() else "function"
-    figures = {kind: {"failures": 0, "shown": 0, "sizes": [], "missing": []} for kind in ("function", "module")}
+    kinds_shown = ("function", "module", "function gradient", "module gradient", "function dtype", "module dtype")
+    figures = {kind: {"failures": 0, "shown": 0, "sizes": [], "missing": []} for kind in kinds_shown}
     added, base = [], []
     searches = []
     skip = [] if args.with_training_run else ["-k", "not training_run"]
@@ -105,9 +108,23 @@ def main(argv=None):
                 base.append(t_off)
                 for q in entry.questions:
                     r = result.questions.get(q)
-                    if r is None or not any(cx.is_value_failure(line) for line in r.lines):
+                    # the first kind of value failure the question shows (its counterexample's kind)
+                    failure = (
+                        next(
+                            (
+                                f
+                                for f in ("output", "gradient", "dtype")
+                                if any(cx.is_value_failure(x, f) for x in r.lines)
+                            ),
+                            None,
+                        )
+                        if r is not None
+                        else None
+                    )
+                    if failure is None:
                         continue
-                    fig = figures[kinds.get(q, "function")]
+                    kind = kinds.get(q, "function")
+                    fig = figures[kind if failure == "output" else f"{kind} {failure}"]
                     fig["failures"] += 1
                     lines = cx.lines_shown(r.lines)
                     if lines:
@@ -126,6 +143,9 @@ def main(argv=None):
     )
     for kind, fig in figures.items():
         failures, shown, sizes = fig["failures"], fig["shown"], fig["sizes"]
+        if not failures and " " in kind:
+            print(f"value failures of {kind} questions (no output failure first): none in the catalog")
+            continue
         pct = f" ({100 * shown / failures:.0f}%)" if failures else ""
         print(f"value failures of {kind} questions with a counterexample: {shown}/{failures}{pct}")
         for m in fig["missing"]:

@@ -339,9 +339,10 @@ def _plain(output):
     return [line[2:-2] if line.startswith("**") and line.endswith("**") else line for line in lines]
 
 
-def _counterexamples(catalog_graded, questions=FUNCTION_QUESTIONS):
+def _counterexamples(catalog_graded, questions=FUNCTION_QUESTIONS, kind="output"):
     """[(entry, question, its output, its counterexample lines or [])] for every targeted
-    question of `questions` of a buggy entry that has a value failure."""
+    question of `questions` of a buggy entry that has a value failure of `kind`
+    (`counterexample.is_value_failure`)."""
     out = []
     for entry, data in catalog_graded:
         if entry.correct:
@@ -350,7 +351,7 @@ def _counterexamples(catalog_graded, questions=FUNCTION_QUESTIONS):
         for q in entry.questions:
             text = outputs.get(q, "")
             lines = _plain(text)
-            if q in questions and any(cx.is_value_failure(line) for line in lines):
+            if q in questions and any(cx.is_value_failure(line, kind) for line in lines):
                 out.append((entry, q, text, cx.lines_shown(lines)))
     return out
 
@@ -374,6 +375,19 @@ def test_every_value_failure_of_a_module_question_shows_a_counterexample(catalog
     assert all(len(lines) == 4 for *_, lines in found)  # the module, its parameters, yours, expected
     largest = [max(max(cx.sizes_shown(line) or [0]) for line in lines) for *_, lines in found]
     assert statistics.median(largest) <= 6, sorted(largest)
+
+
+@pytest.mark.slow
+def test_every_gradient_or_dtype_value_failure_of_a_function_question_shows_one(catalog_graded):
+    """Outputs right and gradients wrong (dot_keys_detached: the keys detached in the scores),
+    or a failure only in a lower precision: the counterexample of that kind."""
+    gradients = _counterexamples(catalog_graded, kind="gradient")
+    in_dtype = _counterexamples(catalog_graded, kind="dtype")
+    assert any(e.name == "dot_keys_detached" for e, *_ in gradients), [e.name for e, *_ in gradients]
+    missing = [f"{e.assignment}/{e.name} ({q})" for e, q, _, lines in gradients + in_dtype if not lines]
+    assert not missing, f"{len(missing)} gradient or dtype value failures without a counterexample: {missing}"
+    (lines,) = [lines for e, _, _, lines in gradients if e.name == "dot_keys_detached"]
+    assert lines[0].startswith(messages.t("counterexample_gradient_input", "pt-BR", call="\0").split("\0")[0]), lines
 
 
 @pytest.mark.slow
@@ -416,6 +430,80 @@ def test_a_module_bug_of_the_catalog_shows_a_counterexample_on_its_own_question(
         assert [english_in(line) for line in lines] == [[]] * 4
     for q, r in result.questions.items():  # on its own question only
         assert q == "multi_head_attention" or not cx.lines_shown(r.lines), q
+
+
+# -- gradients and lower precisions, in both languages ---------------------------------
+def _shown(lang, *keys):
+    with messages.language(lang):
+        return [messages.t(k, call="\0", outputs="\0", dtype="\0").split("\0")[0] for k in keys]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "pt-BR"])
+def test_a_gradient_bug_shows_the_gradients_of_a_small_case(tmp_path, lang):
+    """dot_keys_detached: right outputs; the gradients of out.sum() shown, the student's and
+    the reference's, on a small fresh case (the decoder state's the same in both)."""
+    from autograder.audit import catalog
+    from autograder.audit import run as audit_run
+    from autograder.judge import grade
+
+    entry = catalog.load_entry(catalog.CATALOG / "classic_attention" / "dot_keys_detached.py")
+    (path,) = audit_run.fill_catalog([entry], tmp_path, lang)
+    result = grade(path, cfg=CFG, lang=lang, pytest_args=["-k", "dot_attention"])
+    lines = cx.lines_shown(result.questions["dot_attention"].lines)
+    starts = _shown(
+        lang, "counterexample_gradient_input", "counterexample_gradient_yours", "counterexample_gradient_expected"
+    )
+    assert [line.startswith(start) for line, start in zip(lines, starts)] == [True] * 3, lines
+    yours, expected = (line.split(": ", 1)[1] for line in lines[1:])
+    assert yours != expected and yours.split("encoder_states=")[0] == expected.split("encoder_states=")[0]
+    assert max(max(cx.sizes_shown(line)) for line in lines) <= 6, lines
+    if lang == "pt-BR":
+        assert [english_in(line) for line in lines] == [[]] * 3
+
+
+HALF_ONLY = '''"""
+bug: (a stand-in for a bug that shows only in a lower precision) the scores scaled by 1.5 in float16 and bfloat16
+functions: [masked_softmax]
+questions: [masked_softmax]
+"""
+import torch
+
+
+def masked_softmax(scores, mask=None, dim=-1):
+    if scores.dtype in (torch.float16, torch.bfloat16):
+        scores = scores * 1.5
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=dim)
+    return torch.nan_to_num(weights, nan=0.0)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "pt-BR"])
+def test_a_bug_only_in_float16_shows_a_case_sent_in_float16(tmp_path, lang):
+    """Right in float64 and float32, wrong in float16 and bfloat16: the dtype check's
+    counterexample names the dtype and shows the inputs as they round to it, once."""
+    from autograder.audit import catalog
+    from autograder.audit import run as audit_run
+    from autograder.judge import grade
+
+    source = tmp_path / "entries" / "classic_attention" / "half_only.py"
+    source.parent.mkdir(parents=True)
+    source.write_text(HALF_ONLY)
+    (path,) = audit_run.fill_catalog([catalog.load_entry(source)], tmp_path, lang)
+    result = grade(path, cfg=CFG, lang=lang, pytest_args=["-k", "masked_softmax"])
+    feedback = result.questions["masked_softmax"].lines
+    lines = cx.lines_shown(feedback)
+    (start,) = _shown(lang, "counterexample_dtype_input")
+    assert len(lines) == 3 and lines[0].startswith(start) and "float16" in lines[0].split(":")[0], feedback
+    assert sum(cx.is_input_line(line) for line in feedback) == 1
+    assert any(cx.is_value_failure(line, "dtype") for line in feedback)
+    with messages.language(lang):  # no cause from a row sum that float16 rounds off 1
+        assert not any(messages.t("cause_marker") in line for line in feedback), feedback
+    if lang == "pt-BR":
+        assert [english_in(line) for line in lines] == [[]] * 3
 
 
 # -- never a hidden input ------------------------------------------------------------

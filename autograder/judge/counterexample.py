@@ -606,7 +606,7 @@ def parameter_names(fn: Callable[..., Any], n: int) -> list[str]:
     return [params[i] if i < len(params) else f"arg{i + 1}" for i in range(n)]
 
 
-def _outputs(found: Found, limits: Budget) -> list[str]:
+def _outputs(found: Found, limits: Budget, kind: str = "") -> list[str]:
     """The student's outputs and the expected ones, to as many decimals as show where
     they differ (a rounding bug differs far below the third decimal), from the budget's
     decimals up to 12."""
@@ -624,10 +624,15 @@ def _outputs(found: Found, limits: Budget) -> list[str]:
     def outputs(values: Outputs) -> str:
         return ", ".join(f"{n}={show(v, limits.numbers, decimals)}" for n, v in values.items())
 
-    return [
-        t("counterexample_yours", outputs=outputs(found.got)),
-        t("counterexample_expected", outputs=outputs(found.expected)),
-    ]
+    yours, expected = (
+        ("counterexample_gradient_yours", "counterexample_gradient_expected")
+        if kind == "gradient"
+        else (
+            "counterexample_yours",
+            "counterexample_expected",
+        )
+    )
+    return [t(yours, outputs=outputs(found.got)), t(expected, outputs=outputs(found.expected))]
 
 
 def _inputs(arg_names: Sequence[str], found: Found, limits: Budget) -> str:
@@ -636,10 +641,21 @@ def _inputs(arg_names: Sequence[str], found: Found, limits: Budget) -> str:
     return ", ".join(inputs)
 
 
-def render(name: str, arg_names: Sequence[str], found: Found, limits: Budget) -> list[str]:
+def render(
+    name: str, arg_names: Sequence[str], found: Found, limits: Budget, *, kind: str = "", dtype: str = ""
+) -> list[str]:
     """The feedback's lines for a counterexample, in the language in force: the call with
-    its inputs, the student's outputs, the expected outputs."""
-    return [t("counterexample_input", call=f"{name}({_inputs(arg_names, found, limits)})"), *_outputs(found, limits)]
+    its inputs, the student's outputs, the expected outputs. `kind` "gradient": the
+    outputs are the gradients of the sum of every output w.r.t. the inputs they name;
+    `dtype` (not float64): the inputs were sent in that dtype (shown as they round to it)."""
+    call = f"{name}({_inputs(arg_names, found, limits)})"
+    if kind == "gradient":
+        first = t("counterexample_gradient_input", call=call)
+    elif dtype:
+        first = t("counterexample_dtype_input", call=call, dtype=dtype)
+    else:
+        first = t("counterexample_input", call=call)
+    return [first, *_outputs(found, limits, kind)]
 
 
 def render_module(found: ModuleFound, limits: Budget) -> list[str]:
@@ -658,15 +674,22 @@ def render_module(found: ModuleFound, limits: Budget) -> list[str]:
     return [t("counterexample_module_input", call=call), params, *_outputs(found, limits)]
 
 
+# the first line of each kind of counterexample (the feedback's readers find them by it)
+INPUT_KEYS = (
+    "counterexample_input",
+    "counterexample_module_input",
+    "counterexample_gradient_input",
+    "counterexample_dtype_input",
+)
+
+
 # -- reading the feedback back (the kit's tests and bench/counterexamples.py) -------
 def is_input_line(line: str) -> bool:
     """Whether a feedback line is a counterexample's first line (its inputs), in any language."""
     from autograder.messages import LANGUAGES
 
     return any(
-        line.startswith(t(key, lang, call="\0").split("\0")[0])
-        for lang in LANGUAGES
-        for key in ("counterexample_input", "counterexample_module_input")
+        line.startswith(t(key, lang, call="\0", dtype="\0").split("\0")[0]) for lang in LANGUAGES for key in INPUT_KEYS
     )
 
 
@@ -678,7 +701,11 @@ def lines_shown(lines: Sequence[str]) -> list[str]:
     at = next((i for i, line in enumerate(lines) if is_input_line(line)), None)
     if at is None:
         return []
-    expected = tuple(t("counterexample_expected", lang, outputs="\0").split("\0")[0] for lang in LANGUAGES)
+    expected = tuple(
+        t(key, lang, outputs="\0").split("\0")[0]
+        for lang in LANGUAGES
+        for key in ("counterexample_expected", "counterexample_gradient_expected")
+    )
     end = next((i for i in range(at, min(len(lines), at + 4)) if lines[i].startswith(expected)), at + 2)
     return list(lines[at : end + 1])
 
@@ -712,24 +739,31 @@ def sizes_shown(line: str) -> list[int]:
     return sizes
 
 
-def is_value_failure(line: str) -> bool:
-    """Whether a feedback line is the failure of a value comparison of a call's output with
-    the reference's (`FAIL test: f(...) -> out: 3 of 9 values differ ...`, or NaN where
-    numbers were expected), outside the dtype check, in any language: what a counterexample
-    is searched for."""
+def is_value_failure(line: str, kind: str = "output") -> bool:
+    """Whether a feedback line is the failure of a value comparison with the reference, in
+    any language: what a counterexample is searched for. `kind` "output": a call's output
+    (`FAIL test: f(...) -> out: 3 of 9 values differ ...`, or NaN where numbers were
+    expected), outside the dtype check; "gradient": a function's gradient w.r.t. an input
+    (`FAIL test_gradients: gradient of f(...) w.r.t. argument 2: ...`); "dtype": an output
+    in the dtype check (values, or NaN or inf where the reference is finite)."""
     import re
 
     from autograder.judge.scoring import is_failure_line
     from autograder.messages import LANGUAGES
 
-    if not is_failure_line(line) or "test_dtype_and_device" in line:
+    if not is_failure_line(line):
         return False
-    if not re.search(r"\) -> |^\S+ \S+: \w+\(.*\) \w+ .* -> \w+: ", line):  # f(...) -> out; Module(...) on ... -> out
+    in_dtype = "test_dtype_and_device" in line
+    gradient = any(t("gradient_wrt_argument", lang, what="\0", i="\0").split("\0")[1] in line for lang in LANGUAGES)
+    if (kind == "dtype") != in_dtype or (kind == "gradient") != gradient:
         return False
+    if kind != "gradient" and not re.search(r"\) -> |^\S+ \S+: \w+\(.*\) \w+ .* -> \w+: ", line):
+        return False  # f(...) -> out; Module(...) on ... -> out
     for lang in LANGUAGES:
         blank = dict.fromkeys(("n", "total", "err", "index", "dtype", "atol", "rtol"), "\0")
         differ = t("values_differ", lang, **blank).split("\0")[2].split(";")[0].strip()
         nan = t("nan_values", lang, n="\0", index="\0").split("\0")[1].split(",")[0].strip()
-        if differ in line or nan in line:
+        nonfinite = t("nonfinite_in_dtype", lang, what="\0", n="\0", dtype="\0").split("\0")[2].strip()
+        if differ in line or nan in line or (kind == "dtype" and nonfinite in line):
             return True
     return False

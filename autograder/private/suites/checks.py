@@ -505,6 +505,9 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
 def weights_hint(got, expected, mask=None):
     """A likely cause for attention weights that differ from the reference."""
     g, e = got.detach().double(), expected.detach().double()
+    # a sum of weights is 1 to within its rounding: float16 and bfloat16 lose that much per weight
+    eps = torch.finfo(got.dtype).eps if got.is_floating_point() else 0.0
+    sum_tol = max(1e-3, (g.shape[-1] if g.dim() else 1) * eps)
     if torch.isnan(g).any():
         if mask is not None and (~mask.expand_as(g)).all(-1).any():
             return dead_rows_cause(g, ~mask.cpu().expand_as(g).any(-1))
@@ -512,8 +515,8 @@ def weights_hint(got, expected, mask=None):
     if g.dim() >= 2:
         sums_last = g.sum(-1)
         sums_prev = g.sum(-2)
-        if not torch.allclose(sums_last, e.sum(-1), atol=1e-3) and torch.allclose(
-            sums_prev, torch.ones_like(sums_prev), atol=1e-3
+        if not torch.allclose(sums_last, e.sum(-1), atol=sum_tol) and torch.allclose(
+            sums_prev, torch.ones_like(sums_prev), atol=sum_tol
         ):
             return t("cause_columns_sum_to_one")
         if g.shape[-1] == g.shape[-2] and torch.allclose(g.transpose(-1, -2), e, atol=1e-4):
@@ -541,10 +544,10 @@ def weights_hint(got, expected, mask=None):
             return t("cause_masked_keys_leak")
         allowed = m.any(-1)
         rows = g.sum(-1)
-        if allowed.any() and not torch.allclose(rows[allowed], torch.ones_like(rows[allowed]), atol=1e-3):
+        if allowed.any() and not torch.allclose(rows[allowed], torch.ones_like(rows[allowed]), atol=sum_tol):
             return t("cause_not_renormalised")
     rows = g.sum(-1)
-    if not torch.allclose(rows, e.sum(-1), atol=1e-3):
+    if not torch.allclose(rows, e.sum(-1), atol=sum_tol):
         return t("cause_not_softmax_last")
     return None
 
@@ -689,9 +692,9 @@ def _counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devi
     def student(a, k, seconds):
         return _as_outputs(probe(name, to(a, device, dtype), to(k, device, dtype), options, seconds), out_names, dtype)
 
-    def reference(a, k):
+    def reference(a, k):  # on the inputs as the student's function gets them (rounded to `dtype`)
         try:
-            out = reference_outputs(ref_fn, a, k, out_names)
+            out = reference_outputs(ref_fn, to(a, "cpu", dtype), to(k, "cpu", dtype), out_names)
         except Exception:  # noqa: BLE001 - the reference refuses these inputs: not a valid candidate
             return None
         return out if all(isinstance(v, torch.Tensor) for v in out.values()) else None
@@ -701,7 +704,11 @@ def _counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devi
     )
     if found is None:
         return None
-    return counterexample.render(name, counterexample.parameter_names(ref_fn, len(found.args)), found, limits)
+    if dtype != torch.float64:  # shown as the student's function got them
+        found.args, found.kwargs = to(found.args, "cpu", dtype), to(found.kwargs, "cpu", dtype)
+    arg_names = counterexample.parameter_names(ref_fn, len(found.args))
+    lower = wire.dtype_name(dtype) if dtype != torch.float64 else ""
+    return counterexample.render(name, arg_names, found, limits, dtype=lower)
 
 
 @contextlib.contextmanager
@@ -868,19 +875,24 @@ def check_in_dtype(
     expected = reference_outputs(ref_fn, rounded_args, rounded_kwargs, out_names)
 
     def right_in_float64():
-        return close_enough(*check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, **opts), cfg)
+        try:
+            return close_enough(*check_runs(sub, cfg, name, args, kwargs, ref_fn, out_names, **opts), cfg)
+        except pytest.fail.Exception as exc:
+            exc.counterexample = None  # a failure in float64, not in `dtype`: nothing to search for here
+            raise
 
-    judge_in_dtype(
-        got,
-        expected,
-        right_in_float64,
-        describe_call(name, to(args, device, dtype), to(kwargs or {}, device, dtype)),
-        cfg,
-        dtype,
-        device,
-        hints,
-        "cause_constant_overflow_exp",
-    )
+    with counterexample_on_failure(sub, cfg, name, args, kwargs, ref_fn, got, expected, dtype, device, opts):
+        judge_in_dtype(
+            got,
+            expected,
+            right_in_float64,
+            describe_call(name, to(args, device, dtype), to(kwargs or {}, device, dtype)),
+            cfg,
+            dtype,
+            device,
+            hints,
+            "cause_constant_overflow_exp",
+        )
     return got
 
 
@@ -959,8 +971,71 @@ def check_grads(
             continue
         if gg is None:
             fail(caused(t("no_gradient_reached", what=label), detached()))
-        assert_close(gg, rg, label, cfg, torch.float64)
+        try:
+            assert_close(gg, rg, label, cfg, torch.float64)
+        except pytest.fail.Exception as exc:
+            if fresh is None and isinstance(gg, torch.Tensor) and gg.shape == rg.shape:
+                lines = _gradient_counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, grad_args, opts)
+                if lines:
+                    exc.counterexample = lines
+            raise
     return reply, r_grads
+
+
+def _gradient_counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, grad_args, opts):
+    """The feedback lines of a gradient counterexample for a function `name` whose outputs
+    are right and whose gradients are not (float64, on the CPU), or None: the smallest
+    input found where the gradients of the sum of every output (cotangents of ones, so
+    that a student can redo it with `sum().backward()`) w.r.t. the inputs `grad_args`
+    differ from the reference's (`counterexample.search`, the question's budget)."""
+    probe = getattr(sub, "probe", None)
+    if probe is None or any(opts.get(k) for k in _NOT_A_PLAIN_CALL):
+        return None
+    limits = counterexample.budget(cfg)
+    spent = counterexample.ledger(sub, name)
+    if spent.found or spent.calls >= limits.calls or spent.seconds >= limits.seconds:
+        return None
+    arg_names = counterexample.parameter_names(ref_fn, len(args))
+    grad_names = [arg_names[i] for i in grad_args]
+
+    def leaves(a):
+        return [
+            x.detach().clone().requires_grad_(i in grad_args) if isinstance(x, torch.Tensor) else x
+            for i, x in enumerate(a)
+        ]
+
+    def ones_for(a, k):  # the cotangents: ones of the reference's output shapes
+        with torch.no_grad():
+            out = ref_fn(*a, **k)
+        return [torch.ones_like(o) for o in ([out] if len(out_names) == 1 else out)]
+
+    def reference(a, k):
+        try:
+            r = leaves(a)
+            out = ref_fn(*r, **k)
+            outs = [out] if len(out_names) == 1 else list(out)
+            grads = vjp(outs, [r[i] for i in grad_args], [torch.ones_like(o) for o in outs])
+        except Exception:  # noqa: BLE001 - the reference refuses these inputs: not a valid candidate
+            return None
+        return {n: g if g is not None else torch.zeros_like(r[i]) for n, i, g in zip(grad_names, grad_args, grads)}
+
+    def student(a, k, seconds):
+        options = CallOptions(**opts, cotangents=ones_for(a, k))
+        reply = probe(name, leaves(a), k, options, seconds)
+        grads = (reply.grads or {}) if reply.ok else {"error": True}
+        got = grads.get("inputs") or []
+        if "error" in grads or len(got) != len(grad_args):
+            return None
+        if not all(isinstance(g, torch.Tensor) and g.dtype == torch.float64 for g in got):
+            return None
+        return dict(zip(grad_names, got))
+
+    found = counterexample.search(
+        name, list(args), dict(kwargs or {}), student, reference, _differs(cfg, torch.float64), limits, spent
+    )
+    if found is None:
+        return None
+    return counterexample.render(name, arg_names, found, limits, kind="gradient")
 
 
 def check_finite_grads(sub, name, args, kwargs, out_names, seed, **opts):
