@@ -515,6 +515,7 @@ CHOSEN = (
     ("multi_head", "mha_mask_inverted"),
     ("seq2seq_attention", "real_d2l_encoder_gru_over_padding"),
     ("seq2seq_attention", "decoder_query_after_step"),
+    ("classic_attention", "dot_keys_detached"),  # a gradient counterexample
 )
 
 
@@ -536,6 +537,7 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
     searching = []
     real_call, real_reference, real_check = Remote.call, checks.reference_outputs, checks.check_outputs
     real_search, real_module_search = cx.search, cx.search_module
+    real_assert = checks.assert_close
 
     def tensors(value):
         if isinstance(value, torch.Tensor):
@@ -561,6 +563,11 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
         hidden.extend(tensors(expected))
         return real_check(got, expected, *a, **k)
 
+    def assert_close(got, expected, *a, **k):  # the gradients' expected values too
+        if not searching:
+            hidden.extend(tensors(expected))
+        return real_assert(got, expected, *a, **k)
+
     def searched(real):
         def search(*a, **k):
             searching.append(1)
@@ -577,6 +584,7 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
     monkeypatch.setattr(Remote, "call", call)
     monkeypatch.setattr(checks, "reference_outputs", reference_outputs)
     monkeypatch.setattr(checks, "check_outputs", check_outputs)
+    monkeypatch.setattr(checks, "assert_close", assert_close)
     monkeypatch.setattr(cx, "search", searched(real_search))
     monkeypatch.setattr(cx, "search_module", searched(real_module_search))
     entries = [catalog.load_entry(catalog.CATALOG / a / f"{n}.py") for a, n in CHOSEN]
@@ -605,7 +613,8 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
 def test_the_messages_exist_in_both_languages():
     cat = messages.catalog()
     data = json.loads(json.dumps(cat))
-    for key in ("counterexample_input", "counterexample_yours", "counterexample_expected", "counterexample_first"):
+    gradient = ("counterexample_gradient_yours", "counterexample_gradient_expected")
+    for key in (*cx.INPUT_KEYS, "counterexample_yours", "counterexample_expected", *gradient, "counterexample_first"):
         assert set(data[key]) == {"en", "pt-BR"}, key
 
 
