@@ -391,6 +391,24 @@ def test_every_gradient_or_dtype_value_failure_of_a_function_question_shows_one(
 
 
 @pytest.mark.slow
+def test_every_failed_train_step_run_shows_a_smaller_run(catalog_graded):
+    """The lab's train_step (a loss or an updated parameter off the reference's, in its one-
+    or three-step run): the smallest run found, its batches and both losses."""
+    start = messages.t("counterexample_train_input", "pt-BR", call="\0", batches="\0").split("\0")[0]
+    found = []
+    for entry, data in catalog_graded:
+        outputs = {t["name"]: t["output"] for t in data["tests"]}
+        if entry.correct or "train_step" not in entry.questions:
+            continue
+        lines = _plain(outputs.get("train_step", ""))
+        if any(scoring.is_failure_line(x) and re.search(r"test_(one|three)_steps?\b", x) for x in lines):
+            found.append((entry.name, cx.lines_shown(lines)))
+    assert len(found) >= 6, found  # 7 when written
+    assert all(len(shown) == 3 and shown[0].startswith(start) for _, shown in found), found
+    assert all(shown[1].split(": ", 1)[1] != shown[2].split(": ", 1)[1] for _, shown in found), found
+
+
+@pytest.mark.slow
 def test_no_counterexample_for_typed_answers_or_the_training_run(catalog_graded):
     for entry, data in catalog_graded:
         for test in data["tests"]:

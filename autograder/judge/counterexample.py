@@ -680,6 +680,7 @@ INPUT_KEYS = (
     "counterexample_module_input",
     "counterexample_gradient_input",
     "counterexample_dtype_input",
+    "counterexample_train_input",
 )
 
 
@@ -689,7 +690,9 @@ def is_input_line(line: str) -> bool:
     from autograder.messages import LANGUAGES
 
     return any(
-        line.startswith(t(key, lang, call="\0", dtype="\0").split("\0")[0]) for lang in LANGUAGES for key in INPUT_KEYS
+        line.startswith(t(key, lang, call="\0", dtype="\0", batches="\0").split("\0")[0])
+        for lang in LANGUAGES
+        for key in INPUT_KEYS
     )
 
 

@@ -11,9 +11,13 @@ during that call (each bug charged once). The yardstick: the same run of the
 reference, here, in float64.
 """
 
+import contextlib
+import time
+
 import pytest
 import torch
 
+from autograder.judge import counterexample
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.solutions import seq2seq_attention as ref
@@ -174,20 +178,107 @@ def check_params(run, states, cfg, losses):
             )
 
 
+# The smallest runs tried for a counterexample, fewest numbers first: (batch_size, max_len).
+SMALL = ((1, 1), (1, 2), (2, 2), (1, 3), (2, 3))
+
+
+@contextlib.contextmanager
+def smaller_run_on_failure(sub, cfg, run):
+    """Inside: a failed check of `run` (a loss or an updated parameter) carries the smallest
+    run found, made fresh, on which the student's losses differ from the reference's: the
+    fewest steps (up to one more than `run`'s, so that a wrong update shows in the next
+    loss), then the fewest sequences and symbols (`SMALL`), within the question's
+    counterexample budget (`counterexample.ledger`). Its batches are shown, and both losses;
+    the baseline's parameters are drawn by the judge, too many to show."""
+    try:
+        yield
+    except pytest.fail.Exception as exc:
+        if not hasattr(exc, "counterexample"):
+            lines = _smaller_run(sub, cfg, run)
+            if lines:
+                exc.counterexample = lines
+        raise
+
+
+def _smaller_run(sub, cfg, run):
+    probe = getattr(sub, "probe", None)
+    limits = counterexample.budget(cfg)
+    spent = counterexample.ledger(sub, QUESTION)
+    if probe is None or spent.found or spent.calls >= limits.calls or spent.seconds >= limits.seconds:
+        return None
+    start, best, calls = time.monotonic(), None, spent.calls
+    options = CallOptions(isolate=["masked_loss"])
+    try:
+        for n in range(1, len(run.batches) + 2):
+            for k, (batch_size, max_len) in enumerate(SMALL):
+                left = limits.seconds - spent.seconds - (time.monotonic() - start)
+                if spent.calls >= limits.calls or left <= 0:
+                    return None
+                seed = 7000 + 100 * limits.seed + 10 * n + k  # fresh: the hidden runs' seeds are 100 .. 399
+                small = Run(seed, n, lr=run.lr, batch_size=batch_size, max_len=max_len)
+                want, _, _ = small.expected()
+                spent.calls += 1
+                reply = probe(DRIVER, small.args, {"optimizer": "sgd"}, options, max(0.2, left))
+                value = reply.value if reply.ok else None
+                losses = value[0] if isinstance(value, (list, tuple)) and len(value) == 3 else None
+                if isinstance(losses, list) and all(isinstance(x, float) for x in losses) and not _same(losses, want):
+                    best = (small, losses, want)
+                    return _render_run(*best, limits)
+    finally:
+        spent.seconds += time.monotonic() - start
+        counterexample.STATS.append(
+            {
+                "name": QUESTION,
+                "found": best is not None,
+                "calls": spent.calls - calls,
+                "seconds": time.monotonic() - start,
+                "largest": None,
+            }
+        )
+        spent.found = spent.found or best is not None
+    return None
+
+
+def _render_run(small, losses, want, limits):
+    """The feedback lines of a smaller run: its batches, the student's losses, the expected ones."""
+    show = counterexample.show
+    batches = "; ".join(
+        t(
+            "counterexample_train_batch",
+            i=i + 1,
+            batch=", ".join(
+                f"{name}={show(v, limits.numbers)}" for name, v in zip(("src", "src_lengths", "tgt", "tgt_lengths"), b)
+            ),
+        )
+        for i, b in enumerate(small.batches)
+    )
+    decimals = next(
+        (d for d in range(limits.decimals, 13) if [round(x, d) for x in losses] != [round(x, d) for x in want]),
+        limits.decimals,
+    )
+    return [
+        t("counterexample_train_input", call=small.what, batches=batches),
+        t("counterexample_yours", outputs=f"losses={[round(x, decimals) for x in losses]}"),
+        t("counterexample_expected", outputs=f"losses={[round(x, decimals) for x in want]}"),
+    ]
+
+
 def test_one_step(sub, cfg):
     """One step from the judge's parameters: the loss before the update and every updated parameter."""
     run = Run(100, 1)
     losses, enc, dec = trained(sub, run)
-    check_losses(run, losses, cfg)
-    check_params(run, (enc, dec), cfg, losses)
+    with smaller_run_on_failure(sub, cfg, run):
+        check_losses(run, losses, cfg)
+        check_params(run, (enc, dec), cfg, losses)
 
 
 def test_three_steps(sub, cfg):
     """Three steps in a row (gradients zeroed between them, one update each)."""
     run = Run(200, 3, lr=0.3)
     losses, enc, dec = trained(sub, run)
-    check_losses(run, losses, cfg)
-    check_params(run, (enc, dec), cfg, losses)
+    with smaller_run_on_failure(sub, cfg, run):
+        check_losses(run, losses, cfg)
+        check_params(run, (enc, dec), cfg, losses)
 
 
 @pytest.mark.property
