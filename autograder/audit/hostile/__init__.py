@@ -48,7 +48,7 @@ SHORT_LIMITS = {
     "load_seconds": 20,
     "memory_mb": 2048,
     "output_bytes": 200000,
-    "submission_seconds": 40,
+    "submission_seconds": 90,
     "disk_mb": 32,
 }
 
