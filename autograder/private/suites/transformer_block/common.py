@@ -1,0 +1,440 @@
+"""What the transformer_block suites share: a module case (the class as the worker
+builds it, the judge's parameters loaded into it by name, its inputs), calling it,
+its values against the reference module's with the same parameters, the
+gradients of every parameter, its dtype and device, and the parts of the
+reference a likely cause is computed from.
+
+The yardstick is always the reference (`solutions/transformer_block.py`, run here
+in float64 on the CPU, its parameters rounded to the dtype the student's module
+holds), never the student's code.
+
+The judge stands in for a graded *function* that another graded part calls
+(`judge.stand_in`), but `positional_encoding` takes no tensor and a torch.dtype and
+a torch.device, which the wire does not carry: a call of the student's
+TransformerLM runs with its own positional_encoding (`isolate=[]`, `OwnCallees`),
+and a likely cause says when that one is the culprit.
+"""
+
+import dataclasses
+import math
+import weakref
+
+import torch
+from torch.nn import functional as F
+
+from autograder.judge import counterexample
+from autograder.judge.remote import PLAIN, CallOptions
+from autograder.messages import t
+from autograder.private.solutions import transformer_block as ref
+from autograder.private.suites import checks as c
+from autograder.protocol import wire
+
+
+# -- parameters -----------------------------------------------------------------------
+def random_state(module, seed, scale=1.0):
+    """{name: float64 tensor} for every parameter of a reference module, seeded: linear
+    weights of scale / sqrt(fan_in), layer-norm gains around 1, biases and embeddings
+    of moderate size (so that float16 and bfloat16 stay within their tolerances)."""
+    out = {}
+    for i, (name, p) in enumerate(module.named_parameters()):
+        shape = tuple(p.shape)
+        if name.endswith("weight") and p.dim() == 1:  # a layer norm's gain
+            out[name] = 1.0 + c.randn(shape, seed + i, scale=0.2 * scale)
+        elif p.dim() == 1:  # a bias
+            out[name] = c.randn(shape, seed + i, scale=0.2 * scale)
+        elif name == "embed.weight":
+            out[name] = c.randn(shape, seed + i, scale=scale)
+        else:
+            out[name] = c.randn(shape, seed + i, scale=scale / math.sqrt(shape[1]))
+    return out
+
+
+def loaded(module, state, dtype=torch.float64):
+    """The reference `module` in float64 with `state` loaded (rounded to `dtype` first:
+    what the student's module holds)."""
+    m = module.double()
+    m.load_state_dict({k: v.to(dtype).double() for k, v in state.items()})
+    return m
+
+
+def pad_mask_of(B, T, seed, leading=True):
+    """(B, T) bool, True at real tokens: the first row full, the others padded after
+    their tokens, and (`leading`) the last one before them too (a query with no
+    allowed key), at least one real token in every row."""
+    g = c.gen(seed)
+    lengths = torch.randint(1, T + 1, (B,), generator=g)
+    lengths[0] = T
+    mask = c.lengths_mask(lengths, T)
+    if leading and B > 1 and T > 2:
+        mask[-1] = torch.arange(T) >= T // 2  # padding before the tokens
+    return mask
+
+
+# -- a module case ----------------------------------------------------------------------
+class ModuleCase:
+    """One call of a graded class: its name and constructor arguments, the judge's
+    parameters (float64, loaded by name), the forward's inputs; subclasses say how to
+    build the reference and how to make a case at other sizes (`at`)."""
+
+    NAME = ""
+    OUT = ()
+    ARG_NAMES = ()
+    ISOLATE = None  # None: the judge stands in for the other graded functions; []: none
+
+    def __init__(self, sizes, seed, scale=1.0):
+        self.sizes, self.seed, self.scale = dict(sizes), seed, scale
+        self.state = random_state(self.reference_module(), seed, scale)
+        self.args, self.kwargs = self.inputs(seed + 50)
+
+    # what a subclass says
+    def ctor(self):
+        raise NotImplementedError
+
+    def reference_module(self):
+        return getattr(ref, self.NAME)(*self.ctor())
+
+    def inputs(self, seed):
+        raise NotImplementedError
+
+    def at(self, sizes, seed):
+        """A case like this one at other sizes (None: sizes it does not take)."""
+        raise NotImplementedError
+
+    # what every case does
+    @property
+    def module(self):
+        return f"{self.NAME}({', '.join(str(a) for a in self.ctor())})"
+
+    def construct(self):
+        return {"args": list(self.ctor()), "kwargs": {}}
+
+    def opts(self, dtype=torch.float64, device="cpu"):
+        st = c.as_meta(self.state) if device == "meta" else self.state
+        out = {"construct": self.construct(), "state": st, "to": {"dtype": wire.dtype_name(dtype)}, "device": device}
+        if self.ISOLATE is not None:
+            out["isolate"] = list(self.ISOLATE)
+        return out
+
+    def reference(self, dtype=torch.float64):
+        return loaded(self.reference_module(), self.state, dtype)
+
+    def expected(self, dtype=torch.float64, args=None, kwargs=None):
+        """The reference's outputs on what the student's module received (inputs and
+        parameters rounded to `dtype`), in float64."""
+        args = c.to(self.args if args is None else args, "cpu", dtype)
+        kwargs = c.to(self.kwargs if kwargs is None else kwargs, "cpu", dtype)
+        with torch.no_grad():
+            out = self.reference(dtype)(*c.to(args, "cpu", torch.float64), **c.to(kwargs, "cpu", torch.float64))
+        return dict(zip(self.OUT, out if len(self.OUT) > 1 else [out]))
+
+    def describe(self, args=None, kwargs=None, device="cpu", dtype=None):
+        """`DecoderBlock(8, 2, 12) on x (3, 5, 8) float64, pad_mask (3, 5) bool`: shapes, never values."""
+        args = self.args if args is None else args
+        kwargs = self.kwargs if kwargs is None else kwargs
+        parts = [f"{n} {tuple(a.shape)} {wire.dtype_name(a.dtype)}" for n, a in zip(self.ARG_NAMES, args)]
+        parts += [f"{n} {tuple(v.shape)} {wire.dtype_name(v.dtype)}" for n, v in kwargs.items() if v is not None]
+        at = "" if str(device) == "cpu" else t("mha_on_device", device=device)
+        module = self.module if dtype is None else f"{self.module}.to({wire.dtype_name(dtype)})"
+        return t("mha_call", module=module, inputs=", ".join(parts), at=at)
+
+    def fresh(self):
+        """The counterexample search's cases (`counterexample.search_module`): this case's
+        named sizes, and cases like it at other sizes, drawn from another seed."""
+
+        def make(at, seed):
+            case = self.at(at, seed)
+            if case is None:
+                return None
+
+            def reference(state, a, k):
+                m = loaded(case.reference_module(), state)
+                out = m(*a, **k)
+                return out if isinstance(out, tuple) else (out,)
+
+            return counterexample.ModuleCase(
+                case.module, case.construct(), case.state, case.args, case.kwargs, list(case.ARG_NAMES), reference
+            )
+
+        return dict(self.sizes), make, [*self.args, *self.kwargs.values(), *self.state.values()]
+
+
+# -- the student's calls ------------------------------------------------------------------
+class OwnCallees:
+    """The submission's proxy (`sub`), its calls and probes made with `isolate=[]`
+    unless they say otherwise: the student's TransformerLM runs with its own
+    positional_encoding (see the module's docstring). Everything else is the proxy's."""
+
+    _made = weakref.WeakKeyDictionary()
+
+    def __new__(cls, sub):
+        # one per submission: the counterexample ledger of a question is kept per proxy
+        try:
+            return cls._made[sub]
+        except (KeyError, TypeError):
+            pass
+        own = super().__new__(cls)
+        own._sub = sub
+        try:
+            cls._made[sub] = own
+        except TypeError:
+            pass
+        return own
+
+    def __getattr__(self, name):
+        return getattr(self._sub, name)
+
+    @staticmethod
+    def _own(options):
+        return options if options.isolate is not None else dataclasses.replace(options, isolate=[])
+
+    def call(self, target, args=(), kwargs=None, options=PLAIN):
+        return self._sub.call(target, args, kwargs, self._own(options))
+
+    def probe(self, target, args, kwargs, options, seconds):
+        return self._sub.probe(target, args, kwargs, self._own(options), seconds)
+
+
+def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", **opts):
+    """Call the student's module built and loaded as `case` says; fail with its error."""
+    args = case.args if args is None else args
+    kwargs = case.kwargs if kwargs is None else kwargs
+    reply = sub.call(case.NAME, args, kwargs, CallOptions(**case.opts(dtype, device), **opts))
+    if reply.ok:
+        return reply
+    cause = None
+    if "no parameter" in reply.error or "has shape" in reply.error:
+        cause = t("cause_tb_parameter_names")
+    if str(device) == "meta" and "device" in reply.error:
+        cause = t("cause_tb_meta_device")
+    c.fail(f"{case.describe(args, kwargs, device, dtype)} {c.with_cause(reply.error, cause)}")
+
+
+def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, plausible=True, **opts):
+    """The module returns the contract's outputs: the reference's shapes, the dtype it
+    was moved to, the inputs' device, and plausible values (`c.check_plausible`; on the
+    meta device, the same call on the CPU first). Returns (got, what, reply)."""
+    if str(device) == "meta":
+        runs(sub, case, dtype, "cpu", args, kwargs)
+    a = c.to(case.args if args is None else args, device, dtype)
+    k = c.to(case.kwargs if kwargs is None else kwargs, device, dtype)
+    if str(device) == "meta":
+        a, k = c.as_meta(a), c.as_meta(k)
+    reply = call(sub, case, a, k, dtype, device, **opts)
+    what = case.describe(a, k, device, None if dtype == torch.float64 else dtype)
+    got = c.outputs(reply.value, what, list(case.OUT))
+    expected = case.expected(dtype, args, kwargs)
+    for n, exp in expected.items():
+        c.check_meta(got[n], f"{what} -> {n}", tuple(exp.shape), dtype, device)
+    if str(device) != "meta" and plausible:
+        c.check_plausible(got, expected, what)
+    return got, what, reply
+
+
+def values(sub, cfg, case, hints=None, dtype=torch.float64):
+    """The student's outputs against the reference module's (on the CPU), with a
+    counterexample when they differ."""
+    got, what, _ = runs(sub, case, dtype)
+    expected = case.expected(dtype)
+    with c.module_counterexample_on_failure(sub, cfg, case.NAME, got, expected, dtype, "cpu", *case.fresh()):
+        c.check_outputs(got, expected, what, cfg, dtype, "cpu", hints)
+    return got, expected
+
+
+def in_dtype(sub, cfg, case, dd, hints=None):
+    """The dtype-and-device property of a module: moved to `dtype` on `device`, its
+    outputs keep them and hold no NaN or inf; off float64, when the module is right in
+    float64, they are as close to the reference as `dtype` allows."""
+    device, dtype = dd
+    got, what, _ = runs(sub, case, dtype, device)
+    c.judge_in_dtype(
+        got,
+        case.expected(dtype),
+        lambda: c.close_enough(runs(sub, case)[0], case.expected(), cfg),
+        what,
+        cfg,
+        dtype,
+        device,
+        hints,
+        "cause_tb_overflow",
+    )
+
+
+def check_parameters(sub, name, construct, want, what):
+    """The module built from `construct` has exactly the contract's parameter names and
+    shapes (`want`: {name: shape}), moved by .to(float64)."""
+    reply = sub.call(name, options=CallOptions(construct=construct, to={"dtype": "float64"}, invoke=False))
+    if not reply.ok:
+        c.fail(f"{what} {c.with_cause(reply.error)}")
+    params = reply.params or {}
+    for pname, shape in want.items():
+        if pname not in params:
+            c.fail(
+                c.caused(
+                    t("lab_missing_parameter", module=what, name=pname, params=sorted(params)),
+                    t("cause_tb_parameter_names"),
+                )
+            )
+        if tuple(params[pname]["shape"]) != tuple(shape):
+            got = tuple(params[pname]["shape"])
+            cause = t("cause_tb_weight_transposed") if got == tuple(reversed(shape)) else None
+            c.fail(c.caused(t("mha_parameter_shape", module=what, name=pname, got=got, expected=tuple(shape)), cause))
+        if params[pname]["dtype"] != "float64":
+            c.fail(t("mha_parameter_not_moved", module=what, name=pname, dtype=params[pname]["dtype"]))
+    extra = sorted(set(params) - set(want))
+    if extra:
+        learned = any(k in extra[0].split(".")[0] for k in ("pos", "wpe"))
+        cause = t("cause_tb_learned_positions") if learned else t("cause_tb_extra_parameter")
+        c.fail(c.caused(t("lab_extra_parameter", module=what, name=extra[0]), cause))
+
+
+def check_param_grads(sub, cfg, case, seed, grad_inputs=True):
+    """float64 gradients (random cotangents) w.r.t. every floating input (`grad_inputs`)
+    and every parameter, against the reference module's with the same parameters."""
+    args = [
+        a.detach().clone().requires_grad_(grad_inputs and a.is_floating_point()) if isinstance(a, torch.Tensor) else a
+        for a in case.args
+    ]
+    expected = case.expected()
+    cot = [c.randn(tuple(e.shape), seed + k) for k, e in enumerate(expected.values())]
+    got, what, reply = runs(sub, case, args=args, cotangents=cot)
+    with c.module_counterexample_on_failure(sub, cfg, case.NAME, got, expected, torch.float64, "cpu", *case.fresh()):
+        c.check_outputs(got, expected, what, cfg, torch.float64, "cpu")
+    grads = reply.grads or {}
+    if "error" in grads:
+        c.fail(t("gradients_of", what=what, error=c.with_cause(c.grads_error(grads["error"]), c.detached())))
+    m = case.reference()
+    r_args = [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args]
+    out = m(*r_args, **case.kwargs)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    params = dict(m.named_parameters())
+    names = list(case.state)
+    leaves = [a for a in r_args if isinstance(a, torch.Tensor) and a.requires_grad]
+    r_grads = torch.autograd.grad(outs, leaves + [params[n] for n in names], cot, allow_unused=True)
+    got_inputs = grads.get("inputs") or []
+    for i, rg in enumerate(r_grads[: len(leaves)]):
+        label = t("gradient_wrt_argument", what=what, i=i + 1)
+        g = got_inputs[i] if i < len(got_inputs) else None
+        if g is None:
+            c.fail(c.caused(t("no_gradient_reached", what=label), c.detached()))
+        c.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)
+    got_params = grads.get("params") or {}
+    for name, rg in zip(names, r_grads[len(leaves) :]):
+        g = got_params.get(name)
+        label = t("gradient_wrt_parameter", what=what, name=name)
+        if g is None:
+            c.fail(c.caused(t("no_gradient_reached_parameter", what=label), t("cause_lab_parameter_unused", name=name)))
+        c.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)
+
+
+def check_vectorised(sub, make, name, grows):
+    """The count of torch operations does not grow with batch or sequence length
+    (`make(B, T)`: a case; `grows`: [(what grows, (B, T) small, (B, T) large)]);
+    a loop over the blocks is fine (their number does not change here)."""
+    c.no_tracing_tampering(sub, name)
+    runs(sub, make(2, 4))  # its real outputs (the property is about them)
+    for what_grows, small, large in grows:
+        counts = [call(sub, make(*size), trace=True).op_count for size in (small, large)]
+        if None in counts:
+            c.fail(t("no_op_count", name=name))
+        if counts[1] > counts[0]:
+            c.ops_grew(name, counts, what_grows, cause_key="cause_python_loop_short")
+
+
+# -- the reference's parts, for likely causes ------------------------------------------------
+def layer_norm(x, ln, how="ok"):
+    """A layer norm with `ln`'s parameters: the right one, over the wrong axis
+    ("positions": dim 1), or by hand with the unbiased std plus eps ("unbiased")."""
+    w, b = ln.weight, ln.bias
+    if how == "positions":
+        mean = x.mean(1, keepdim=True)
+        var = x.var(1, unbiased=False, keepdim=True)
+        return (x - mean) / torch.sqrt(var + ln.eps) * w + b
+    if how.startswith("unbiased"):
+        eps = 1e-6 if how == "unbiased_1e-6" else ln.eps  # the Annotated Transformer's eps, or nn.LayerNorm's
+        return w * (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + eps) + b
+    return F.layer_norm(x, ln.normalized_shape, w, b, ln.eps)
+
+
+def feed_forward(x, ffn, act="relu"):
+    """FeedForward with `ffn`'s parameters and another activation."""
+    h = ffn.linear1(x)
+    h = {
+        "relu": torch.relu,
+        "gelu": F.gelu,
+        "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"),
+        "none": lambda v: v,
+    }[act](h)
+    return ffn.linear2(h)
+
+
+def block_mask(T, pad_mask, causal=True, padding=True):
+    mask = torch.ones(T, T, dtype=torch.bool).tril() if causal else None
+    if pad_mask is not None and padding:
+        keys = pad_mask[:, None, None, :]
+        mask = keys if mask is None else mask & keys
+    return mask
+
+
+def block(x, blk, pad_mask=None, order="pre", ln="ok", act="relu", causal=True, padding=True, residual=(True, True)):
+    """A decoder block with `blk`'s parameters and one mistake: `order` "pre" (right),
+    "post" (ln(x + sublayer(x))), "normed_residual" (x = ln(x) + sublayer(ln(x))),
+    "one_norm" (ln1 before both sublayers), "parallel" (x + attn(ln1 x) + ffn(ln2 x));
+    `ln` the layer norm's axis or formula; `act` the feed-forward's activation; `causal`,
+    `padding` which masks reach the attention; `residual` which residuals are added.
+    Returns (output, weights)."""
+    T = x.shape[1]
+    mask = block_mask(T, pad_mask, causal, padding)
+
+    def norm(v, which):
+        return layer_norm(v, which, ln)
+
+    def ff(v):
+        return feed_forward(v, blk.ffn, act)
+
+    if order == "post":
+        a, w = blk.attn(x, x, x, mask)
+        x = norm(x + a, blk.ln1)
+        return norm(x + ff(x), blk.ln2), w
+    h = norm(x, blk.ln1)
+    a, w = blk.attn(h, h, h, mask)
+    if order == "parallel":
+        return x + a + ff(norm(x, blk.ln2)), w
+    start = h if order == "normed_residual" else x
+    x = start + a if residual[0] else a
+    h2 = norm(x, blk.ln1 if order == "one_norm" else blk.ln2)
+    start = h2 if order == "normed_residual" else x
+    return (start + ff(h2) if residual[1] else ff(h2)), w
+
+
+def sinusoid(T, D, how="ok"):
+    """The positional encoding (float64) and its usual mistakes: "concat" (sines then
+    cosines), "swapped" (cos on the even features), "feature_exponent" (10000^(j / D) for
+    feature j), "pair_exponent" (10000^(i / D) for pair i, no factor 2), "no_d" (10000^(2i),
+    the division by D left out), "from_one" (positions 1 .. T)."""
+    t_ = torch.arange(T, dtype=torch.float64) + (1 if how == "from_one" else 0)
+    if how == "feature_exponent":
+        j = torch.arange(D, dtype=torch.float64)
+        angles = t_[:, None] / 10000.0 ** (j / D)
+        return torch.where(j % 2 == 0, angles.sin(), angles.cos())
+    two_i = torch.arange(0, D, 2, dtype=torch.float64)
+    exponent = {"pair_exponent": two_i / 2 / D, "no_d": two_i}.get(how, two_i / D)
+    angles = t_[:, None] / 10000.0**exponent
+    if how == "concat":
+        return torch.cat([angles.sin(), angles.cos()], -1)[:, :D]
+    pair = [angles.cos(), angles.sin()] if how == "swapped" else [angles.sin(), angles.cos()]
+    return torch.stack(pair, -1).flatten(1)[:, :D]
+
+
+PE_MISTAKES = ("concat", "swapped", "feature_exponent", "pair_exponent", "no_d", "from_one")
+
+
+def pe_cause(how):
+    return t(f"cause_tb_pe_{how}")
+
+
+def first_match(got, alternatives):
+    """The cause of the first alternative (cause, tensor) `got` matches (or None)."""
+    for cause, want in alternatives:
+        if want is not None and c.matches(got, want):
+            return cause
+    return None
