@@ -49,6 +49,30 @@ def test_nested_values_and_unsupported_types():
     assert isinstance(out["arr"], wire.Other) and out["arr"].type_name == "numpy.ndarray"
 
 
+def test_dtypes_and_devices_cross_as_tags_and_only_known_ones():
+    """`positional_encoding(T, D, device=x.device, dtype=x.dtype)`: the dtype and the device
+    arrive as themselves (the whitelist's dtypes; cpu, meta, cuda); any other is an Other."""
+    value = {"dtype": torch.float16, "device": torch.device("cpu"), "more": [torch.bfloat16, torch.device("meta")]}
+    assert roundtrip(value) == value
+    assert roundtrip(torch.device("cuda", 1)) == torch.device("cuda:1")
+    assert isinstance(roundtrip(torch.float8_e4m3fn), wire.Other)
+    assert isinstance(roundtrip(torch.device("mps")), wire.Other)
+
+
+def _body(header):
+    head = header.encode()
+    return struct.pack(">I", len(head)) + head
+
+
+@pytest.mark.parametrize(
+    "header",
+    ['{"$dtype": "object"}', '{"$dtype": ["float32"]}', '{"$device": "cpu; rm -rf"}', '{"$device": 3}'],
+)
+def test_a_dtype_or_device_tag_outside_the_kit_is_refused(header):
+    with pytest.raises(wire.WireError):
+        wire.decode(_body(header))
+
+
 def test_decode_to_device_sets_requires_grad_on_float_inputs_only():
     x = torch.randn(2, requires_grad=True)
     data = wire.encode([x, torch.ones(2, dtype=torch.long)])

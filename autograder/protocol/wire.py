@@ -7,6 +7,8 @@ payloads. Values inside the header are plain JSON, except these tagged objects:
     {"$t": i, "dtype": "float32", "shape": [2, 3], "device": "cpu", "grad": false}
         tensor number i (payload i); meta tensors carry no payload
     {"$tuple": [...]}, {"$dict": {...}}, {"$float": "nan" | "inf" | "-inf"}
+    {"$dtype": "float16"}              a torch.dtype of the whitelist
+    {"$device": "cuda:0"}              a torch.device: cpu, meta or cuda (with an index)
     {"$other": "numpy.ndarray"}        a value the wire does not carry
 
 Both sides use this module; the judge validates everything it decodes
@@ -15,6 +17,7 @@ Both sides use this module; the judge validates everything it decodes
 
 import json
 import math
+import re
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +42,7 @@ DTYPES = {
     )
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+DEVICE_PATTERN = re.compile(r"(cpu|meta|cuda)(:\d{1,3})?")  # the devices a value may name
 MAX_DEPTH = 16
 MAX_HEADER = 1 << 20  # the JSON part of a worker's reply; tensor payloads are bounded by the reply cap
 
@@ -96,6 +100,10 @@ def encode(value: Any) -> bytes:
                 "device": str(v.device),
                 "grad": bool(v.requires_grad),
             }
+        if isinstance(v, torch.dtype):
+            return {"$dtype": DTYPE_NAMES[v]} if v in DTYPE_NAMES else {"$other": str(v)}
+        if isinstance(v, torch.device):
+            return {"$device": str(v)} if DEVICE_PATTERN.fullmatch(str(v)) else {"$other": "torch.device"}
         if isinstance(v, tuple):
             return {"$tuple": [enc(x, depth + 1) for x in v]}
         if isinstance(v, list):
@@ -214,6 +222,14 @@ def _decode(body: bytes | bytearray | memoryview, device: str | torch.device | N
                 if v["$float"] not in ("nan", "inf", "-inf"):
                     raise WireError("a float tag that is not nan or inf")
                 return float(v["$float"])
+            if "$dtype" in v:
+                if not isinstance(v["$dtype"], str) or v["$dtype"] not in DTYPES:
+                    raise WireError("a dtype tag outside the whitelist")
+                return DTYPES[v["$dtype"]]
+            if "$device" in v:
+                if not isinstance(v["$device"], str) or not DEVICE_PATTERN.fullmatch(v["$device"]):
+                    raise WireError("a device tag that names no device the kit uses")
+                return torch.device(v["$device"])
             if "$other" in v:
                 return Other(str(v["$other"])[:200])
             raise WireError("untagged object in message")
