@@ -45,3 +45,20 @@ def test_audit_catches_every_bug_and_passes_every_correct_variant(catalog_graded
 def test_the_audit_command_refuses_an_unknown_assignment_in_one_line():
     proc = run_cli("audit", "--assignment", "no_such_assignment", check=False)
     assert proc.returncode == 2 and proc.stderr.strip() == "unknown assignment 'no_such_assignment'", proc.stderr
+
+
+def test_the_catalog_reads_the_listed_assignments_and_keeps_a_coming_one_apart():
+    """A catalog folder is an assignment grading.yml lists, or one still to come (its
+    reference in the private root, not listed yet): the audit reads only the listed ones,
+    and a coming one's entries still load (their headers and definitions)."""
+    from autograder import layout
+    from autograder.audit import catalog
+
+    listed = set(config.load(ROOT / "grading.yml").assignments)
+    folders = {p.name for p in layout.CATALOG.iterdir() if p.is_dir() and not p.name.startswith("__")}
+    coming = folders - listed
+    assert all((layout.SOLUTIONS / f"{name}.py").is_file() for name in folders), sorted(folders)
+    assert {e.assignment for e in catalog.entries()} == listed & folders
+    for name in coming:
+        loaded = catalog.entries(name)
+        assert loaded and all(e.questions and e.functions for e in loaded), name

@@ -1,0 +1,13 @@
+"""
+bug: no shift: the logits at t are scored against tokens[:, t] (the token the model was given), not tokens[:, t + 1]
+functions: [next_token_loss]
+questions: [next_token_loss]
+"""
+
+import torch
+
+
+def next_token_loss(logits, tokens, mask=None):
+    if mask is None:
+        mask = torch.ones(tokens.shape, dtype=torch.bool, device=tokens.device)
+    return masked_loss(logits, tokens, mask)
