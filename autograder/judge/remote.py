@@ -314,6 +314,7 @@ class Remote:
             if o.isolate is not None:
                 allowed = [n for n in allowed if n in o.isolate]
             message["isolate"] = allowed
+            message["stand_in_classes"] = [n for n in allowed if n in stand_in.classes]
         if stand_in is not None or (answer is not None and proxied):
             count = [0]
 

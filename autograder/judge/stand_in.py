@@ -14,6 +14,7 @@ false` turns this off.
 
 import importlib
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from autograder.config import Config
 
 MAX_CALLBACKS = 256  # a loop over a batch calls its softmax a few times; a flood is the student's own loss
+KINDS = ("construct", "forward")  # a graded class's callbacks: build one, run one (forward or backward)
 
 
 def graded_functions(assignment: str) -> dict[str, Callable[..., Any]]:
@@ -44,12 +46,33 @@ def graded_functions(assignment: str) -> dict[str, Callable[..., Any]]:
     }
 
 
+def graded_classes(assignment: str) -> dict[str, type[torch.nn.Module]]:
+    """The assignment's graded classes (nn.Module subclasses defined in its reference module, not provided ones)."""
+    try:
+        module = importlib.import_module(f"autograder.private.solutions.{assignment}")
+    except ImportError:
+        return {}
+    provided = set(getattr(module, "PROVIDED", ()))
+    return {
+        n: c
+        for n, c in vars(module).items()
+        if inspect.isclass(c)
+        and issubclass(c, torch.nn.Module)
+        and c.__module__ == module.__name__
+        and not n.startswith("_")
+        and n not in provided
+    }
+
+
 class StandIn:
     def __init__(self, assignment: str, cfg: "Config") -> None:
         on = cfg.scoring.get("isolate_dependencies", True)
         questions = cfg.questions(assignment)
         self.functions = {
             n: f for n, f in graded_functions(assignment).items() if on and detect.question_name(n) in questions
+        }
+        self.classes = {
+            n: c for n, c in graded_classes(assignment).items() if on and detect.question_name(n) in questions
         }
         self.used: dict[str, set[str]] = {}  # graded target -> names the judge stood in for while it ran
         # the most a stand-in's answer may hold (what the judge reads from a worker at most):
@@ -58,7 +81,7 @@ class StandIn:
 
     def allowed(self, target: str) -> list[str]:
         """What the judge stands in for while `target` runs: the others."""
-        return sorted(n for n in self.functions if n != target)
+        return sorted(n for n in [*self.functions, *self.classes] if n != target)
 
     def answer(self, target: str, allowed: list[str], message: dict[str, Any], count: int) -> dict[str, Any]:
         """The reply to one callback from the worker (plain data, checked here)."""
@@ -73,15 +96,22 @@ class StandIn:
             return {"ok": False, "error": t("stand_in_flood", n=MAX_CALLBACKS)}
         name = message.get("name")
         args, kwargs = message.get("args"), message.get("kwargs")
+        kind = message.get("kind")
         if (
             not isinstance(name, str)
             or name not in allowed
             or not isinstance(args, list)
             or not isinstance(kwargs, dict)
+            or not all(isinstance(k, str) for k in kwargs)
+            or (kind is None) != (name in self.functions)
+            or (kind is not None and (kind not in KINDS or name not in self.classes))
         ):
             return {"ok": False, "error": t("stand_in_refused")}
         self.used.setdefault(target, set()).add(name)
+        if kind is not None:
+            return self._module(self.classes[name], kind, args, kwargs, message)
         fn = self.functions[name]
+        args, kwargs = [_local(a) for a in args], {k: _local(v) for k, v in kwargs.items()}
         grads_out = message.get("grad_outputs")
         try:
             size = _output_bytes(fn, args, kwargs)  # on the meta device: shapes, no memory
@@ -95,6 +125,242 @@ class StandIn:
         except Exception as exc:  # noqa: BLE001 - the inputs are the student's: any error is theirs to see
             return {"ok": False, "error": one_line(f"{type(exc).__name__}: {exc}", 300)}
 
+    def _module(
+        self, cls: type[torch.nn.Module], kind: str, args: list[Any], kwargs: dict[str, Any], message: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A graded class's callback. `construct`: the parameters of the reference built with
+        the student's (plain) arguments, {dotted name: tensor}, the reference's own initial
+        values (seeded: the judge's random state is left as it was). `forward`: the reference
+        built with the arguments of `construct` (sent again), the parameters sent (`params`,
+        their names and shapes checked first) in place of its own, called on `args` and
+        `kwargs`; with `grad_outputs`, the gradients w.r.t. the floating inputs (`grads`, in
+        the order of the tensors among args then kwargs, as for a function) and w.r.t. every
+        parameter (`param_grads`, by name)."""
+        ctor = args if kind == "construct" else message.get("construct")
+        if kind == "forward":
+            if (
+                not isinstance(ctor, dict)
+                or not isinstance(ctor.get("args"), list)
+                or not isinstance(ctor.get("kwargs"), dict)
+            ):
+                return {"ok": False, "error": t("stand_in_refused")}
+            c_args, c_kwargs = ctor["args"], ctor["kwargs"]
+        else:
+            c_args, c_kwargs = args, kwargs
+        key = _shape_key(c_args, c_kwargs)
+        if key is None or any(isinstance(v, torch.Tensor) for v in [*c_args, *c_kwargs.values()]):
+            return {"ok": False, "error": t("stand_in_not_plain", module=cls.__name__)}
+        try:
+            shapes = _module_shapes(cls, key, c_args, c_kwargs)  # on the meta device: names and shapes, no memory
+            if kind == "construct":
+                size = (
+                    sum(math.prod(s) for s in shapes.values())
+                    * torch.empty((), dtype=torch.get_default_dtype()).element_size()
+                )
+                if self.max_bytes and size > self.max_bytes:
+                    return {"ok": False, "error": t("stand_in_too_big", size=size, limit=self.max_bytes)}
+                with torch.random.fork_rng(devices=[]), torch.no_grad():
+                    torch.manual_seed(0)
+                    module = cls(*c_args, **c_kwargs)
+                initial = {n: p.detach() for n, p in _named_parameters(module).items()}
+                return {"ok": True, "params": initial, "parts": _parts(module)}
+            path = message.get("path", "")
+            if not isinstance(path, str) or path not in _module_paths(cls, key, c_args, c_kwargs):
+                return {"ok": False, "error": t("stand_in_refused")}
+            prefix = path + "." if path else ""
+            shapes = {n[len(prefix) :]: s for n, s in shapes.items() if n.startswith(prefix)}
+            params = message.get("params")
+            wrong = _wrong_parameters(params, shapes)
+            if wrong is not None:
+                return {"ok": False, "error": wrong}
+            assert isinstance(params, dict)
+            grads_out = message.get("grad_outputs")
+            call = (cls, c_args, c_kwargs, path)
+            size = _module_output_bytes(call, key, params, args, kwargs)
+            if self.max_bytes and size > self.max_bytes:
+                return {"ok": False, "error": t("stand_in_too_big", size=size, limit=self.max_bytes)}
+            if grads_out is None:
+                with torch.no_grad():
+                    value = _call_module(call, params, args, kwargs)
+                return {"ok": True, "value": _detached(value)}
+            grads, param_grads = _module_backward(call, params, args, kwargs, grads_out)
+            return {"ok": True, "grads": grads, "param_grads": param_grads}
+        except Exception as exc:  # noqa: BLE001 - the arguments are the student's: any error is theirs to see
+            return {"ok": False, "error": one_line(f"{type(exc).__name__}: {exc}", 300)}
+
+
+def _local(v: Any) -> Any:
+    """A device the worker named, as the judge computes on it: the judge's CPU for a GPU
+    (the worker moves the answer to its own device), meta stays meta."""
+    if isinstance(v, torch.device) and v.type != "meta":
+        return torch.device("cpu")
+    return v
+
+
+def _named_parameters(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The reference module's parameters by dotted name, in registration order (its state_dict's names)."""
+    return dict(module.named_parameters())
+
+
+def _parts(module: torch.nn.Module) -> dict[str, dict[str, Any]]:
+    """{path: {"type": class name, "attrs": its plain attributes}} of the module ("") and each
+    submodule, parents first: what the worker's stand-in rebuilds (a submodule the student's
+    code calls, such as `self.ffn.linear1`, answered by the judge as the reference's)."""
+    out = {}
+    for path, m in module.named_modules():
+        attrs = {
+            k: v
+            for k, v in vars(m).items()
+            if not k.startswith("_")
+            and k != "training"
+            and not isinstance(v, torch.Tensor)
+            and _shape_key([v], {}) is not None
+        }
+        out[path] = {"type": type(m).__name__, "attrs": attrs}
+    return out
+
+
+def _module_paths(
+    cls: type[torch.nn.Module], key: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any]
+) -> set[str]:
+    """The paths of the module's submodules ("" the module itself)."""
+    if (cls, key) not in _PATHS:
+        with torch.device("meta"), torch.no_grad():
+            module = cls(*args, **kwargs)
+        if len(_PATHS) >= _SIZES_KEPT:
+            _PATHS.clear()
+        _PATHS[(cls, key)] = {p for p, _ in module.named_modules()}
+    return _PATHS[(cls, key)]
+
+
+_PATHS: dict[tuple[type[torch.nn.Module], tuple[Any, ...]], set[str]] = {}
+Built = tuple[type[torch.nn.Module], list[Any], dict[str, Any], str]  # class, its arguments, the submodule's path
+
+
+def _module_shapes(
+    cls: type[torch.nn.Module], key: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any]
+) -> dict[str, tuple[int, ...]]:
+    """{name: shape} of the parameters of `cls(*args, **kwargs)`, built on the meta device (kept per class and arguments)."""
+    if (cls, key) in _SHAPES:
+        return _SHAPES[(cls, key)]
+    with torch.device("meta"), torch.no_grad():
+        module = cls(*args, **kwargs)
+    shapes = {n: tuple(p.shape) for n, p in _named_parameters(module).items()}
+    if len(_SHAPES) >= _SIZES_KEPT:
+        _SHAPES.clear()
+    _SHAPES[(cls, key)] = shapes
+    return shapes
+
+
+_SHAPES: dict[tuple[type[torch.nn.Module], tuple[Any, ...]], dict[str, tuple[int, ...]]] = {}
+
+
+def _wrong_parameters(params: object, shapes: dict[str, tuple[int, ...]]) -> str | None:
+    """Why the parameters sent are not those of the module the arguments build (None: they are)."""
+    if not isinstance(params, dict):
+        return t("stand_in_refused")
+    for name in params:
+        if name not in shapes:
+            return t("stand_in_parameter_unknown", param=one_line(str(name), 60), names=", ".join(shapes))
+    for name, shape in shapes.items():
+        if name not in params:
+            return t("stand_in_parameter_missing", param=name)
+        p = params[name]
+        if not isinstance(p, torch.Tensor) or not p.is_floating_point():
+            return t("stand_in_parameter_not_float", param=name)
+        if tuple(p.shape) != shape:
+            return t("stand_in_parameter_shape", param=name, got=tuple(p.shape), expected=shape)
+    return None
+
+
+def _call_module(call: Built, params: dict[str, torch.Tensor], args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """The reference module built with the call's arguments (its submodule at the call's path),
+    run with `params` in place of its own (in their dtype, on their device): built on the meta
+    device, so building costs no memory and its initial values are never computed."""
+    cls, c_args, c_kwargs, path = call
+    with torch.device("meta"), torch.no_grad():
+        module = cls(*c_args, **c_kwargs)
+    buffers = dict(module.named_buffers())
+    if buffers:  # a class with buffers (none of today's): its own, built for real
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            torch.manual_seed(0)
+            module = cls(*c_args, **c_kwargs)
+    part = module.get_submodule(path)
+    return torch.func.functional_call(part, params, tuple(args), kwargs, strict=not buffers)
+
+
+def _module_output_bytes(
+    call: Built, key: tuple[Any, ...], params: dict[str, torch.Tensor], args: list[Any], kwargs: dict[str, Any]
+) -> int:
+    """The bytes the module's outputs would take, worked out on meta copies (kept per call shape)."""
+    call_key = _shape_key([*args, *(params[n] for n in sorted(params))], kwargs)
+    full = None if call_key is None else (call[0], key, call[3], call_key)
+    if full is not None and full in _MODULE_SIZES:
+        return _MODULE_SIZES[full]
+
+    def meta(v: Any) -> Any:
+        return torch.empty(v.shape, dtype=v.dtype, device="meta") if isinstance(v, torch.Tensor) else v
+
+    with torch.no_grad():
+        out = _call_module(
+            call,
+            {n: meta(p) for n, p in params.items()},
+            [meta(a) for a in args],
+            {k: meta(v) for k, v in kwargs.items()},
+        )
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    size = sum(o.numel() * o.element_size() for o in outs if isinstance(o, torch.Tensor))
+    if full is not None:
+        if len(_MODULE_SIZES) >= _SIZES_KEPT:
+            _MODULE_SIZES.clear()
+        _MODULE_SIZES[full] = size
+    return size
+
+
+_MODULE_SIZES: dict[tuple[Any, ...], int] = {}
+
+
+def _module_backward(
+    call: Built,
+    params: dict[str, torch.Tensor],
+    args: list[Any],
+    kwargs: dict[str, Any],
+    grads_out: object,
+) -> tuple[list[torch.Tensor | None], dict[str, torch.Tensor | None]]:
+    """Gradients of the module's outputs (against `grads_out`) w.r.t. its floating inputs (one
+    entry per tensor among args then kwargs, None for the others) and its parameters (by name)."""
+    leaves: list[torch.Tensor | None] = []
+
+    def leaf(v: Any) -> Any:
+        if isinstance(v, torch.Tensor) and v.is_floating_point():
+            v = v.detach().clone().requires_grad_(True)
+            leaves.append(v)
+            return v
+        if isinstance(v, torch.Tensor):
+            leaves.append(None)
+        return v
+
+    args = [leaf(a) for a in args]
+    kwargs = {k: leaf(v) for k, v in kwargs.items()}
+    names = list(params)
+    ps = {n: params[n].detach().clone().requires_grad_(True) for n in names}
+    out = _call_module(call, ps, args, kwargs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if not isinstance(grads_out, list) or len(grads_out) != len(outs):
+        raise ValueError("gradients for a different number of outputs")
+    pairs = [
+        (o, g)
+        for o, g in zip(outs, grads_out)
+        if isinstance(o, torch.Tensor) and isinstance(g, torch.Tensor) and o.requires_grad
+    ]
+    live = [v for v in leaves if v is not None] + [ps[n] for n in names]
+    grads: Sequence[torch.Tensor | None] = (
+        vjp([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs]) if pairs else [None] * len(live)
+    )
+    n_in = len(live) - len(names)
+    it = iter(grads[:n_in])
+    return [None if v is None else next(it) for v in leaves], dict(zip(names, grads[n_in:]))
+
 
 def _output_bytes(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> int:
     """The bytes `fn`'s outputs would take, worked out on meta copies of the inputs.
@@ -107,9 +373,11 @@ def _output_bytes(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any
         return _SIZES[(fn, key)]
 
     def meta(v: Any) -> Any:
+        if isinstance(v, torch.device):  # a function that builds its result on a device it is given
+            return torch.device("meta")
         return torch.empty(v.shape, dtype=v.dtype, device="meta") if isinstance(v, torch.Tensor) else v
 
-    with torch.no_grad():
+    with torch.no_grad(), torch.device("meta"):  # and one that builds it on the default device
         out = fn(*[meta(a) for a in args], **{k: meta(v) for k, v in kwargs.items()})
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     size = sum(o.numel() * o.element_size() for o in outs if isinstance(o, torch.Tensor))
@@ -132,6 +400,8 @@ def _shape_key(args: list[Any], kwargs: dict[str, Any]) -> tuple[Any, ...] | Non
     def plain(v: Any) -> Any:
         if v is None or isinstance(v, (bool, int, float, str)):
             return (type(v).__name__, v)
+        if isinstance(v, (torch.dtype, torch.device)):
+            return (type(v).__name__, str(v))
         if isinstance(v, (list, tuple)):
             items = [plain(x) for x in v]
             return None if any(i is None for i in items) else (type(v).__name__, tuple(items))

@@ -17,7 +17,13 @@ Requests (one message each, answered by one message):
 A call may list graded functions the judge stands in for (`"isolate": [name]`):
 for that call only, those names in the notebook's namespace answer through
 the judge (`{"op": "callback", ...}` messages, forward and backward), so the
-function being graded is graded as if the ones it calls were right.
+function being graded is graded as if the ones it calls were right. The names
+that are graded classes (`"stand_in_classes": [name]`, among `isolate`) become
+an nn.Module subclass whose constructor asks the judge for the parameters of
+the reference module built with the same arguments (`"kind": "construct"`) and
+registers them under the same dotted names, and whose forward sends its inputs
+and its current parameters to the judge (`"kind": "forward"`, forward and
+backward: gradients for the inputs and the parameters).
 
 A call may also pass functions as its first arguments (`"call_with": [{"proxy":
 name} | {"own": name}]`, a student's test called with the function it tests):
@@ -83,15 +89,30 @@ class Worker:
         self.rpc = None  # set by serve(): one message to the judge and its answer
         self.check_pipes = lambda: None  # set by serve(): exits (PIPES_LOST) where student code broke them
 
+    def _ask(self, name):
+        """One message to the judge about `name` and its answer; an error the judge words raises."""
+        rpc = self.rpc
+
+        def ask(message):
+            reply = rpc(message)
+            if not isinstance(reply, dict) or not reply.get("ok"):
+                error = reply.get("error") if isinstance(reply, dict) else None
+                raise RuntimeError(str(error) if error else name)  # the judge words it
+            return reply
+
+        return ask
+
     def _proxy(self, name):
         """`name` answered by the judge: the tensors go through the wire, forward and backward."""
-        torch, rpc = self.torch, self.rpc
+        torch = self.torch
 
         def proxy(*args, **kwargs):
             slots = [("a", i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
             slots += [("k", k) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
             tensors = [args[i] if kind == "a" else kwargs[i] for kind, i in slots]
-            device = tensors[0].device if tensors else torch.device("cpu")
+            named = [v for v in [*args, *kwargs.values()] if isinstance(v, torch.device)]
+            # where the result goes: the inputs' device, else the one the call names (the judge computes on its CPU)
+            device = tensors[0].device if tensors else named[0] if named else torch.device("cpu")
 
             def rebuilt(ts):
                 a, k = list(args), dict(kwargs)
@@ -102,12 +123,7 @@ class Worker:
                         k[i] = t
                 return a, k
 
-            def ask(message):
-                reply = rpc(message)
-                if not isinstance(reply, dict) or not reply.get("ok"):
-                    error = reply.get("error") if isinstance(reply, dict) else None
-                    raise RuntimeError(str(error) if error else name)  # the judge words it
-                return reply
+            ask = self._ask(name)
 
             class Call(torch.autograd.Function):
                 @staticmethod
@@ -132,6 +148,97 @@ class Worker:
 
         proxy.__name__ = name
         return proxy
+
+    def _module_proxy(self, name):
+        """The graded class `name` answered by the judge: an nn.Module subclass with the
+        reference's parameters (names, shapes, initial values: the judge's) and submodules
+        (each one a part of the same kind, with the reference submodule's plain attributes),
+        whose forward and backward, and those of each submodule, the judge computes from
+        the inputs and the current parameters."""
+        torch = self.torch
+        nn = torch.nn
+        ask = self._ask(name)
+
+        def forward(self, *args, **kwargs):
+            built, path, names = object.__getattribute__(self, "_stand_in")
+            params = [self.get_parameter(n) for n in names]
+            slots = [("a", i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+            slots += [("k", k) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
+            tensors = [args[i] if kind == "a" else kwargs[i] for kind, i in slots]
+            first = tensors or params
+            device = first[0].device if first else torch.device("cpu")
+            n_in = len(tensors)
+
+            def message(ts):
+                a, k = list(args), dict(kwargs)
+                for (kind, i), t in zip(slots, ts[:n_in]):
+                    if kind == "a":
+                        a[i] = t.detach()
+                    else:
+                        k[i] = t.detach()
+                state = {n: p.detach() for n, p in zip(names, ts[n_in:])}
+                return {
+                    "op": "callback",
+                    "name": name,
+                    "kind": "forward",
+                    "construct": built,
+                    "path": path,
+                    "params": state,
+                    "args": a,
+                    "kwargs": k,
+                }
+
+            class Call(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, *ts):
+                    ctx.save_for_backward(*ts)
+                    value = ask(message(ts))["value"]
+                    if isinstance(value, list):
+                        return tuple(v.to(device) for v in value)
+                    return value.to(device)
+
+                @staticmethod
+                def backward(ctx, *grads):
+                    ts = ctx.saved_tensors
+                    reply = ask(dict(message(ts), grad_outputs=list(grads)))
+                    got = list(reply["grads"])[:n_in] + [None] * (n_in - len(reply["grads"]))
+                    got += [reply["param_grads"].get(n) for n in names]
+                    return tuple(None if g is None else g.to(t.device, t.dtype) for g, t in zip(got, ts))
+
+            return Call.apply(*tensors, *params)
+
+        kinds = {}
+
+        def part(kind):
+            """A submodule of the stand-in: the reference's submodule class name, answered by the judge."""
+            if kind not in kinds:
+                kinds[kind] = type(kind, (nn.Module,), {"forward": forward, "__module__": "__main__"})
+            return kinds[kind]()
+
+        def init(self, *args, **kwargs):
+            nn.Module.__init__(self)
+            built = {"args": list(args), "kwargs": dict(kwargs)}
+            reply = ask({"op": "callback", "name": name, "kind": "construct", **built})
+            everything = list(reply["params"])
+            modules = {"": self}
+            for path, info in reply["parts"].items():  # parents before their children
+                m = self
+                if path:
+                    *up, leaf = path.split(".")
+                    m = part(info["type"])
+                    modules[".".join(up)].add_module(leaf, m)
+                    modules[path] = m
+                prefix = path + "." if path else ""
+                names = [n[len(prefix) :] for n in everything if n.startswith(prefix)]
+                object.__setattr__(m, "_stand_in", (built, path, names))
+                for attr, value in info["attrs"].items():
+                    if not hasattr(nn.Module, attr) and attr not in m.__dict__:
+                        object.__setattr__(m, attr, value)
+            for dotted, value in reply["params"].items():
+                owner, _, leaf = dotted.rpartition(".")
+                modules[owner].register_parameter(leaf, nn.Parameter(value))
+
+        return type(name, (nn.Module,), {"__init__": init, "forward": forward, "__module__": "__main__"})
 
     # -- load -----------------------------------------------------------
     def load(self, req):
@@ -239,9 +346,10 @@ class Worker:
         torch.set_grad_enabled(True)
         counter = self._counter_class() if req.get("trace") else None
         isolate = [n for n in (req.get("isolate") or []) if isinstance(n, str) and n != target]
+        classes = set(req.get("stand_in_classes") or [])
         saved = {n: self.ns[n] for n in isolate if n in self.ns}
         for n in isolate:
-            self.ns[n] = self._proxy(n)
+            self.ns[n] = self._module_proxy(n) if n in classes else self._proxy(n)
         try:
             given = []
             for item in req.get("call_with") or []:

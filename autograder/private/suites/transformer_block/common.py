@@ -8,22 +8,21 @@ The yardstick is always the reference (`solutions/transformer_block.py`, run her
 in float64 on the CPU, its parameters rounded to the dtype the student's module
 holds), never the student's code.
 
-The judge stands in for a graded *function* that another graded part calls
-(`judge.stand_in`), but `positional_encoding` takes no tensor and a torch.dtype and
-a torch.device, which the wire does not carry: a call of the student's
-TransformerLM runs with its own positional_encoding (`isolate=[]`, `OwnCallees`),
-and a likely cause says when that one is the culprit.
+Each bug is charged once: while a graded class runs, the judge stands in for the
+other graded parts it uses (`judge.stand_in`): the student's TransformerLM builds the
+judge's DecoderBlock (a module with the reference's parameter names, answered by the
+judge forward and backward) and calls the judge's positional_encoding (its device
+and dtype cross the wire as tags); the student's DecoderBlock builds the judge's
+FeedForward.
 """
 
-import dataclasses
 import math
-import weakref
 
 import torch
 from torch.nn import functional as F
 
 from autograder.judge import counterexample
-from autograder.judge.remote import PLAIN, CallOptions
+from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.solutions import transformer_block as ref
 from autograder.private.suites import checks as c
@@ -79,7 +78,7 @@ class ModuleCase:
     NAME = ""
     OUT = ()
     ARG_NAMES = ()
-    ISOLATE = None  # None: the judge stands in for the other graded functions; []: none
+    ISOLATE = None  # None: the judge stands in for the other graded functions and classes; []: none
 
     def __init__(self, sizes, seed, scale=1.0):
         self.sizes, self.seed, self.scale = dict(sizes), seed, scale
@@ -159,41 +158,6 @@ class ModuleCase:
 
 
 # -- the student's calls ------------------------------------------------------------------
-class OwnCallees:
-    """The submission's proxy (`sub`), its calls and probes made with `isolate=[]`
-    unless they say otherwise: the student's TransformerLM runs with its own
-    positional_encoding (see the module's docstring). Everything else is the proxy's."""
-
-    _made = weakref.WeakKeyDictionary()
-
-    def __new__(cls, sub):
-        # one per submission: the counterexample ledger of a question is kept per proxy
-        try:
-            return cls._made[sub]
-        except (KeyError, TypeError):
-            pass
-        own = super().__new__(cls)
-        own._sub = sub
-        try:
-            cls._made[sub] = own
-        except TypeError:
-            pass
-        return own
-
-    def __getattr__(self, name):
-        return getattr(self._sub, name)
-
-    @staticmethod
-    def _own(options):
-        return options if options.isolate is not None else dataclasses.replace(options, isolate=[])
-
-    def call(self, target, args=(), kwargs=None, options=PLAIN):
-        return self._sub.call(target, args, kwargs, self._own(options))
-
-    def probe(self, target, args, kwargs, options, seconds):
-        return self._sub.probe(target, args, kwargs, self._own(options), seconds)
-
-
 def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", **opts):
     """Call the student's module built and loaded as `case` says; fail with its error."""
     args = case.args if args is None else args

@@ -4,9 +4,12 @@ positional encoding, the blocks, ln_f, head.
 
 The worker builds the student's model and loads the judge's parameters by name
 (embed, blocks.{i}.*, ln_f, head); the yardstick is the reference model with the
-same parameters, in float64. The student's model runs with its own DecoderBlock
-and positional_encoding (`common.OwnCallees`): when one of them is what differs,
-the likely cause says so.
+same parameters, in float64. The DecoderBlocks the student's model builds (and
+their FeedForwards) and the positional_encoding it calls are the judge's
+(`judge.stand_in`: a class stand-in answers construct, forward and backward), so
+a mistake in one of those parts costs points under its own question only. With
+grading.yml `scoring.isolate_dependencies: false` the model runs with its own
+parts, and when one of them is what differs the likely cause says so.
 """
 
 import pytest
@@ -29,7 +32,6 @@ class Case(common.ModuleCase):
     NAME = NAME
     OUT = OUT
     ARG_NAMES = ("tokens",)
-    ISOLATE = ()  # its own positional_encoding (see common)
 
     def __init__(self, B, T, V, D, h, F, L, seed, padded=False, tokens=None, scale=1.0):
         self.padded, self.given = padded, tokens
@@ -92,9 +94,13 @@ def alternatives(case):
     return alts
 
 
-def _parts_cause(sub, case):
-    """When no mistake of the model's own explains its logits: its positional_encoding
-    or its DecoderBlock, called on the case's sizes, differ from the reference's."""
+def _parts_cause(sub, cfg, case):
+    """When no mistake of the model's own explains its logits and the model ran with its
+    own parts (`scoring.isolate_dependencies: false`; otherwise they are the judge's):
+    its positional_encoding or its DecoderBlock, called on the case's sizes, differ from
+    the reference's."""
+    if cfg.scoring.get("isolate_dependencies", True):
+        return None
     T, D = case.args[0].shape[1], case.sizes["D"]
     reply = sub.call("positional_encoding", [T, D], {}, CallOptions(isolate=[]))
     pe = reply.value if reply.ok else None
@@ -122,16 +128,15 @@ def _parts_cause(sub, case):
     return None
 
 
-def hints(sub, case):
+def hints(sub, cfg, case):
     def logits(g, e):
-        return common.first_match(g, alternatives(case)) or _parts_cause(sub, case)
+        return common.first_match(g, alternatives(case)) or _parts_cause(sub, cfg, case)
 
     return {"logits": logits}
 
 
 def test_parameters(sub, cfg):
     """embed, blocks.{i}.*, ln_f, head (no bias): exactly the contract's names (a learned position table is not one)."""
-    sub = common.OwnCallees(sub)
     V, D, h, F, L = 11, 8, 2, 12, 2
     want = {"embed.weight": (V, D)}
     for i in range(L):
@@ -147,24 +152,21 @@ def test_parameters(sub, cfg):
 
 def test_shapes_and_values(sub, cfg):
     """Several sizes and depths, with and without a padding mask."""
-    sub = common.OwnCallees(sub)
     cases = [Case(*size, seed=100 + 10 * k) for k, size in enumerate(SIZES)]
     cases += [Case(*SIZES[0], seed=150, padded=True), Case(*SIZES[2], seed=160, padded=True)]
     for case in cases:
-        common.values(sub, cfg, case, hints(sub, case))
+        common.values(sub, cfg, case, hints(sub, cfg, case))
 
 
 def test_float32(sub, cfg):
     """A float32 model keeps float32 and matches the reference within float32's tolerance."""
-    sub = common.OwnCallees(sub)
     case = Case(*SIZES[0], seed=200, padded=True)
     got, what, _ = common.runs(sub, case, torch.float32)
-    c.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(sub, case))
+    c.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(sub, cfg, case))
 
 
 def test_causal_structure(sub, cfg):
     """Changing the token at t + 1 (and after) changes no logit at t or before."""
-    sub = common.OwnCallees(sub)
     case = Case(*SIZES[0], seed=300)
     got, what, _ = common.runs(sub, case)
     V = case.sizes["V"]
@@ -177,13 +179,12 @@ def test_causal_structure(sub, cfg):
             got["logits"][:, :s],
             t("tb_logits_after_future_change", what=what, s=s),
             cfg,
-            hint=lambda g, e: hints(sub, case)["logits"](got["logits"], None) or t("cause_tb_lm_future_leak"),
+            hint=lambda g, e: hints(sub, cfg, case)["logits"](got["logits"], None) or t("cause_tb_lm_future_leak"),
         )
 
 
 def test_padding_changes_nothing(sub, cfg):
     """Other tokens at padded positions change no logit at a real position."""
-    sub = common.OwnCallees(sub)
     case = Case(*SIZES[0], seed=400, padded=True)
     pad = case.kwargs["pad_mask"]
     got, what, _ = common.runs(sub, case)
@@ -196,14 +197,13 @@ def test_padding_changes_nothing(sub, cfg):
         got["logits"][pad],
         t("tb_real_after_padded_change", what=what),
         cfg,
-        hint=lambda g, e: hints(sub, case)["logits"](got["logits"], None) or t("cause_tb_lm_pad_mask_ignored"),
+        hint=lambda g, e: hints(sub, cfg, case)["logits"](got["logits"], None) or t("cause_tb_lm_pad_mask_ignored"),
     )
 
 
 def test_positions_matter(sub, cfg):
     """One token repeated, and the same tokens in another order: the logits differ from
     position to position only through the encoding, as the reference's do."""
-    sub = common.OwnCallees(sub)
     B, T, V, D, h, F, L = SIZES[0]
     base = torch.randint(V, (T,), generator=c.gen(500))
     tokens = torch.stack([torch.full((T,), 3), base, base.flip(0)])  # (3, T)
@@ -212,33 +212,29 @@ def test_positions_matter(sub, cfg):
     g = got["logits"].double()
     if (g[0] - g[0, :1]).abs().max() < 1e-6:  # the reference's differ by far more: the encoding
         c.fail(c.caused(t("tb_same_logits_everywhere", what=what), t("cause_tb_no_positions")))
-    c.check_outputs(got, case.expected(), what, cfg, torch.float64, "cpu", hints(sub, case))
+    c.check_outputs(got, case.expected(), what, cfg, torch.float64, "cpu", hints(sub, cfg, case))
 
 
 def test_gradients(sub, cfg):
     """float64 gradients w.r.t. every parameter (the tokens are integers)."""
-    sub = common.OwnCallees(sub)
     common.check_param_grads(sub, cfg, Case(*SIZES[0], seed=600, padded=True), 610, grad_inputs=False)
 
 
 def test_dtype_and_device(sub, cfg, dd):
     """In the dtype it was moved to: the positional encoding too (built in the model's dtype, on its device)."""
-    sub = common.OwnCallees(sub)
     case = Case(*SIZES[0], seed=700, padded=True, scale=0.7)
-    common.in_dtype(sub, cfg, case, dd, hints(sub, case))
+    common.in_dtype(sub, cfg, case, dd, hints(sub, cfg, case))
 
 
 @pytest.mark.property
 def test_meta_device(sub, cfg):
     """On the meta device (shapes only): shows a positional encoding or a mask built on the CPU."""
-    sub = common.OwnCallees(sub)
     common.runs(sub, Case(*SIZES[0], seed=800, padded=True), torch.float32, "meta")
     common.runs(sub, Case(*SIZES[0], seed=810), torch.float32, "meta")
 
 
 @pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
-    sub = common.OwnCallees(sub)
     case = Case(*SIZES[0], seed=900, padded=True)
     common.runs(sub, case)
     opts = case.opts()
@@ -249,7 +245,6 @@ def test_inputs_unchanged(sub, cfg):
 @pytest.mark.property
 def test_vectorised(sub, cfg):
     """The count of torch operations does not grow with the batch or the positions (a loop over the blocks is fine)."""
-    sub = common.OwnCallees(sub)
     common.check_vectorised(
         sub,
         lambda B, T: Case(B, T, 11, 8, 2, 12, 2, seed=950, padded=True),
