@@ -14,27 +14,35 @@ from conftest import ASSIGNMENTS, EDITIONS, ROOT, run_cli, template
 
 pytestmark = pytest.mark.slow  # every test here runs a kernel or the CLI
 
-# The lab's demonstration trains two models for 400 steps when a person runs the notebook
-# (about half a minute here). The tests that ask only whether every check runs wherever a
-# student opens it (a renamed copy, Colab) train it for 40 steps: the checks train models of
-# their own and read nothing of the demonstration's. The English reference's run keeps the
-# 400, as a person runs it; the other edition's reference runs the same cells at 40 steps.
-LAB_DEMO = (
-    "MAX_LEN, STEPS = (80, 3000) if LONG_RUN else (20, 400)",
-    "MAX_LEN, STEPS = (80, 3000) if LONG_RUN else (20, 40)",
-)
+# The labs' demonstrations train models for 400 steps when a person runs the notebook
+# (the training lab two, about half a minute here; the transformer lab three, and its "try a
+# similar problem" one more). The tests that ask only whether every check runs wherever a
+# student opens it (a renamed copy, Colab) train them for 40 steps: the checks train models
+# of their own and read nothing of the demonstrations'. The English reference's run keeps
+# the 400, as a person runs it; the other edition's reference runs the same cells at 40 steps.
+DEMOS = {  # assignment: (the line that sets the demonstration's steps, the same at 40 steps)
+    "seq2seq_attention": (
+        "MAX_LEN, STEPS = (80, 3000) if LONG_RUN else (20, 400)",
+        "MAX_LEN, STEPS = (80, 3000) if LONG_RUN else (20, 40)",
+    ),
+    "transformer_block": (
+        "STEPS, BATCH, LENGTH, N_SYMBOLS, LR = 400, 32, 8, 8, 0.003",
+        "STEPS, BATCH, LENGTH, N_SYMBOLS, LR = 40, 32, 8, 8, 0.003",
+    ),
+}
 
 
 def short_demo(nb, assignment):
-    """`nb` (a dict) with the lab's demonstration shortened; other assignments' notebooks as they are."""
-    if assignment != "seq2seq_attention":
+    """`nb` (a dict) with a lab's demonstration shortened; other assignments' notebooks as they are."""
+    if assignment not in DEMOS:
         return nb
+    line, short = DEMOS[assignment]
     hits = 0
     for cell in nb["cells"]:
         source = "".join(cell["source"])
-        if cell["cell_type"] == "code" and LAB_DEMO[0] in source:
-            cell["source"], hits = source.replace(LAB_DEMO[0], LAB_DEMO[1]), hits + 1
-    assert hits == 1, f"the lab's demonstration line changed: update LAB_DEMO ({hits} cells hold it)"
+        if cell["cell_type"] == "code" and line in source:
+            cell["source"], hits = source.replace(line, short), hits + 1
+    assert hits == 1, f"{assignment}'s demonstration line changed: update DEMOS ({hits} cells hold it)"
     return nb
 
 
