@@ -329,19 +329,7 @@ def _module_backward(
 ) -> tuple[list[torch.Tensor | None], dict[str, torch.Tensor | None]]:
     """Gradients of the module's outputs (against `grads_out`) w.r.t. its floating inputs (one
     entry per tensor among args then kwargs, None for the others) and its parameters (by name)."""
-    leaves: list[torch.Tensor | None] = []
-
-    def leaf(v: Any) -> Any:
-        if isinstance(v, torch.Tensor) and v.is_floating_point():
-            v = v.detach().clone().requires_grad_(True)
-            leaves.append(v)
-            return v
-        if isinstance(v, torch.Tensor):
-            leaves.append(None)
-        return v
-
-    args = [leaf(a) for a in args]
-    kwargs = {k: leaf(v) for k, v in kwargs.items()}
+    args, kwargs, leaves = _as_leaves(args, kwargs)
     names = list(params)
     ps = {n: params[n].detach().clone().requires_grad_(True) for n in names}
     out = _call_module(call, ps, args, kwargs)
@@ -429,19 +417,7 @@ def _backward(
     fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], grads_out: object
 ) -> list[torch.Tensor | None]:
     """Gradients of `fn` at the call's inputs, for the tensors among `args` and `kwargs` (in that order)."""
-    leaves: list[torch.Tensor | None] = []
-
-    def leaf(v: Any) -> Any:
-        if isinstance(v, torch.Tensor) and v.is_floating_point():
-            v = v.detach().clone().requires_grad_(True)
-            leaves.append(v)
-            return v
-        if isinstance(v, torch.Tensor):
-            leaves.append(None)
-        return v
-
-    args = [leaf(a) for a in args]
-    kwargs = {k: leaf(v) for k, v in kwargs.items()}
+    args, kwargs, leaves = _as_leaves(args, kwargs)
     out = fn(*args, **kwargs)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     if not isinstance(grads_out, list) or len(grads_out) != len(outs):
@@ -453,3 +429,20 @@ def _backward(
     )
     it = iter(grads)
     return [None if v is None else next(it) for v in leaves]
+
+
+def _as_leaves(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any], list[torch.Tensor | None]]:
+    """A call's inputs with each floating tensor a fresh leaf that requires grad, and one
+    entry per tensor among `args` then `kwargs` (its leaf, None for a tensor of another kind)."""
+    leaves: list[torch.Tensor | None] = []
+
+    def leaf(v: Any) -> Any:
+        if isinstance(v, torch.Tensor) and v.is_floating_point():
+            v = v.detach().clone().requires_grad_(True)
+            leaves.append(v)
+            return v
+        if isinstance(v, torch.Tensor):
+            leaves.append(None)
+        return v
+
+    return [leaf(a) for a in args], {k: leaf(v) for k, v in kwargs.items()}, leaves

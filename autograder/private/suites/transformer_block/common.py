@@ -402,3 +402,11 @@ def first_match(got, alternatives):
         if want is not None and c.matches(got, want):
             return cause
     return None
+
+
+def inputs_unchanged(sub, case):
+    """The call leaves its inputs as they were (after a call that runs: `runs`)."""
+    runs(sub, case)
+    opts = case.opts()
+    opts.pop("device")
+    c.check_inputs_unchanged(sub, case.NAME, case.args, case.kwargs, **opts)

@@ -215,10 +215,7 @@ def test_meta_device(sub, cfg):
 @pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     case = Case(*SIZES[0], seed=800, padded=True)
-    common.runs(sub, case)
-    opts = case.opts()
-    opts.pop("device")
-    c.check_inputs_unchanged(sub, NAME, case.args, case.kwargs, **opts)
+    common.inputs_unchanged(sub, case)
 
 
 @pytest.mark.property
