@@ -3,10 +3,11 @@ PE[t, 2i] = sin(t / 10000^(2i / D)), PE[t, 2i + 1] = cos(t / 10000^(2i / D)), in
 
 The yardstick is the float64 formula (the reference in float64); the student's
 function returns torch's default dtype (float32) when `dtype` is None, within
-float32's tolerance of it. The `dtype` argument cannot be sent here (the wire
-carries tensors, numbers and text, not a torch.dtype): the student's
-TransformerLM exercises it in every dtype (test_transformer_lm.py).
+float32's tolerance of it, and the `dtype` asked (a torch.dtype, which the wire
+carries) within that dtype's tolerance.
 """
+
+import math
 
 import pytest
 import torch
@@ -15,6 +16,7 @@ from autograder.messages import t
 from autograder.private.solutions import transformer_block as ref
 from autograder.private.suites import checks as c
 from autograder.private.suites.transformer_block import common
+from autograder.protocol import wire
 
 QUESTION = "positional_encoding"
 NAME = "positional_encoding"
@@ -68,6 +70,37 @@ def test_device_argument(sub, cfg, device):
     c.check_meta(got["pe"], f"{what} -> pe", (6, 8), torch.float32, device)
     if device != "meta":
         c.check_plausible(got, {"pe": ref_fn(6, 8)}, what)
+
+
+def test_dtype_and_device(sub, cfg, dd):
+    """`dtype` and `device` passed by keyword: the encoding in that dtype, there, within the
+    dtype's tolerance of the float64 formula, up to T = 300 (the contract computes the angles
+    in float32 or float64 and casts at the end: float16 holds the numbers from 256 to 512
+    only a quarter apart, so angles computed in it are off by up to 0.125 rad there)."""
+    device, dtype = dd
+    for T, D in ((9, 8), (300, 8)):
+        kwargs = {"device": device, "dtype": dtype}
+        what = c.describe_call(NAME, [T, D], {"device": device, "dtype": wire.dtype_name(dtype)})
+        got = c.outputs(c.call(sub, NAME, [T, D], kwargs).value, what, OUT)
+        c.check_meta(got["pe"], f"{what} -> pe", (T, D), dtype, device)
+        c.assert_close(got["pe"], ref_fn(T, D), f"{what} -> pe", cfg, dtype, hint=_dtype_hint(T, D, dtype))
+
+
+def _angles_in(T, D, dtype):
+    """The encoding with its angles computed in `dtype` itself (the mistake the contract warns of)."""
+    positions = torch.arange(T, dtype=dtype)  # (T,)
+    inv_freq = torch.exp(-math.log(10000.0) * torch.arange(0, D, 2, dtype=dtype) / D)  # (D / 2,)
+    angles = positions[:, None] * inv_freq[None, :]  # (T, D / 2)
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, :D]
+
+
+def _dtype_hint(T, D, dtype):
+    def hint(got, expected):
+        if dtype in (torch.float16, torch.bfloat16) and c.matches(got, _angles_in(T, D, dtype)):
+            return t("cause_tb_pe_angles_in_dtype", dtype=wire.dtype_name(dtype))
+        return hints(T, D)["pe"](got, expected)
+
+    return hint
 
 
 @pytest.mark.property
