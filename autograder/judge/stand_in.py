@@ -32,36 +32,29 @@ MAX_CALLBACKS = 256  # a loop over a batch calls its softmax a few times; a floo
 KINDS = ("construct", "forward")  # a graded class's callbacks: build one, run one (forward or backward)
 
 
-def graded_functions(assignment: str) -> dict[str, Callable[..., Any]]:
-    """The assignment's graded functions (not classes; not provided ones) from its reference module."""
+def _graded(assignment: str, kind: Callable[[Any], bool]) -> dict[str, Any]:
+    """The members of the assignment's reference module that `kind` accepts, defined there
+    (not imported), not private, not provided to students."""
     try:
         module = importlib.import_module(f"autograder.private.solutions.{assignment}")
     except ImportError:
         return {}
     provided = set(getattr(module, "PROVIDED", ()))
     return {
-        n: f
-        for n, f in vars(module).items()
-        if inspect.isfunction(f) and f.__module__ == module.__name__ and not n.startswith("_") and n not in provided
+        n: v
+        for n, v in vars(module).items()
+        if kind(v) and v.__module__ == module.__name__ and not n.startswith("_") and n not in provided
     }
+
+
+def graded_functions(assignment: str) -> dict[str, Callable[..., Any]]:
+    """The assignment's graded functions (not classes; not provided ones) from its reference module."""
+    return _graded(assignment, inspect.isfunction)
 
 
 def graded_classes(assignment: str) -> dict[str, type[torch.nn.Module]]:
     """The assignment's graded classes (nn.Module subclasses defined in its reference module, not provided ones)."""
-    try:
-        module = importlib.import_module(f"autograder.private.solutions.{assignment}")
-    except ImportError:
-        return {}
-    provided = set(getattr(module, "PROVIDED", ()))
-    return {
-        n: c
-        for n, c in vars(module).items()
-        if inspect.isclass(c)
-        and issubclass(c, torch.nn.Module)
-        and c.__module__ == module.__name__
-        and not n.startswith("_")
-        and n not in provided
-    }
+    return _graded(assignment, lambda v: inspect.isclass(v) and issubclass(v, torch.nn.Module))
 
 
 class StandIn:

@@ -399,6 +399,30 @@ def same_device(got, want):
     return got == want or (want == "cuda" and got.startswith("cuda")) or (got == "cuda:0" and want == "cuda")
 
 
+def check_parameter_table(params, want, what, missing_cause, shape_cause, extra_cause):
+    """A module's parameters as the worker listed them (`params`: {name: {"shape", "dtype"}},
+    after .to(float64)) are exactly the contract's (`want`: {name: shape}), each float64.
+    The causes, each a message or None: `missing_cause()` for a name missing,
+    `shape_cause(name, got, expected)` for a wrong shape, `extra_cause(name)` for the first
+    name the contract does not list."""
+    for pname, shape in want.items():
+        if pname not in params:
+            fail(caused(t("lab_missing_parameter", module=what, name=pname, params=sorted(params)), missing_cause()))
+        got = tuple(params[pname]["shape"])
+        if got != tuple(shape):
+            fail(
+                caused(
+                    t("mha_parameter_shape", module=what, name=pname, got=got, expected=tuple(shape)),
+                    shape_cause(pname, got, tuple(shape)),
+                )
+            )
+        if params[pname]["dtype"] != "float64":
+            fail(t("mha_parameter_not_moved", module=what, name=pname, dtype=params[pname]["dtype"]))
+    extra = sorted(set(params) - set(want))
+    if extra:
+        fail(caused(t("lab_extra_parameter", module=what, name=extra[0]), extra_cause(extra[0])))
+
+
 def check_meta(x, what, shape=None, dtype=None, device=None, hint=None):
     """Shape, dtype and device of a returned tensor, with a likely cause.
 

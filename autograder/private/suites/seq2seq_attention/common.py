@@ -43,33 +43,14 @@ def check_parameters(sub, name, construct, want, what):
     reply = sub.call(name, options=CallOptions(construct=construct, to={"dtype": "float64"}, invoke=False))
     if not reply.ok:
         c.fail(f"{what} {reply.error}")
-    params = reply.params or {}
-    for pname, shape in want.items():
-        if pname not in params:
-            c.fail(
-                c.caused(
-                    t("lab_missing_parameter", module=what, name=pname, params=sorted(params)),
-                    t("cause_lab_parameter_names"),
-                )
-            )
-        if tuple(params[pname]["shape"]) != tuple(shape):
-            c.fail(
-                c.caused(
-                    t(
-                        "mha_parameter_shape",
-                        module=what,
-                        name=pname,
-                        got=tuple(params[pname]["shape"]),
-                        expected=tuple(shape),
-                    ),
-                    t("cause_lab_parameter_shape", name=pname),
-                )
-            )
-        if params[pname]["dtype"] != "float64":
-            c.fail(t("mha_parameter_not_moved", module=what, name=pname, dtype=params[pname]["dtype"]))
-    extra = sorted(set(params) - set(want))
-    if extra:
-        c.fail(c.caused(t("lab_extra_parameter", module=what, name=extra[0]), t("cause_lab_extra_parameter")))
+    c.check_parameter_table(
+        reply.params or {},
+        want,
+        what,
+        lambda: t("cause_lab_parameter_names"),
+        lambda name, _got, _expected: t("cause_lab_parameter_shape", name=name),
+        lambda _first: t("cause_lab_extra_parameter"),
+    )
 
 
 def check_param_grads(reply, reference, state, args, kwargs, cot, cfg, what):

@@ -229,26 +229,19 @@ def check_parameters(sub, name, construct, want, what):
     reply = sub.call(name, options=CallOptions(construct=construct, to={"dtype": "float64"}, invoke=False))
     if not reply.ok:
         c.fail(f"{what} {c.with_cause(reply.error)}")
-    params = reply.params or {}
-    for pname, shape in want.items():
-        if pname not in params:
-            c.fail(
-                c.caused(
-                    t("lab_missing_parameter", module=what, name=pname, params=sorted(params)),
-                    t("cause_tb_parameter_names"),
-                )
-            )
-        if tuple(params[pname]["shape"]) != tuple(shape):
-            got = tuple(params[pname]["shape"])
-            cause = t("cause_tb_weight_transposed") if got == tuple(reversed(shape)) else None
-            c.fail(c.caused(t("mha_parameter_shape", module=what, name=pname, got=got, expected=tuple(shape)), cause))
-        if params[pname]["dtype"] != "float64":
-            c.fail(t("mha_parameter_not_moved", module=what, name=pname, dtype=params[pname]["dtype"]))
-    extra = sorted(set(params) - set(want))
-    if extra:
-        learned = any(k in extra[0].split(".")[0] for k in ("pos", "wpe"))
-        cause = t("cause_tb_learned_positions") if learned else t("cause_tb_extra_parameter")
-        c.fail(c.caused(t("lab_extra_parameter", module=what, name=extra[0]), cause))
+
+    def extra_cause(first):
+        learned = any(k in first.split(".")[0] for k in ("pos", "wpe"))
+        return t("cause_tb_learned_positions") if learned else t("cause_tb_extra_parameter")
+
+    c.check_parameter_table(
+        reply.params or {},
+        want,
+        what,
+        lambda: t("cause_tb_parameter_names"),
+        lambda _name, got, expected: t("cause_tb_weight_transposed") if got == tuple(reversed(expected)) else None,
+        extra_cause,
+    )
 
 
 def check_param_grads(sub, cfg, case, seed, grad_inputs=True):
