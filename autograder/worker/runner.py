@@ -76,6 +76,24 @@ def _error(exc):
     return {"type": type(exc).__name__, "message": msg, "where": _where(exc)}
 
 
+def _tensor_slots(torch, args, kwargs):
+    """Where a call's tensor inputs are (("a", index) or ("k", name)), and those tensors in order."""
+    slots = [("a", i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    slots += [("k", k) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
+    return slots, [args[i] if kind == "a" else kwargs[i] for kind, i in slots]
+
+
+def _with_tensors(args, kwargs, slots, tensors):
+    """The call's arguments with `tensors` put back in their `slots`."""
+    a, k = list(args), dict(kwargs)
+    for (kind, i), t in zip(slots, tensors):
+        if kind == "a":
+            a[i] = t
+        else:
+            k[i] = t
+    return a, k
+
+
 class Worker:
     def __init__(self):
         import torch
@@ -107,21 +125,13 @@ class Worker:
         torch = self.torch
 
         def proxy(*args, **kwargs):
-            slots = [("a", i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-            slots += [("k", k) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
-            tensors = [args[i] if kind == "a" else kwargs[i] for kind, i in slots]
+            slots, tensors = _tensor_slots(torch, args, kwargs)
             named = [v for v in [*args, *kwargs.values()] if isinstance(v, torch.device)]
             # where the result goes: the inputs' device, else the one the call names (the judge computes on its CPU)
             device = tensors[0].device if tensors else named[0] if named else torch.device("cpu")
 
             def rebuilt(ts):
-                a, k = list(args), dict(kwargs)
-                for (kind, i), t in zip(slots, ts):
-                    if kind == "a":
-                        a[i] = t
-                    else:
-                        k[i] = t
-                return a, k
+                return _with_tensors(args, kwargs, slots, ts)
 
             ask = self._ask(name)
 
@@ -162,20 +172,13 @@ class Worker:
         def forward(self, *args, **kwargs):
             built, path, names = object.__getattribute__(self, "_stand_in")
             params = [self.get_parameter(n) for n in names]
-            slots = [("a", i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-            slots += [("k", k) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
-            tensors = [args[i] if kind == "a" else kwargs[i] for kind, i in slots]
+            slots, tensors = _tensor_slots(torch, args, kwargs)
             first = tensors or params
             device = first[0].device if first else torch.device("cpu")
             n_in = len(tensors)
 
             def message(ts):
-                a, k = list(args), dict(kwargs)
-                for (kind, i), t in zip(slots, ts[:n_in]):
-                    if kind == "a":
-                        a[i] = t.detach()
-                    else:
-                        k[i] = t.detach()
+                a, k = _with_tensors(args, kwargs, slots, [t.detach() for t in ts[:n_in]])
                 state = {n: p.detach() for n, p in zip(names, ts[n_in:])}
                 return {
                     "op": "callback",
