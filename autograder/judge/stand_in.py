@@ -144,7 +144,7 @@ class StandIn:
         if key is None or any(isinstance(v, torch.Tensor) for v in [*c_args, *c_kwargs.values()]):
             return {"ok": False, "error": t("stand_in_not_plain", module=cls.__name__)}
         try:
-            shapes = _module_shapes(cls, key, c_args, c_kwargs)  # on the meta device: names and shapes, no memory
+            paths, shapes = _layout(cls, key, c_args, c_kwargs)  # on the meta device: names and shapes, no memory
             if kind == "construct":
                 size = (
                     sum(math.prod(s) for s in shapes.values())
@@ -158,7 +158,7 @@ class StandIn:
                 initial = {n: p.detach() for n, p in _named_parameters(module).items()}
                 return {"ok": True, "params": initial, "parts": _parts(module)}
             path = message.get("path", "")
-            if not isinstance(path, str) or path not in _module_paths(cls, key, c_args, c_kwargs):
+            if not isinstance(path, str) or path not in paths:
                 return {"ok": False, "error": t("stand_in_refused")}
             prefix = path + "." if path else ""
             shapes = {n[len(prefix) :]: s for n, s in shapes.items() if n.startswith(prefix)}
@@ -213,39 +213,24 @@ def _parts(module: torch.nn.Module) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _module_paths(
+def _layout(
     cls: type[torch.nn.Module], key: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any]
-) -> set[str]:
-    """The paths of the module's submodules ("" the module itself)."""
-    if (cls, key) not in _PATHS:
+) -> tuple[set[str], dict[str, tuple[int, ...]]]:
+    """The paths of the submodules of `cls(*args, **kwargs)` ("" the module itself) and its
+    parameters' {name: shape}, from one build on the meta device (no memory), kept per class
+    and arguments."""
+    if (cls, key) not in _LAYOUTS:
         with torch.device("meta"), torch.no_grad():
             module = cls(*args, **kwargs)
-        if len(_PATHS) >= _SIZES_KEPT:
-            _PATHS.clear()
-        _PATHS[(cls, key)] = {p for p, _ in module.named_modules()}
-    return _PATHS[(cls, key)]
+        if len(_LAYOUTS) >= _SIZES_KEPT:
+            _LAYOUTS.clear()
+        shapes = {n: tuple(p.shape) for n, p in _named_parameters(module).items()}
+        _LAYOUTS[(cls, key)] = ({p for p, _ in module.named_modules()}, shapes)
+    return _LAYOUTS[(cls, key)]
 
 
-_PATHS: dict[tuple[type[torch.nn.Module], tuple[Any, ...]], set[str]] = {}
+_LAYOUTS: dict[tuple[type[torch.nn.Module], tuple[Any, ...]], tuple[set[str], dict[str, tuple[int, ...]]]] = {}
 Built = tuple[type[torch.nn.Module], list[Any], dict[str, Any], str]  # class, its arguments, the submodule's path
-
-
-def _module_shapes(
-    cls: type[torch.nn.Module], key: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any]
-) -> dict[str, tuple[int, ...]]:
-    """{name: shape} of the parameters of `cls(*args, **kwargs)`, built on the meta device (kept per class and arguments)."""
-    if (cls, key) in _SHAPES:
-        return _SHAPES[(cls, key)]
-    with torch.device("meta"), torch.no_grad():
-        module = cls(*args, **kwargs)
-    shapes = {n: tuple(p.shape) for n, p in _named_parameters(module).items()}
-    if len(_SHAPES) >= _SIZES_KEPT:
-        _SHAPES.clear()
-    _SHAPES[(cls, key)] = shapes
-    return shapes
-
-
-_SHAPES: dict[tuple[type[torch.nn.Module], tuple[Any, ...]], dict[str, tuple[int, ...]]] = {}
 
 
 def _wrong_parameters(params: object, shapes: dict[str, tuple[int, ...]]) -> str | None:
