@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from autograder import config
 from autograder.judge import provided_source
 from autograder.judge.notebook import Cell, Submission
 from autograder.judge.remote import CallOptions, Remote
@@ -17,12 +18,12 @@ from autograder.judge.stand_in import MAX_CALLBACKS, StandIn, graded_classes
 from autograder.private.solutions import transformer_block as ref
 from conftest import limits
 
-QUESTIONS = {"positional_encoding": 2, "feed_forward": 2, "decoder_block": 5, "transformer_lm": 4, "next_token_loss": 2}
+QUESTIONS = config.load().questions("transformer_block")
 CTOR = {"args": [8, 2, 12], "kwargs": {}}
 
 
 def _cfg(isolate=True, reply_bytes=1 << 25):
-    """The transformer_block assignment as grading.yml will list it (it is not registered yet)."""
+    """The settings the stand-ins read: grading.yml's transformer_block questions, the isolation switch, the reply limit."""
     return types.SimpleNamespace(
         scoring={"isolate_dependencies": isolate}, limits={"reply_bytes": reply_bytes}, questions=lambda a: QUESTIONS
     )

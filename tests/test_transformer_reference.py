@@ -1,4 +1,4 @@
-"""The coming transformer lab's reference (solutions/transformer_block.py) against formulas
+"""The transformer lab's reference (solutions/transformer_block.py) against formulas
 written here and torch's own layers, never against itself: the positional encoding against
 the paper's formula in plain Python; the block against `nn.TransformerEncoderLayer`
 (norm_first, relu, the causal mask) with the same weights, and told apart from its
