@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci", "scoring", "training_run")
+MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci", "scoring", "training_run", "transformer_run")
 
 
 class ConfigError(Exception):
@@ -80,6 +80,11 @@ class Config:
         return dict(self.data.get("training_run") or {})
 
     @property
+    def transformer_run(self):
+        """The transformer lab's run in the grader (grading.yml `transformer_run`)."""
+        return dict(self.data.get("transformer_run") or {})
+
+    @property
     def ci(self):
         return dict(self.data.get("ci") or {})
 
@@ -100,6 +105,8 @@ def _validate(data, path):
             raise ConfigError(f"{path}: assignment {name} needs questions with positive points")
     if "training_run" in data:
         _validate_training_run(data["training_run"], path)
+    if "transformer_run" in data:
+        _validate_transformer_run(data["transformer_run"], path)
 
 
 TRAINING_RUN_KEYS = (
@@ -155,6 +162,57 @@ def _validate_training_run(run, path):
     for key in ("zeroed_context_at_most", "loss_ratio_at_most"):
         if isinstance(th.get(key), bool) or not isinstance(th.get(key), (int, float)):
             raise ConfigError(f"{path}: training_run.thresholds.{key} must be a number")
+
+
+TRANSFORMER_RUN_KEYS = (
+    "seed",
+    "steps",
+    "batch_size",
+    "length",
+    "n_symbols",
+    "sizes",
+    "lr",
+    "eval_sequences",
+    "cpu_seconds",
+    "thresholds",
+)
+TRANSFORMER_RUN_SIZES = ("d_model", "n_heads", "d_ff", "n_layers")
+TRANSFORMER_RUN_THRESHOLDS = ("accuracy", "positions_drop", "reads_future_at_most", "loss_ratio_at_most")
+
+
+def _validate_transformer_run(run, path):
+    """grading.yml `transformer_run` (the transformer lab's run in the grader): every key
+    there, positive sizes (n_heads dividing d_model, an even d_model for the sinusoidal
+    positions), a length of at least 2 (the reads-ahead check needs two prompt symbols)
+    and four numeric thresholds."""
+    if not isinstance(run, dict):
+        raise ConfigError(f"{path}: transformer_run must be a mapping")
+    missing = [k for k in TRANSFORMER_RUN_KEYS if k not in run]
+    if missing:
+        raise ConfigError(f"{path}: transformer_run needs {', '.join(missing)}")
+
+    def number(value, integer=True, least=0, strict=True):
+        kinds = int if integer else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            return False
+        return value > least if strict else value >= least
+
+    sizes = run["sizes"] if isinstance(run["sizes"], dict) else {}
+    checks = {k: number(run[k]) for k in ("steps", "batch_size", "eval_sequences")}
+    checks.update({f"sizes.{k}": number(sizes.get(k)) for k in TRANSFORMER_RUN_SIZES})
+    checks.update({k: number(run[k], integer=False) for k in ("lr", "cpu_seconds")})
+    checks["length (at least 2)"] = number(run["length"], least=2, strict=False)
+    checks["n_symbols (at least 2)"] = number(run["n_symbols"], least=2, strict=False)
+    checks["seed (an integer >= 0)"] = number(run["seed"], least=0, strict=False)
+    bad = [k for k, ok in checks.items() if not ok]
+    if bad:
+        raise ConfigError(f"{path}: transformer_run needs positive numbers: {', '.join(bad)}")
+    if sizes["d_model"] % 2 or sizes["d_model"] % sizes["n_heads"]:
+        raise ConfigError(f"{path}: transformer_run.sizes.d_model must be even and a multiple of n_heads")
+    th = run["thresholds"] if isinstance(run["thresholds"], dict) else {}
+    for key in TRANSFORMER_RUN_THRESHOLDS:
+        if isinstance(th.get(key), bool) or not isinstance(th.get(key), (int, float)):
+            raise ConfigError(f"{path}: transformer_run.thresholds.{key} must be a number")
 
 
 def _read(path):

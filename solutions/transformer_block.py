@@ -54,7 +54,10 @@ PROVIDED = (
 )
 # A question with no cell of its own: the grader trains the model these make, with
 # run_train_steps, and judges the trained parameters (docs/pages/transformer-contract.md).
-RUNS = {"training_run": ("TransformerLM", "next_token_loss")}
+# Every graded part is trained there (TransformerLM adds the positions and stacks the
+# blocks, each with its feed-forward network; no stand-in in the run), so a bug in any
+# of them may cost the run too.
+RUNS = {"training_run": ("positional_encoding", "FeedForward", "DecoderBlock", "TransformerLM", "next_token_loss")}
 
 PAD, SEP = 0, 1
 

@@ -4,9 +4,10 @@ Students never receive grading.yml, so what it says about them is written into
 their notebook: the devices and dtypes that earn points and those that are only
 reported (`devices`, `scoring.evidence_devices`), the tolerances, what the `meta`
 device is, why a finite fill such as -1e9 fails in float16, the time and memory
-limits (`limits`) and, in the training lab, the run the grader trains
-(`training_run`). Two kinds of generated markdown cell, each found by its tag in
-the master notebook:
+limits (`limits`) and, in an assignment with a `training_run` question, the run the
+grader trains (its settings section: `training_run` for the training lab,
+`transformer_run` for the transformer lab, RUN_SECTIONS). Two kinds of generated
+markdown cell, each found by its tag in the master notebook:
 
 - `kit-grading`: the overview, one per assignment, after the opening cell;
 - `kit-grading-run`: the training run's settings and thresholds, the prompt of
@@ -30,6 +31,8 @@ TAG = "kit-grading"
 RUN_TAG = "kit-grading-run"
 TAGS = (TAG, RUN_TAG)
 RUN_QUESTION = "training_run"
+# grading.yml's settings of each assignment's run (default: the training lab's section)
+RUN_SECTIONS = {"transformer_block": "transformer_run"}
 HALF = ("float16", "bfloat16")
 
 
@@ -80,6 +83,15 @@ def _num(x):
 
 def _cfg(cfg):
     return cfg if cfg is not None else config_mod.load()
+
+
+def run_section(assignment):
+    """The grading.yml section that holds `assignment`'s training run."""
+    return RUN_SECTIONS.get(assignment, "training_run")
+
+
+def _run(assignment, cfg):
+    return dict(cfg.data.get(run_section(assignment)) or {})
 
 
 def overview(assignment, lang, cfg=None):
@@ -137,7 +149,7 @@ def overview(assignment, lang, cfg=None):
         )
     )
     if RUN_QUESTION in cfg.questions(assignment):
-        run = cfg.training_run
+        run = _run(assignment, cfg)
         out.append(
             _t(
                 "grading_run_pointer",
@@ -159,6 +171,8 @@ def _at_lengths(mapping, lang):
 def training_run(assignment, lang, cfg=None):
     """The `kit-grading-run` cell: the training run's settings and thresholds, in `lang`."""
     cfg = _cfg(cfg)
+    if run_section(assignment) == "transformer_run":
+        return transformer_run(assignment, lang, cfg)
     run = cfg.training_run
     th = run["thresholds"]
     sizes = run["sizes"]
@@ -190,6 +204,43 @@ def training_run(assignment, lang, cfg=None):
             _t("grading_run_zeroed", lang, longest=lengths[-1], most=_num(th["zeroed_context_at_most"])),
             "",
             _t("grading_run_public", lang),
+        ]
+    )
+
+
+def transformer_run(assignment, lang, cfg=None):
+    """The transformer lab's `kit-grading-run` cell (grading.yml `transformer_run`), in `lang`."""
+    cfg = _cfg(cfg)
+    run = cfg.transformer_run
+    th = run["thresholds"]
+    sizes = run["sizes"]
+    return "\n".join(
+        [
+            _t("grading_run_title", lang, points=_num(cfg.questions(assignment)[RUN_QUESTION])),
+            "",
+            _t(
+                "grading_trun_body",
+                lang,
+                steps=run["steps"],
+                lr=_num(run["lr"]),
+                batch_size=run["batch_size"],
+                length=run["length"],
+                n_symbols=run["n_symbols"],
+                chance=_num(round(1 / run["n_symbols"], 4)),
+                d_model=sizes["d_model"],
+                n_heads=sizes["n_heads"],
+                d_ff=sizes["d_ff"],
+                n_layers=sizes["n_layers"],
+                cpu_seconds=_num(run["cpu_seconds"]),
+                eval_sequences=run["eval_sequences"],
+            ),
+            "",
+            _t("grading_trun_loss", lang, ratio=_num(th["loss_ratio_at_most"])),
+            _t("grading_trun_accuracy", lang, least=_num(th["accuracy"])),
+            _t("grading_trun_positions", lang, drop=_num(th["positions_drop"])),
+            _t("grading_trun_reads_ahead", lang, most=_num(th["reads_future_at_most"])),
+            "",
+            _t("grading_trun_public", lang),
         ]
     )
 

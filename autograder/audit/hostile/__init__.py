@@ -39,6 +39,7 @@ from autograder.audit.hostile import (  # noqa: F401 - they register cases
     cases_judge,
     cases_malformed,
     cases_training_run,
+    cases_transformer_run,
 )
 from autograder.audit.hostile.cases import BATTERY, CASES, SECRET_ENV, reference
 

@@ -1,7 +1,7 @@
 """
 bug: the residual around the attention is missing: x = attn(ln1(x)) replaces x instead of being added to it
 functions: [DecoderBlock]
-questions: [decoder_block]
+questions: [decoder_block, training_run]
 """
 
 from torch import nn

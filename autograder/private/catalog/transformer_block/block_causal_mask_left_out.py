@@ -1,7 +1,7 @@
 """
 bug: the causal mask is left out: only the padding mask (when given) reaches the attention, so every position sees the future
 functions: [DecoderBlock]
-questions: [decoder_block]
+questions: [decoder_block, training_run]
 """
 
 from torch import nn

@@ -1,7 +1,7 @@
 """
 bug: the positional encoding is added after the blocks (before ln_f) instead of to the embeddings before the first block
 functions: [TransformerLM]
-questions: [transformer_lm]
+questions: [transformer_lm, training_run]
 """
 
 from torch import nn

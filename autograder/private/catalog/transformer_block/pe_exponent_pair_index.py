@@ -1,7 +1,7 @@
 """
 bug: the exponent is i / D for pair i, the factor 2 of 2i / D left out (the frequencies fall half as fast)
 functions: [positional_encoding]
-questions: [positional_encoding]
+questions: [positional_encoding, training_run]
 """
 
 import torch

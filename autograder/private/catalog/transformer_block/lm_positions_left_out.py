@@ -1,0 +1,22 @@
+"""
+bug: the positional encoding is left out: the embeddings go into the first block as they are, so the model cannot tell one order of the tokens from another
+functions: [TransformerLM]
+questions: [transformer_lm, training_run]
+"""
+
+from torch import nn
+
+
+class TransformerLM(nn.Module):
+    def __init__(self, vocab_size, d_model, n_heads, d_ff, n_layers):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.blocks = nn.ModuleList(DecoderBlock(d_model, n_heads, d_ff) for _ in range(n_layers))
+        self.ln_f = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, tokens, pad_mask=None):
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x, _ = block(x, pad_mask)
+        return self.head(self.ln_f(x))

@@ -1,0 +1,156 @@
+"""Hidden tests: the transformer lab's training run in the grader (question `training_run`).
+
+One call trains the student's model in the worker: the notebook's
+`run_train_steps(sizes, state, batches, lr)` with the student's TransformerLM (and the
+positional_encoding, DecoderBlock and FeedForward it uses) and next_token_loss (no
+stand-in: these points are for a model that trains), under grading.yml
+`transformer_run.cpu_seconds`. Everything else happens here, from plain data (see
+`training`): the task, the parameters it starts from, the batches, and the evaluation
+of the trained parameters with the reference's forward pass on sequences the worker
+never sees, with the positional encoding zeroed and with the causal mask removed.
+
+A model whose accuracy does not fall when its positional encoding is zeroed does not
+use its positions (or learned nothing): every check of the run fails for it, as the
+training lab's run fails a model that does not use its attention. A model that reads
+the next position once its mask is removed fails the reads-ahead check, on its own
+(it may have learned the reversal too: the other checks are not its).
+"""
+
+import math
+
+import pytest
+
+from autograder.judge.remote import CallOptions
+from autograder.messages import t
+from autograder.private.suites import checks as c
+from autograder.private.suites.transformer_block import training
+
+QUESTION = "training_run"
+_RUNS = {}  # id(sub) -> (sub, Outcome): one run per submission, shared by the checks below
+
+
+def run(sub, cfg):
+    """The submission's Outcome (trained once; a failure is re-raised for each check)."""
+    key = id(sub)
+    if key in _RUNS and _RUNS[key][0] is sub:
+        kept = _RUNS[key][1]
+        if isinstance(kept, str):
+            c.fail(kept)
+        return kept
+    _RUNS.clear()  # the previous submission's run: never needed again
+    s = training.settings(cfg)
+    try:
+        kept = _train(sub, training.task(s))
+    except pytest.fail.Exception as exc:
+        _RUNS[key] = (sub, exc.msg)
+        raise
+    _RUNS[key] = (sub, kept)
+    return kept
+
+
+def _train(sub, task):
+    s = task.settings
+    what = t("tb_run_call", steps=s.steps, B=s.batch_size, length=s.length)
+    reply = sub.call(training.DRIVER, task.args, {}, CallOptions(isolate=[], cpu_seconds=s.cpu_seconds))
+    if not reply.ok:
+        # the judge's parameters do not load into the student's model: names or shapes not the contract's
+        loading = "loading state_dict" in reply.error
+        c.fail(f"{what} {c.with_cause(reply.error, t('cause_tb_parameter_names') if loading else None)}")
+    value = reply.value
+    if not (isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], list)):
+        c.fail(t("tb_driver_reply", what=what))
+    losses = value[0]
+    if len(losses) != s.steps or not all(isinstance(x, float) and math.isfinite(x) for x in losses):
+        c.fail(c.caused(t("lab_run_losses", what=what, steps=s.steps), t("cause_tb_run_losses")))
+    try:
+        return training.outcome(task, losses, value[1])
+    except training.BadState as exc:
+        c.fail(c.caused(f"{what} {t(exc.key, **exc.fields)}", t("cause_tb_parameter_names")))
+
+
+def _uses_positions(o, s):
+    """Every check of the run fails for a model whose answers do not come from its positions. The
+    cause: the positions when the model learned without them, or when zeroing them helps (it was
+    trained with other positions, or none); else the parts (it learned nothing)."""
+    if not o.drop >= s.min_positions_drop:
+        positions = o.accuracy >= s.min_accuracy or o.drop < 0
+        c.fail(
+            c.caused(
+                t(
+                    "tb_run_positions",
+                    got=f"{o.zeroed:.2f}",
+                    acc=f"{o.accuracy:.2f}",
+                    drop=f"{o.drop:.2f}",
+                    least=f"{s.min_positions_drop:.2f}",
+                ),
+                t("cause_tb_run_positions" if positions else "cause_tb_run_parts"),
+            )
+        )
+
+
+def _learned(o, s):
+    if not o.accuracy >= s.min_accuracy:
+        c.fail(
+            c.caused(
+                t("tb_run_accuracy", n=s.eval_sequences, got=f"{o.accuracy:.2f}", least=f"{s.min_accuracy:.2f}"),
+                t("cause_tb_run_parts"),
+            )
+        )
+
+
+def test_loss_goes_down(sub, cfg):
+    """The loss over the answer on the judge's own sequences (the reference's forward pass, here)
+    of the trained parameters is at most loss_ratio_at_most of the initial parameters'."""
+    s = training.settings(cfg)
+    o = run(sub, cfg)
+    if not o.loss_ratio <= s.max_loss_ratio:
+        c.fail(
+            c.caused(
+                t(
+                    "lab_run_loss_ratio",
+                    first=f"{o.loss_before:.3f}",
+                    last=f"{o.loss_before * o.loss_ratio:.3f}",
+                    ratio=f"{o.loss_ratio:.3f}",
+                    most=f"{s.max_loss_ratio:.2f}",
+                    yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}",
+                ),
+                t("cause_tb_run_parts"),
+            )
+        )
+    _uses_positions(o, s)
+
+
+def test_accuracy(sub, cfg):
+    """Greedy decoding of the answer from the prompt alone, with the trained parameters, reaches accuracy."""
+    s = training.settings(cfg)
+    o = run(sub, cfg)
+    _learned(o, s)
+    _uses_positions(o, s)
+
+
+def test_uses_positions(sub, cfg):
+    """With the positional encoding zeroed the trained model's accuracy falls by positions_drop at least."""
+    s = training.settings(cfg)
+    o = run(sub, cfg)
+    _uses_positions(o, s)
+
+
+def test_never_reads_ahead(sub, cfg):
+    """With the causal mask removed the trained model is still no better than reads_future_at_most on
+    the prompt's random symbols (it never learned to read the next position), and it had learned."""
+    s = training.settings(cfg)
+    o = run(sub, cfg)
+    if not o.reads_future <= s.max_reads_future:
+        c.fail(
+            c.caused(
+                t(
+                    "tb_run_reads_ahead",
+                    got=f"{o.reads_future:.2f}",
+                    chance=f"{s.chance:.3f}",
+                    most=f"{s.max_reads_future:.2f}",
+                ),
+                t("cause_tb_run_reads_ahead"),
+            )
+        )
+    _learned(o, s)  # a model that learned nothing reads nothing ahead either
+    _uses_positions(o, s)

@@ -1,0 +1,270 @@
+"""The transformer lab's run in the grader (question `training_run` of transformer_block):
+what the judge sends to the worker, and how it judges what comes back. Settings:
+grading.yml `transformer_run` (one place; `bench/transformer_seeds.py` measures the
+thresholds there on 10 seeds of the reference, and the ablated trainings below).
+
+What the judge decides, each from plain data it made or checked itself:
+- the task: reversal of `length` random symbols out of `n_symbols` (a_1 .. a_L, SEP,
+  a_L .. a_1), trained as a language model on every next token. The prompt's symbols
+  are random: only a model that reads ahead can predict them, which is what makes a
+  model trained without the causal mask show;
+- the initial parameters (the reference TransformerLM's initialisation under the seed,
+  a float32 state dict) and the batches (tensors): one call of the notebook's
+  `run_train_steps(sizes, state, batches, lr)` trains the student's TransformerLM with
+  the student's next_token_loss (and, inside the model, the student's
+  positional_encoding, DecoderBlock and FeedForward) in the worker, under the run's
+  own CPU budget, and sends back the trained parameters;
+- the evaluation, here, with the reference's forward pass (`ablated_logits`) and the
+  trained parameters loaded into the reference model, on sequences the worker never
+  sees: greedy accuracy of the answer decoded from the prompt alone; the same with the
+  positional encoding zeroed (a model that uses its positions falls towards chance);
+  teacher-forced accuracy on the prompt's random symbols with the causal mask removed
+  (a model that learned to read the next position copies them); the held-out loss over
+  the answer, trained parameters over initial ones.
+
+Why "reads ahead" and not "nothing changes without the mask": see
+docs/pages/transformer-contract.md, "The training run in the grader".
+"""
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from autograder.private.solutions import transformer_block as ref
+
+DRIVER = "run_train_steps"
+SIZE_KEYS = ("d_model", "n_heads", "d_ff", "n_layers")
+
+
+@dataclass(frozen=True)
+class Settings:
+    seed: int
+    steps: int  # Adam steps, one batch each
+    batch_size: int
+    length: int  # symbols to reverse: sequences of 2 * length + 1 tokens
+    n_symbols: int  # chance: 1 / n_symbols
+    d_model: int
+    n_heads: int
+    d_ff: int
+    n_layers: int
+    lr: float
+    eval_sequences: int
+    cpu_seconds: float
+    min_accuracy: float  # greedy token accuracy of the answer, at least
+    min_positions_drop: float  # accuracy minus accuracy with the positional encoding zeroed, at least
+    max_reads_future: float  # without the causal mask, accuracy on the prompt's random symbols, at most
+    max_loss_ratio: float  # held-out loss over the answer, trained over initial, at most
+
+    @property
+    def sizes(self):
+        """TransformerLM's arguments (and run_train_steps' `sizes`)."""
+        return {
+            "vocab_size": self.n_symbols + 2,
+            "d_model": self.d_model,
+            "n_heads": self.n_heads,
+            "d_ff": self.d_ff,
+            "n_layers": self.n_layers,
+        }
+
+    @property
+    def chance(self):
+        return 1 / self.n_symbols
+
+
+def settings(cfg, seed=None, **overrides):
+    """The run's settings from grading.yml `transformer_run` (`seed` overrides its seed, and
+    `overrides` any other field: the bench)."""
+    s = cfg.transformer_run
+    th = s["thresholds"]
+    out = Settings(
+        seed=int(s["seed"] if seed is None else seed),
+        steps=int(s["steps"]),
+        batch_size=int(s["batch_size"]),
+        length=int(s["length"]),
+        n_symbols=int(s["n_symbols"]),
+        **{k: int(s["sizes"][k]) for k in SIZE_KEYS},
+        lr=float(s["lr"]),
+        eval_sequences=int(s["eval_sequences"]),
+        cpu_seconds=float(s["cpu_seconds"]),
+        min_accuracy=float(th["accuracy"]),
+        min_positions_drop=float(th["positions_drop"]),
+        max_reads_future=float(th["reads_future_at_most"]),
+        max_loss_ratio=float(th["loss_ratio_at_most"]),
+    )
+    return out if not overrides else Settings(**{**out.__dict__, **overrides})
+
+
+@dataclass
+class Task:
+    settings: Settings
+    state: dict  # {name: float32 tensor}: the reference's initialisation under the seed
+    batches: list  # [tokens (batch_size, 2 * length + 1)] * steps
+
+    @property
+    def args(self):
+        """run_train_steps' arguments."""
+        return [self.settings.sizes, self.state, self.batches, self.settings.lr]
+
+
+def task(s):
+    """The judge's task for settings `s`: the same for every submission graded with them."""
+    g = torch.Generator().manual_seed(s.seed)
+    torch.manual_seed(s.seed)
+    model = ref.TransformerLM(**s.sizes)
+    state = {n: v.detach().clone() for n, v in model.state_dict().items()}
+    batches = [ref.make_reverse_batch(s.batch_size, s.length, s.n_symbols, g) for _ in range(s.steps)]
+    return Task(s, state, batches)
+
+
+def load(t, state):
+    """The reference model with `state` loaded, in eval mode (what the judge evaluates)."""
+    model = ref.TransformerLM(**t.settings.sizes)
+    model.load_state_dict(state)
+    return model.eval()
+
+
+# -- trainings in this process (the bench, the kit's tests) -------------------------------
+def train_reference(t):
+    """The worker's path with the reference's parts: (losses, state_dict)."""
+    return ref.run_train_steps(t.settings.sizes, t.state, t.batches, t.settings.lr)
+
+
+def train_ablated(t, positions=True, causal=True):
+    """The same run with a forward pass that leaves out the positions or the causal mask
+    (`ablated_logits` in training): (losses, state_dict)."""
+    model = load(t, t.state).train()
+    opt = torch.optim.Adam(model.parameters(), lr=t.settings.lr)
+    losses = []
+    for tokens in t.batches:
+        loss = ref.next_token_loss(ref.ablated_logits(model, tokens, positions=positions, causal=causal), tokens)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, model.state_dict()
+
+
+# -- the judge's evaluation ---------------------------------------------------------------
+def eval_batch(t, salt=1000):
+    """The judge's evaluation sequences (never sent to the worker): (eval_sequences, 2L + 1)."""
+    s = t.settings
+    g = torch.Generator().manual_seed(s.seed * 7919 + salt)
+    return ref.make_reverse_batch(s.eval_sequences, s.length, s.n_symbols, g)
+
+
+@torch.no_grad()
+def greedy(model, tokens, positions=True, causal=True):
+    """Greedy decoding of the answer from the prompt alone: (N, L) tokens."""
+    L = (tokens.shape[1] - 1) // 2
+    seq = tokens[:, : L + 1]  # (N, L + 1): a_1 .. a_L, SEP
+    for _ in range(L):
+        logits = ref.ablated_logits(model, seq, positions=positions, causal=causal)  # (N, T', V)
+        seq = torch.cat([seq, logits[:, -1].argmax(-1, keepdim=True)], dim=1)  # (N, T' + 1)
+    return seq[:, L + 1 :]  # (N, L): the answer
+
+
+def answer_accuracy(model, tokens, positions=True):
+    """The share of the answer's symbols greedy decoding gets right."""
+    L = (tokens.shape[1] - 1) // 2
+    return float((greedy(model, tokens, positions=positions) == tokens[:, L + 1 :]).double().mean())
+
+
+@torch.no_grad()
+def prompt_accuracy(model, tokens, causal=True):
+    """Teacher-forced accuracy on the prompt's symbols after the first: they are random, so a
+    model that only reads the past is at chance there (1 / n_symbols); one that reads ahead
+    copies them once the mask is removed."""
+    L = (tokens.shape[1] - 1) // 2
+    logits = ref.ablated_logits(model, tokens, causal=causal)  # (N, 2L + 1, V)
+    return float((logits[:, : L - 1].argmax(-1) == tokens[:, 1:L]).double().mean())  # made at 0 .. L - 2
+
+
+@torch.no_grad()
+def held_out_loss(model, t):
+    """The next-token loss over the answer alone (the prompt's symbols are random), on the
+    judge's own sequences."""
+    tokens = eval_batch(t, salt=999)
+    answer = torch.arange(tokens.shape[1]) > t.settings.length  # (2L + 1,): after SEP
+    return float(ref.next_token_loss(model(tokens), tokens, answer.expand_as(tokens)))
+
+
+class BadState(Exception):
+    """The trained parameters are not the contract's: `key` (messages) and its fields."""
+
+    def __init__(self, key, **fields):
+        super().__init__(key)
+        self.key, self.fields = key, fields
+
+
+def load_trained(t, state):
+    """The reference model with the worker's trained parameters, each checked here: exactly
+    the contract's names and shapes, floating point and finite."""
+    model = ref.TransformerLM(**t.settings.sizes)
+    want = model.state_dict()
+    if not isinstance(state, dict):
+        raise BadState("tb_run_state_kind")
+    for name, w in want.items():
+        g = state.get(name)
+        if not isinstance(g, torch.Tensor) or not g.is_floating_point():
+            raise BadState("lab_run_state_missing", name=name)
+        if tuple(g.shape) != tuple(w.shape):
+            raise BadState("lab_run_state_shape", name=name, got=tuple(g.shape), expected=tuple(w.shape))
+        if not bool(torch.isfinite(g).all()):
+            raise BadState("lab_run_state_not_finite", name=name)
+    extra = sorted(set(state) - set(want), key=str)
+    if extra:
+        raise BadState("lab_run_state_extra", name=extra[0])
+    model.load_state_dict({n: state[n].detach().to(torch.float32) for n in want})
+    return model.eval()
+
+
+@dataclass
+class Outcome:
+    """What the judge measured of one submission's run (plain numbers; the worker's own
+    losses are only shown)."""
+
+    losses: list
+    loss_before: float  # the held-out loss of the initial parameters
+    loss_ratio: float  # ... of the trained ones over it
+    accuracy: float  # greedy accuracy of the answer
+    zeroed: float  # the same with the positional encoding zeroed
+    reads_future: float  # prompt accuracy with the causal mask removed
+
+    @property
+    def drop(self):
+        return self.accuracy - self.zeroed
+
+
+def judge(t, model, losses=()):
+    """The Outcome of a trained reference `model` (its parameters the submission's)."""
+    before = held_out_loss(load(t, t.state), t)
+    tokens = eval_batch(t)
+    return Outcome(
+        list(losses),
+        before,
+        held_out_loss(model, t) / before if before > 0 else math.inf,
+        answer_accuracy(model, tokens),
+        answer_accuracy(model, tokens, positions=False),
+        prompt_accuracy(model, tokens, causal=False),
+    )
+
+
+def outcome(t, losses, state):
+    """The Outcome of the worker's reply (losses, trained state); BadState when the state is not the contract's."""
+    return judge(t, load_trained(t, state), losses)
+
+
+def failed(s, o):
+    """The checks an Outcome fails under settings `s`, by name (the kit's tests and the bench):
+    each check's own condition, before any check makes the others fail."""
+    return sorted(
+        name
+        for name, ok in (
+            ("loss_ratio", o.loss_ratio <= s.max_loss_ratio),
+            ("accuracy", o.accuracy >= s.min_accuracy),
+            ("positions", o.drop >= s.min_positions_drop),
+            ("reads_future", o.reads_future <= s.max_reads_future),
+        )
+        if not ok
+    )

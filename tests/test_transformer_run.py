@@ -1,0 +1,163 @@
+"""The transformer lab's run in the grader (question training_run of transformer_block;
+`autograder/private/suites/transformer_block/training.py`, grading.yml `transformer_run`).
+
+On grading.yml's seed the reference trained as the worker trains it passes every
+check, and a model trained without the positional encoding, or without the causal
+mask (the bench's ablated trainings, through the judge's module), fails its own
+check; the judge refuses trained parameters that are not the contract's before it
+evaluates them; the notebook's cell states the run's numbers; a careless setting
+is one line. (What a submission's feedback says is the audit's and the battery's:
+catalog entries and `cases_transformer_run`.)
+"""
+
+import math
+
+import pytest
+import torch
+
+from autograder import config
+from autograder.build import grading_text
+from autograder.private.suites.transformer_block import training
+from conftest import ROOT
+
+CFG = config.load(ROOT / "grading.yml")
+NAME = "transformer_block"
+
+
+@pytest.fixture(scope="module")
+def run():
+    """(settings, task, {model: Outcome}) on grading.yml's seed: three trainings, about 4 s of CPU each."""
+    s = training.settings(CFG)
+    t = training.task(s)
+    trainings = {
+        "reference": lambda: training.train_reference(t),
+        "no positions": lambda: training.train_ablated(t, positions=False),
+        "no mask": lambda: training.train_ablated(t, causal=False),
+    }
+    out = {}
+    for name, train in trainings.items():
+        losses, state = train()
+        out[name] = training.outcome(t, losses, state)
+    return s, t, out
+
+
+@pytest.mark.slow
+def test_the_reference_passes_every_check_and_each_ablation_fails_its_own(run):
+    s, _, out = run
+    ref = out["reference"]
+    assert training.failed(s, ref) == [], ref
+    assert len(ref.losses) == s.steps and all(math.isfinite(x) for x in ref.losses)
+    assert "positions" in training.failed(s, out["no positions"]), out["no positions"]
+    assert "reads_future" in training.failed(s, out["no mask"]), out["no mask"]
+    assert out["no mask"].reads_future > s.max_reads_future > ref.reads_future
+
+
+@pytest.mark.slow
+def test_the_suite_fails_each_ablation_on_its_own_check_with_a_likely_cause(run):
+    """The hidden checks, called with the judge's Outcomes (no worker): the reference passes all
+    four, the model without positions fails all four (the positions' cause), the one without the
+    mask fails the reads-ahead check."""
+    from autograder.private.suites.transformer_block import test_training_run as suite
+
+    s, _, out = run
+    checks = [suite.test_loss_goes_down, suite.test_accuracy, suite.test_uses_positions, suite.test_never_reads_ahead]
+
+    def verdicts(outcome):
+        sub = object()
+        suite._RUNS[id(sub)] = (sub, outcome)
+        got = {}
+        for check in checks:
+            try:
+                check(sub, CFG)
+                got[check.__name__] = None
+            except pytest.fail.Exception as exc:
+                got[check.__name__] = exc.msg
+        suite._RUNS.clear()
+        return got
+
+    assert all(v is None for v in verdicts(out["reference"]).values())
+    without = verdicts(out["no positions"])
+    assert all(without.values()), without
+    assert "positional_encoding(T, D)" in without["test_uses_positions"]
+    assert all("\n" not in m for m in without.values())
+    masked = verdicts(out["no mask"])
+    assert masked["test_never_reads_ahead"] and "causal_mask(T)" in masked["test_never_reads_ahead"]
+    assert masked["test_uses_positions"] is None, masked
+
+
+def _state():
+    torch.manual_seed(0)
+    return training.task(training.settings(CFG)).state
+
+
+@pytest.mark.parametrize(
+    "tamper, key",
+    [
+        (lambda st: {**st, "cheat": torch.zeros(3)}, "lab_run_state_extra"),
+        (lambda st: {k: v for k, v in st.items() if k != "head.weight"}, "lab_run_state_missing"),
+        (lambda st: {**st, "ln_f.weight": torch.full_like(st["ln_f.weight"], math.nan)}, "lab_run_state_not_finite"),
+        (lambda st: {**st, "embed.weight": st["embed.weight"].T}, "lab_run_state_shape"),
+        (lambda st: {**st, "head.weight": st["head.weight"].long()}, "lab_run_state_missing"),
+        (lambda st: "trained", "tb_run_state_kind"),
+    ],
+)
+def test_parameters_that_are_not_the_contracts_are_refused_before_any_evaluation(tamper, key):
+    t = training.task(training.settings(CFG))
+    with pytest.raises(training.BadState) as exc:
+        training.outcome(t, [1.0] * t.settings.steps, tamper(dict(t.state)))
+    assert exc.value.key == key
+
+
+def test_the_task_is_the_seeds_and_the_notebook_states_the_run(tmp_path):
+    s = training.settings(CFG)
+    a, b = training.task(s), training.task(s)
+    assert all(torch.equal(x, y) for x, y in zip(a.batches, b.batches)) and len(a.batches) == s.steps
+    assert a.batches[0].shape == (s.batch_size, 2 * s.length + 1)
+    assert training.task(training.settings(CFG, seed=s.seed + 1)).batches[0].ne(a.batches[0]).any()
+    run = CFG.transformer_run
+    text = grading_text.render(grading_text.RUN_TAG, NAME, "en", CFG)
+    th = run["thresholds"]
+    for phrase in (
+        f"{run['steps']} Adam steps",
+        f"at most {th['loss_ratio_at_most']:g} times",
+        f"at least {th['accuracy']:g} of its symbols",
+        f"falls by at least {th['positions_drop']:g}",
+        f"at most {th['reads_future_at_most']:g} of the prompt",
+        f"within {run['cpu_seconds']:g} s of CPU",
+    ):
+        assert phrase in text, phrase
+    path = tmp_path / "grading.yml"
+    path.write_text("transformer_run:\n  steps: 123\n")
+    changed = grading_text.render(grading_text.RUN_TAG, NAME, "pt-BR", config.load(path))
+    assert "123 passos do Adam" in changed
+    assert config.load(path).transformer_run["thresholds"] == run["thresholds"], "merged key by key"
+
+
+@pytest.mark.parametrize(
+    "text, named",
+    [
+        ("steps: 0", "steps"),
+        ("cpu_seconds: -1", "cpu_seconds"),
+        ("length: 1", "length"),
+        ("n_symbols: many", "n_symbols"),
+        ("sizes: {d_model: 32, n_heads: 0, d_ff: 64, n_layers: 2}", "sizes.n_heads"),
+        ("sizes: {d_model: 30, n_heads: 4, d_ff: 64, n_layers: 2}", "multiple of n_heads"),
+        (
+            "thresholds: {accuracy: 0.9, positions_drop: high, reads_future_at_most: 0.7, loss_ratio_at_most: 0.1}",
+            "positions_drop",
+        ),
+        ("thresholds: {accuracy: 0.9}", "positions_drop"),
+    ],
+)
+def test_a_careless_run_setting_is_one_line(tmp_path, text, named):
+    path = tmp_path / "grading.yml"
+    path.write_text(f"transformer_run:\n  {text}\n")
+    with pytest.raises(config.ConfigError, match=named) as exc:
+        config.load(path)
+    assert "\n" not in str(exc.value) and "transformer_run" in str(exc.value)
+
+
+def test_a_run_section_without_its_keys_is_one_line():
+    with pytest.raises(config.ConfigError, match="transformer_run needs seed, steps") as exc:
+        config._validate_transformer_run({"lr": 0.003}, "grading.yml")
+    assert "\n" not in str(exc.value)
