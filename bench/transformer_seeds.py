@@ -36,9 +36,9 @@ same tokens with or without the mask: with one layer nothing changes whatever th
 parameters (an architectural fact, no check of training); with two the earlier positions
 of the prefix see their own futures and the answers move a little. What training decides
 is whether the model reads the future, and the prompt's random symbols show it. The
-reference is above chance there without the mask (0.16 .. 0.41): its mirror lookup, run at
+reference is above chance there without the mask (0.15 .. 0.41): its mirror lookup, run at
 a prompt position, lands on the answer's copy of the same symbol, a quirk of reversal;
-with the answer replaced by other symbols ("reads_future_misled") it falls (0.12 .. 0.34).
+with the answer replaced by other symbols ("reads_future_misled") it falls (0.13 .. 0.33).
 Also shown: "follows", the answers that write the (wrong) next token of such a sequence.
 
 The same run is then made twice more with the same parameters and batches, the model
