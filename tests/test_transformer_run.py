@@ -85,6 +85,49 @@ def test_the_suite_fails_each_ablation_on_its_own_check_with_a_likely_cause(run)
     assert masked["test_uses_positions"] is None, masked
 
 
+def _verdicts(outcome):
+    """{check: its failure message or None} of the four hidden checks on an Outcome (no worker)."""
+    from autograder.private.suites.transformer_block import test_training_run as suite
+
+    got, sub = {}, object()
+    suite._RUNS[id(sub)] = (sub, outcome)
+    try:
+        for check in (
+            suite.test_loss_goes_down,
+            suite.test_accuracy,
+            suite.test_uses_positions,
+            suite.test_never_reads_ahead,
+        ):
+            try:
+                check(sub, CFG)
+                got[check.__name__.removeprefix("test_")] = None
+            except pytest.fail.Exception as exc:
+                got[check.__name__.removeprefix("test_")] = exc.msg
+    finally:
+        suite._RUNS.clear()
+    return got
+
+
+def test_each_check_charges_its_own_shortfall():
+    """Figures made up around grading.yml's thresholds: a model that learned a little less than
+    the accuracy threshold (a post-norm block trained, read through the pre-norm forward) loses
+    the loss and accuracy points and keeps the two it earns (it uses its positions, it reads
+    nothing ahead); one that reads ahead loses that point alone; one that learned nothing (no
+    drop without its positions) loses all four, reading nothing ahead included."""
+    s = training.settings(CFG)
+    chance = s.chance
+
+    def outcome(accuracy, zeroed, reads_future, ratio):
+        return training.Outcome([2.0, 1.0], 2.0, ratio, accuracy, zeroed, reads_future)
+
+    short = _verdicts(outcome(s.min_accuracy - 0.04, chance, chance, s.max_loss_ratio * 2))
+    assert {k for k, v in short.items() if v} == {"loss_goes_down", "accuracy"}, short
+    ahead = _verdicts(outcome(1.0, chance, 1.0, s.max_loss_ratio / 2))
+    assert {k for k, v in ahead.items() if v} == {"never_reads_ahead"}, ahead
+    nothing = _verdicts(outcome(chance, chance, chance, 1.0))
+    assert all(nothing.values()), nothing
+
+
 def _state():
     torch.manual_seed(0)
     return training.task(training.settings(CFG)).state
