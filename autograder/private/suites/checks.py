@@ -49,6 +49,27 @@ def fail(message):
     pytest.fail(message, pytrace=False)
 
 
+def once_per_submission(store, sub, make):
+    """`make()` for the submission `sub`, made once and shared by the checks that read it (a
+    training run: one worker call for four checks). A failure (`fail`) is kept and raised again
+    for each check. `store` is the suite module's own dict, {id(sub): (sub, value or message)}:
+    it keeps one submission, the one being graded."""
+    key = id(sub)
+    if key in store and store[key][0] is sub:
+        kept = store[key][1]
+        if isinstance(kept, str):
+            fail(kept)
+        return kept
+    store.clear()  # the previous submission's: never needed again
+    try:
+        kept = make()
+    except pytest.fail.Exception as exc:
+        store[key] = (sub, exc.msg)
+        raise
+    store[key] = (sub, kept)
+    return kept
+
+
 def typed_answers(data, missing, missing_cause, unreadable, rule_cause):
     """The answers of a typed-answer cell as the reader read it (`by_hand`, the shapes
     drill): `data` is its record ({"cells", "labels", "problem", "answers"}) or None.
