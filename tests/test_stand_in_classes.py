@@ -74,7 +74,9 @@ def test_construct_answers_the_references_parameter_names_shapes_and_initial_val
         for n, p in want.named_parameters()
     )
     assert list(reply["parts"]) == [p for p, _ in want.named_modules()]
-    assert reply["parts"]["ffn.linear1"] == {"type": "Linear", "attrs": {"in_features": 8, "out_features": 12}}
+    linear1 = {"type": "Linear", "torch": True, "attrs": {"in_features": 8, "out_features": 12}}
+    assert reply["parts"]["ffn.linear1"] == linear1
+    assert reply["parts"]["ffn"]["torch"] is False and reply["parts"]["attn"]["torch"] is False  # the kit's classes
     before = torch.random.get_rng_state()
     again = _construct(s, allowed)
     assert torch.equal(torch.random.get_rng_state(), before)  # the judge's random state is left alone
@@ -254,7 +256,8 @@ def block_parts(x):
     h = block.ln1(x)
     attended, weights = block.attn(h, h, h, None)
     hidden = block.ffn.linear1(h)
-    return attended, block.ffn(h), hidden, block.ffn.linear1.out_features, type(block.ffn.linear2).__name__
+    linear = isinstance(block.ffn.linear2, torch.nn.Linear) and isinstance(block.ln1, torch.nn.LayerNorm)
+    return attended, block.ffn(h), hidden, block.ffn.linear1.out_features, type(block.ffn.linear2).__name__, linear
 
 
 def train_lm(tokens, steps):
@@ -352,7 +355,7 @@ def test_the_submodules_of_a_stand_in_are_the_references_too(remote):
     x = torch.randn(2, 4, 8, dtype=torch.float64)
     reply = r.call("block_parts", [x], {}, CallOptions(isolate=["DecoderBlock"]))
     assert reply.ok, reply.error
-    attended, ffn, hidden, width, kind = reply.value
+    attended, ffn, hidden, width, kind, of_torch = reply.value
     # the stand-in's initial parameters are the reference's built from the judge's seed
     torch.manual_seed(0)
     m = ref.DecoderBlock(8, 2, 12).double()
@@ -360,6 +363,7 @@ def test_the_submodules_of_a_stand_in_are_the_references_too(remote):
     assert torch.allclose(attended, m.attn(h, h, h, None)[0])
     assert torch.allclose(ffn, m.ffn(h)) and torch.allclose(hidden, m.ffn.linear1(h))
     assert (width, kind) == (12, "Linear")
+    assert of_torch is True, "torch.nn's layers stood in for are instances of their class (isinstance holds)"
 
 
 @pytest.mark.slow

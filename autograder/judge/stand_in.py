@@ -196,9 +196,11 @@ def _named_parameters(module: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 
 def _parts(module: torch.nn.Module) -> dict[str, dict[str, Any]]:
-    """{path: {"type": class name, "attrs": its plain attributes}} of the module ("") and each
-    submodule, parents first: what the worker's stand-in rebuilds (a submodule the student's
-    code calls, such as `self.ffn.linear1`, answered by the judge as the reference's)."""
+    """{path: {"type": class name, "torch": whether it is torch.nn's class of that name, "attrs":
+    its plain attributes}} of the module ("") and each submodule, parents first: what the
+    worker's stand-in rebuilds (a submodule the student's code calls, such as
+    `self.ffn.linear1`, answered by the judge as the reference's; one of torch.nn's classes an
+    instance of that class there, so that `isinstance(m, nn.Linear)` holds)."""
     out = {}
     for path, m in module.named_modules():
         attrs = {
@@ -209,7 +211,8 @@ def _parts(module: torch.nn.Module) -> dict[str, dict[str, Any]]:
             and not isinstance(v, torch.Tensor)
             and _shape_key([v], {}) is not None
         }
-        out[path] = {"type": type(m).__name__, "attrs": attrs}
+        kind = type(m).__name__
+        out[path] = {"type": kind, "torch": type(m) is getattr(torch.nn, kind, None), "attrs": attrs}
     return out
 
 

@@ -212,11 +212,19 @@ class Worker:
 
         kinds = {}
 
-        def part(kind):
-            """A submodule of the stand-in: the reference's submodule class name, answered by the judge."""
-            if kind not in kinds:
-                kinds[kind] = type(kind, (nn.Module,), {"forward": forward, "__module__": "__main__"})
-            return kinds[kind]()
+        def part(kind, of_torch):
+            """A submodule of the stand-in: the reference's submodule class name, answered by the
+            judge; one of torch.nn's classes (`of_torch`, the judge's word) a subclass of it, built
+            without its __init__ (the judge sends the parameters and plain attributes)."""
+            base = getattr(nn, kind, None) if of_torch else None
+            if not (isinstance(base, type) and issubclass(base, nn.Module)):
+                base = nn.Module
+            key = (kind, base)
+            if key not in kinds:
+                kinds[key] = type(kind, (base,), {"forward": forward, "__module__": "__main__"})
+            m = kinds[key].__new__(kinds[key])
+            nn.Module.__init__(m)
+            return m
 
         def init(self, *args, **kwargs):
             nn.Module.__init__(self)
@@ -228,7 +236,7 @@ class Worker:
                 m = self
                 if path:
                     *up, leaf = path.split(".")
-                    m = part(info["type"])
+                    m = part(info["type"], info.get("torch") is True)
                     modules[".".join(up)].add_module(leaf, m)
                     modules[path] = m
                 prefix = path + "." if path else ""
