@@ -56,8 +56,9 @@ def _uses_positions(o, s):
     """Every check of the run fails for a model whose answers do not come from its positions. The
     cause: the positions when the model learned without them, or when zeroing them helps (it was
     trained with other positions, or none); else the parts (it learned nothing)."""
-    if not o.drop >= s.min_positions_drop:
-        positions = o.accuracy >= s.min_accuracy or o.drop < 0
+    ok = training.passed(s, o)
+    if not ok["positions"]:
+        positions = ok["accuracy"] or o.drop < 0
         c.fail(
             c.caused(
                 t(
@@ -73,7 +74,7 @@ def _uses_positions(o, s):
 
 
 def _learned(o, s):
-    if not o.accuracy >= s.min_accuracy:
+    if not training.passed(s, o)["accuracy"]:
         c.fail(
             c.caused(
                 t("tb_run_accuracy", n=s.eval_sequences, got=f"{o.accuracy:.2f}", least=f"{s.min_accuracy:.2f}"),
@@ -87,7 +88,7 @@ def test_loss_goes_down(sub, cfg):
     of the trained parameters is at most loss_ratio_at_most of the initial parameters'."""
     s = training.settings(cfg)
     o = run(sub, cfg)
-    if not o.loss_ratio <= s.max_loss_ratio:
+    if not training.passed(s, o)["loss_ratio"]:
         c.fail(
             c.caused(
                 t(
@@ -128,7 +129,7 @@ def test_never_reads_ahead(sub, cfg):
     accuracy costs it the accuracy check, not this one."""
     s = training.settings(cfg)
     o = run(sub, cfg)
-    if not o.reads_future <= s.max_reads_future:
+    if not training.passed(s, o)["reads_future"]:
         c.fail(
             c.caused(
                 t(

@@ -255,16 +255,18 @@ def outcome(t, losses, state):
     return judge(t, load_trained(t, state), losses)
 
 
+def passed(s, o):
+    """{check: whether the Outcome meets its own threshold under settings `s`}: the one place
+    the thresholds are compared (the hidden checks, the kit's tests and the bench), before
+    any check makes the others fail."""
+    return {
+        "loss_ratio": o.loss_ratio <= s.max_loss_ratio,
+        "accuracy": o.accuracy >= s.min_accuracy,
+        "positions": o.drop >= s.min_positions_drop,
+        "reads_future": o.reads_future <= s.max_reads_future,
+    }
+
+
 def failed(s, o):
-    """The checks an Outcome fails under settings `s`, by name (the kit's tests and the bench):
-    each check's own condition, before any check makes the others fail."""
-    return sorted(
-        name
-        for name, ok in (
-            ("loss_ratio", o.loss_ratio <= s.max_loss_ratio),
-            ("accuracy", o.accuracy >= s.min_accuracy),
-            ("positions", o.drop >= s.min_positions_drop),
-            ("reads_future", o.reads_future <= s.max_reads_future),
-        )
-        if not ok
-    )
+    """The checks an Outcome fails under settings `s`, by name (`passed`'s that are False)."""
+    return sorted(name for name, ok in passed(s, o).items() if not ok)
