@@ -35,6 +35,8 @@ from functools import lru_cache
 import torch
 
 from autograder.private.solutions import seq2seq_attention as ref
+from autograder.private.suites import trained
+from autograder.private.suites.trained import BadState
 
 DRIVER = "run_train_steps"
 
@@ -208,36 +210,14 @@ def accuracy(encoder, decoder, t, zero_context=False):
     return out
 
 
-class BadState(Exception):
-    """The trained parameters are not the contract's: `key` (messages) and its fields."""
-
-    def __init__(self, key, **fields):
-        super().__init__(key)
-        self.key, self.fields = key, fields
-
-
 def load_trained(t, encoder_state, decoder_state):
-    """The reference modules with the worker's trained parameters, each checked here:
-    exactly the contract's names and shapes, floating point and finite."""
+    """The reference modules with the worker's trained parameters, each checked here
+    (`trained.checked`: exactly the contract's names and shapes, floating point and finite)."""
     enc, dec = modules(t.settings, "attention")
     for prefix, module, got in (("encoder", enc, encoder_state), ("decoder", dec, decoder_state)):
-        want = module.state_dict()
         if not isinstance(got, dict):
             raise BadState("lab_run_state_kind", what=prefix)
-        for name, w in want.items():
-            g = got.get(name)
-            if not isinstance(g, torch.Tensor) or not g.is_floating_point():
-                raise BadState("lab_run_state_missing", name=f"{prefix}.{name}")
-            if tuple(g.shape) != tuple(w.shape):
-                raise BadState(
-                    "lab_run_state_shape", name=f"{prefix}.{name}", got=tuple(g.shape), expected=tuple(w.shape)
-                )
-            if not bool(torch.isfinite(g).all()):
-                raise BadState("lab_run_state_not_finite", name=f"{prefix}.{name}")
-        extra = sorted(set(got) - set(want))
-        if extra:
-            raise BadState("lab_run_state_extra", name=f"{prefix}.{extra[0]}")
-        module.load_state_dict({n: got[n].detach().to(torch.float32) for n in want})
+        module.load_state_dict(trained.checked(module.state_dict(), got, prefix))
     return enc, dec
 
 

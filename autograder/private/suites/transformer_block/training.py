@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import torch
 
 from autograder.private.solutions import transformer_block as ref
+from autograder.private.suites import trained
+from autograder.private.suites.trained import BadState
 
 DRIVER = "run_train_steps"
 SIZE_KEYS = ("d_model", "n_heads", "d_ff", "n_layers")
@@ -189,33 +191,13 @@ def held_out_loss(model, t):
     return float(ref.next_token_loss(model(tokens), tokens, answer.expand_as(tokens)))
 
 
-class BadState(Exception):
-    """The trained parameters are not the contract's: `key` (messages) and its fields."""
-
-    def __init__(self, key, **fields):
-        super().__init__(key)
-        self.key, self.fields = key, fields
-
-
 def load_trained(t, state):
-    """The reference model with the worker's trained parameters, each checked here: exactly
-    the contract's names and shapes, floating point and finite."""
+    """The reference model with the worker's trained parameters, each checked here
+    (`trained.checked`: exactly the contract's names and shapes, floating point and finite)."""
     model = ref.TransformerLM(**t.settings.sizes)
-    want = model.state_dict()
     if not isinstance(state, dict):
         raise BadState("tb_run_state_kind")
-    for name, w in want.items():
-        g = state.get(name)
-        if not isinstance(g, torch.Tensor) or not g.is_floating_point():
-            raise BadState("lab_run_state_missing", name=name)
-        if tuple(g.shape) != tuple(w.shape):
-            raise BadState("lab_run_state_shape", name=name, got=tuple(g.shape), expected=tuple(w.shape))
-        if not bool(torch.isfinite(g).all()):
-            raise BadState("lab_run_state_not_finite", name=name)
-    extra = sorted(set(state) - set(want), key=str)
-    if extra:
-        raise BadState("lab_run_state_extra", name=extra[0])
-    model.load_state_dict({n: state[n].detach().to(torch.float32) for n in want})
+    model.load_state_dict(trained.checked(model.state_dict(), state))
     return model.eval()
 
 
