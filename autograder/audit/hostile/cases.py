@@ -145,6 +145,22 @@ def ipynb(nb):
     return ".ipynb", json.dumps(nb).encode()
 
 
+def state_dict_override(assignment, cls, body):
+    """The assignment's reference notebook with `cls` redefined as a subclass of the student's
+    own whose state_dict (what a training run's run_train_steps sends back) is `body` (with
+    `own`, the real state dict): the two labs' run cases."""
+    return ipynb(
+        append(
+            reference(assignment),
+            f"class {cls}({cls}):\n"
+            "    def state_dict(self, *args, **kwargs):\n"
+            "        import torch\n"
+            "        own = super().state_dict(*args, **kwargs)\n"
+            f"        {body}\n",
+        )
+    )
+
+
 def others(*lost):
     return [q for q in SDP_QS if q not in lost]
 

@@ -9,7 +9,7 @@ training_run question (and no part it does not break), with a one-line reason.
 """
 
 from autograder import config
-from autograder.audit.hostile.cases import case, ipynb, reference
+from autograder.audit.hostile.cases import append, case, ipynb, reference, state_dict_override
 
 LAB = "seq2seq_attention"
 LAB_POINTS = config.load().questions(LAB)
@@ -22,21 +22,7 @@ def with_cell(source):
     """The lab's reference notebook with a code cell appended (the provided cell's functions,
     run_train_steps among them, are the kit's whatever a cell redefines: the student's
     classes and train_step are what a run can tamper with)."""
-    nb = reference(LAB)
-    nb["cells"].append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source})
-    return ipynb(nb)
-
-
-def state_dict_override(cls, body):
-    """`cls` redefined as a subclass of the student's own whose state_dict (what run_train_steps
-    sends back) is `body` (with `own`, the real state dict)."""
-    return with_cell(
-        f"class {cls}({cls}):\n"
-        "    def state_dict(self, *args, **kwargs):\n"
-        "        import torch\n"
-        "        own = super().state_dict(*args, **kwargs)\n"
-        f"        {body}\n"
-    )
+    return ipynb(append(reference(LAB), source))
 
 
 @case(
@@ -66,7 +52,7 @@ def _():
     **LOSES,
 )
 def _():
-    return state_dict_override("Encoder", "return {k: torch.full_like(v, float('nan')) for k, v in own.items()}")
+    return state_dict_override(LAB, "Encoder", "return {k: torch.full_like(v, float('nan')) for k, v in own.items()}")
 
 
 @case(
@@ -77,7 +63,7 @@ def _():
     **LOSES,
 )
 def _():
-    return state_dict_override("AttentionDecoder", "return dict(own, cheat=torch.zeros(3))")
+    return state_dict_override(LAB, "AttentionDecoder", "return dict(own, cheat=torch.zeros(3))")
 
 
 @case(
@@ -88,4 +74,4 @@ def _():
     **LOSES,
 )
 def _():
-    return state_dict_override("Encoder", "return 'trained, trust me'")
+    return state_dict_override(LAB, "Encoder", "return 'trained, trust me'")

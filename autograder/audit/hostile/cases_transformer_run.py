@@ -9,28 +9,13 @@ one-line reason.
 """
 
 from autograder import config
-from autograder.audit.hostile.cases import case, ipynb, reference
+from autograder.audit.hostile.cases import case, state_dict_override
 
 LAB = "transformer_block"
 LAB_POINTS = config.load().questions(LAB)
 RUN = "training_run"
 PARTS = [q for q in LAB_POINTS if q != RUN]
 LOSES = {"max_score": sum(LAB_POINTS.values()) - LAB_POINTS[RUN], "questions_zero": [RUN], "questions_keep_full": PARTS}
-
-
-def state_dict_override(body):
-    """The reference notebook with TransformerLM redefined as a subclass of the student's own
-    whose state_dict (what run_train_steps sends back) is `body` (with `own`, the real one)."""
-    nb = reference(LAB)
-    source = (
-        "class TransformerLM(TransformerLM):\n"
-        "    def state_dict(self, *args, **kwargs):\n"
-        "        import torch\n"
-        "        own = super().state_dict(*args, **kwargs)\n"
-        f"        {body}\n"
-    )
-    nb["cells"].append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source})
-    return ipynb(nb)
 
 
 @case(
@@ -41,7 +26,9 @@ def state_dict_override(body):
     **LOSES,
 )
 def _():
-    return state_dict_override("return {k: torch.full_like(v, float('nan')) for k, v in own.items()}")
+    return state_dict_override(
+        LAB, "TransformerLM", "return {k: torch.full_like(v, float('nan')) for k, v in own.items()}"
+    )
 
 
 @case(
@@ -52,7 +39,7 @@ def _():
     **LOSES,
 )
 def _():
-    return state_dict_override("return dict(own, cheat=torch.zeros(3))")
+    return state_dict_override(LAB, "TransformerLM", "return dict(own, cheat=torch.zeros(3))")
 
 
 @case(
@@ -63,4 +50,4 @@ def _():
     **LOSES,
 )
 def _():
-    return state_dict_override("return {k: v for k, v in own.items() if k != 'head.weight'}")
+    return state_dict_override(LAB, "TransformerLM", "return {k: v for k, v in own.items() if k != 'head.weight'}")
