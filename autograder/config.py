@@ -124,30 +124,44 @@ TRAINING_RUN_KEYS = (
 )
 
 
+def _number(value, integer=True, least=0, strict=True):
+    """Whether `value` is an int (or a float, with integer=False), never a bool, above `least`
+    (at least `least` with strict=False)."""
+    kinds = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        return False
+    return value > least if strict else value >= least
+
+
+def _real(value):
+    """Whether `value` is a number (an int or a float, never a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _run_section(run, keys, section, path):
+    """A run section of grading.yml is a mapping with every key of `keys`."""
+    if not isinstance(run, dict):
+        raise ConfigError(f"{path}: {section} must be a mapping")
+    missing = [k for k in keys if k not in run]
+    if missing:
+        raise ConfigError(f"{path}: {section} needs {', '.join(missing)}")
+
+
 def _validate_training_run(run, path):
     """grading.yml `training_run` (the training lab's run in the grader): every key there,
     and thresholds only at lengths the judge evaluates."""
-    if not isinstance(run, dict):
-        raise ConfigError(f"{path}: training_run must be a mapping")
-    missing = [k for k in TRAINING_RUN_KEYS if k not in run]
-    if missing:
-        raise ConfigError(f"{path}: training_run needs {', '.join(missing)}")
-
-    def positive(value, integer=True):
-        kinds = int if integer else (int, float)
-        return isinstance(value, kinds) and not isinstance(value, bool) and value > 0
-
+    _run_section(run, TRAINING_RUN_KEYS, "training_run", path)
     sizes = run["sizes"] if isinstance(run["sizes"], dict) else {}
     numbers = {k: run[k] for k in ("steps", "batch_size", "max_len", "eval_per_length")}
     numbers.update({f"sizes.{k}": sizes.get(k) for k in ("emb_dim", "hidden_dim", "attn_dim")})
-    bad = [k for k, v in numbers.items() if not positive(v)]
-    bad += [k for k in ("lr", "cpu_seconds") if not positive(run[k], integer=False)]
-    if not (isinstance(run["n_symbols"], int) and not isinstance(run["n_symbols"], bool) and run["n_symbols"] >= 2):
+    bad = [k for k, v in numbers.items() if not _number(v)]
+    bad += [k for k in ("lr", "cpu_seconds") if not _number(run[k], integer=False)]
+    if not _number(run["n_symbols"], least=2, strict=False):
         bad.append("n_symbols (at least 2)")
-    if not (isinstance(run["seed"], int) and not isinstance(run["seed"], bool) and run["seed"] >= 0):
+    if not _number(run["seed"], least=0, strict=False):
         bad.append("seed (an integer >= 0)")
     lengths = run["eval_lengths"]
-    if not (isinstance(lengths, list) and lengths and all(positive(n) for n in lengths)):
+    if not (isinstance(lengths, list) and lengths and all(_number(n) for n in lengths)):
         bad.append("eval_lengths (a list of positive integers)")
     if bad:
         raise ConfigError(f"{path}: training_run needs positive numbers: {', '.join(bad)}")
@@ -160,7 +174,7 @@ def _validate_training_run(run, path):
                 f"{path}: training_run.thresholds.{key} must map lengths of eval_lengths {sorted(lengths)} to numbers"
             )
     for key in ("zeroed_context_at_most", "loss_ratio_at_most"):
-        if isinstance(th.get(key), bool) or not isinstance(th.get(key), (int, float)):
+        if not _real(th.get(key)):
             raise ConfigError(f"{path}: training_run.thresholds.{key} must be a number")
 
 
@@ -185,25 +199,14 @@ def _validate_transformer_run(run, path):
     there, positive sizes (n_heads dividing d_model, an even d_model for the sinusoidal
     positions), a length of at least 2 (the reads-ahead check needs two prompt symbols)
     and four numeric thresholds."""
-    if not isinstance(run, dict):
-        raise ConfigError(f"{path}: transformer_run must be a mapping")
-    missing = [k for k in TRANSFORMER_RUN_KEYS if k not in run]
-    if missing:
-        raise ConfigError(f"{path}: transformer_run needs {', '.join(missing)}")
-
-    def number(value, integer=True, least=0, strict=True):
-        kinds = int if integer else (int, float)
-        if isinstance(value, bool) or not isinstance(value, kinds):
-            return False
-        return value > least if strict else value >= least
-
+    _run_section(run, TRANSFORMER_RUN_KEYS, "transformer_run", path)
     sizes = run["sizes"] if isinstance(run["sizes"], dict) else {}
-    checks = {k: number(run[k]) for k in ("steps", "batch_size", "eval_sequences")}
-    checks.update({f"sizes.{k}": number(sizes.get(k)) for k in TRANSFORMER_RUN_SIZES})
-    checks.update({k: number(run[k], integer=False) for k in ("lr", "cpu_seconds")})
-    checks["length (at least 2)"] = number(run["length"], least=2, strict=False)
-    checks["n_symbols (at least 2)"] = number(run["n_symbols"], least=2, strict=False)
-    checks["seed (an integer >= 0)"] = number(run["seed"], least=0, strict=False)
+    checks = {k: _number(run[k]) for k in ("steps", "batch_size", "eval_sequences")}
+    checks.update({f"sizes.{k}": _number(sizes.get(k)) for k in TRANSFORMER_RUN_SIZES})
+    checks.update({k: _number(run[k], integer=False) for k in ("lr", "cpu_seconds")})
+    checks["length (at least 2)"] = _number(run["length"], least=2, strict=False)
+    checks["n_symbols (at least 2)"] = _number(run["n_symbols"], least=2, strict=False)
+    checks["seed (an integer >= 0)"] = _number(run["seed"], least=0, strict=False)
     bad = [k for k, ok in checks.items() if not ok]
     if bad:
         raise ConfigError(f"{path}: transformer_run needs positive numbers: {', '.join(bad)}")
@@ -211,7 +214,7 @@ def _validate_transformer_run(run, path):
         raise ConfigError(f"{path}: transformer_run.sizes.d_model must be even and a multiple of n_heads")
     th = run["thresholds"] if isinstance(run["thresholds"], dict) else {}
     for key in TRANSFORMER_RUN_THRESHOLDS:
-        if isinstance(th.get(key), bool) or not isinstance(th.get(key), (int, float)):
+        if not _real(th.get(key)):
             raise ConfigError(f"{path}: transformer_run.thresholds.{key} must be a number")
 
 
