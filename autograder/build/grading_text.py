@@ -91,7 +91,8 @@ def run_section(assignment):
 
 
 def _run(assignment, cfg):
-    return dict(cfg.data.get(run_section(assignment)) or {})
+    """`assignment`'s run settings (the cfg's `training_run` or `transformer_run`)."""
+    return getattr(cfg, run_section(assignment))
 
 
 def overview(assignment, lang, cfg=None):
