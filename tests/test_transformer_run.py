@@ -52,39 +52,6 @@ def test_the_reference_passes_every_check_and_each_ablation_fails_its_own(run):
     assert out["no mask"].reads_future > s.max_reads_future > ref.reads_future
 
 
-@pytest.mark.slow
-def test_the_suite_fails_each_ablation_on_its_own_check_with_a_likely_cause(run):
-    """The hidden checks, called with the judge's Outcomes (no worker): the reference passes all
-    four, the model without positions fails all four (the positions' cause), the one without the
-    mask fails the reads-ahead check."""
-    from autograder.private.suites.transformer_block import test_training_run as suite
-
-    s, _, out = run
-    checks = [suite.test_loss_goes_down, suite.test_accuracy, suite.test_uses_positions, suite.test_never_reads_ahead]
-
-    def verdicts(outcome):
-        sub = object()
-        suite._RUNS[id(sub)] = (sub, outcome)
-        got = {}
-        for check in checks:
-            try:
-                check(sub, CFG)
-                got[check.__name__] = None
-            except pytest.fail.Exception as exc:
-                got[check.__name__] = exc.msg
-        suite._RUNS.clear()
-        return got
-
-    assert all(v is None for v in verdicts(out["reference"]).values())
-    without = verdicts(out["no positions"])
-    assert all(without.values()), without
-    assert "positional_encoding(T, D)" in without["test_uses_positions"]
-    assert all("\n" not in m for m in without.values())
-    masked = verdicts(out["no mask"])
-    assert masked["test_never_reads_ahead"] and "causal_mask(T)" in masked["test_never_reads_ahead"]
-    assert masked["test_uses_positions"] is None, masked
-
-
 def _verdicts(outcome):
     """{check: its failure message or None} of the four hidden checks on an Outcome (no worker)."""
     from autograder.private.suites.transformer_block import test_training_run as suite
@@ -106,6 +73,22 @@ def _verdicts(outcome):
     finally:
         suite._RUNS.clear()
     return got
+
+
+@pytest.mark.slow
+def test_the_suite_fails_each_ablation_on_its_own_check_with_a_likely_cause(run):
+    """The hidden checks, called with the judge's Outcomes (no worker): the reference passes all
+    four, the model without positions fails all four (the positions' cause), the one without the
+    mask fails the reads-ahead check."""
+    _, _, out = run
+    assert all(v is None for v in _verdicts(out["reference"]).values())
+    without = _verdicts(out["no positions"])
+    assert all(without.values()), without
+    assert "positional_encoding(T, D)" in without["uses_positions"]
+    assert all("\n" not in m for m in without.values())
+    masked = _verdicts(out["no mask"])
+    assert masked["never_reads_ahead"] and "causal_mask(T)" in masked["never_reads_ahead"]
+    assert masked["uses_positions"] is None, masked
 
 
 def test_each_check_charges_its_own_shortfall():
