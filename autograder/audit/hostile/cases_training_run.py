@@ -75,3 +75,14 @@ def _():
 )
 def _():
     return state_dict_override(LAB, "Encoder", "return 'trained, trust me'")
+
+
+@case(
+    "run_meta_parameters",
+    "the Encoder's state_dict is on the meta device (shapes and no values: the judge once raised on it)",
+    assignment=LAB,
+    reason_contains=["is on the meta device"],
+    **LOSES,
+)
+def _():
+    return state_dict_override(LAB, "Encoder", "return {k: v.to('meta') for k, v in own.items()}")

@@ -51,3 +51,14 @@ def _():
 )
 def _():
     return state_dict_override(LAB, "TransformerLM", "return {k: v for k, v in own.items() if k != 'head.weight'}")
+
+
+@case(
+    "tb_run_meta_parameters",
+    "the TransformerLM's state_dict is on the meta device (shapes and no values: the judge once raised on it)",
+    assignment=LAB,
+    reason_contains=["is on the meta device"],
+    **LOSES,
+)
+def _():
+    return state_dict_override(LAB, "TransformerLM", "return {k: v.to('meta') for k, v in own.items()}")
