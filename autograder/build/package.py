@@ -20,7 +20,7 @@ Layout (every member dated 1980-01-01, sorted, so rebuilding gives the same byte
     tests/<question>.py       otter's public tests
     kit/autograder/...        the package without private/, audit/, demo/
     kit/autograder/grading.yml    the course's grading.yml, this assignment only
-    kit/autograder/private/suites/{checks.py,conftest.py,pytest.ini,<assignment>/}
+    kit/autograder/private/suites/{checks.py,trained.py,conftest.py,pytest.ini,<assignment>/}
     kit/autograder/private/solutions/<assignment>.py (+ provided functions)
 """
 
@@ -127,8 +127,10 @@ def private_sources(assignment):
     earlier assignments' modules (sliced: nothing else of them)."""
     members = {}
     suites = layout.SUITES
-    for name in ("__init__.py", "checks.py", "conftest.py", "pytest.ini"):
-        members[f"kit/autograder/private/suites/{name}"] = (suites / name).read_text()
+    # the suites' shared files: every plain file beside the assignments' folders (checks.py,
+    # trained.py, conftest.py, pytest.ini, ...), so a new shared module ships without a list to update
+    for path in sorted(p for p in suites.iterdir() if p.is_file() and p.suffix in (".py", ".ini")):
+        members[f"kit/autograder/private/suites/{path.name}"] = path.read_text()
     for rel, path in _files(suites / assignment):
         members[f"kit/autograder/private/suites/{assignment}/{rel.as_posix()}"] = path.read_text()
     members["kit/autograder/private/__init__.py"] = (layout.PRIVATE / "__init__.py").read_text()
