@@ -176,6 +176,14 @@ def main(argv: list[str] | None = None, judge: bool = False, parse_only: bool = 
             file=sys.stderr,
         )
         return 2
+    if args.verb != "deploy":  # every verb that grades, builds or checks reads grading.yml: refuse a bad one first
+        from autograder import config
+
+        try:
+            config.load()
+        except config.ConfigError as exc:
+            print(f"{args.verb}: {exc}", file=sys.stderr)
+            return 2
     single = args.verb in ("ci", "gradescope") or (
         args.verb == "grade" and len(args.submissions) == 1 and args.submissions[0].endswith((".ipynb", ".zip"))
     )

@@ -15,7 +15,7 @@ import math
 import pytest
 import torch
 
-from autograder import config
+from autograder import config, schema
 from autograder.build import grading_text
 from autograder.private.suites.transformer_block import training
 from conftest import ROOT
@@ -184,6 +184,6 @@ def test_a_careless_run_setting_is_one_line(tmp_path, text, named):
 
 
 def test_a_run_section_without_its_keys_is_one_line():
-    with pytest.raises(config.ConfigError, match="transformer_run needs seed, steps") as exc:
-        config._validate_transformer_run({"lr": 0.003}, "grading.yml")
+    with pytest.raises(schema.Invalid, match="transformer_run needs seed, steps") as exc:
+        schema.TRANSFORMER_RUN.check({"lr": 0.003}, "transformer_run")
     assert "\n" not in str(exc.value)

@@ -19,7 +19,6 @@ import math
 
 import torch
 
-from autograder import config as config_mod
 from autograder.messages import t
 from autograder.private.suites import checks as c
 from autograder.private.suites.scaled_dot_product.common import by_hand_answers, by_hand_instance
@@ -39,12 +38,9 @@ def reference():
 
 
 def decimals(cfg):
-    """grading.yml `tolerances.by_hand.decimals`: the decimal places each typed number must get right."""
-    spec = (cfg.data.get("tolerances") or {}).get(QUESTION)
-    places = spec.get("decimals") if isinstance(spec, dict) else None
-    if type(places) is not int or not 0 <= places <= 12:
-        raise config_mod.ConfigError(t("by_hand_bad_decimals", question=QUESTION))
-    return places
+    """grading.yml `tolerances.by_hand.decimals` (0 to 12: `autograder.schema`): the decimal
+    places each typed number must get right."""
+    return cfg.data["tolerances"][QUESTION]["decimals"]
 
 
 def tolerance(cfg):

@@ -1,0 +1,357 @@
+"""The one schema of grading.yml: every key the kit reads, its type, range and unit.
+
+`config` checks the kit's packaged file and every course's own file (merged over it) against
+`GRADING` before anything is graded, so a typo (`output_byte`), a word where a number goes
+(`output_bytes: "1MB"`) or a number out of range is one line naming the file and the key,
+never a quiet default or a failure later in a worker. The values themselves live in the
+packaged grading.yml only (the kit's defaults); this module says what a value may be.
+
+A spec is a small object with `check(value, key)` that raises `Invalid(key, what, value)`:
+`Int`, `Number`, `Bool`, `Text`, `Choice`, `ListOf`, `Section` (known keys, each with its
+spec, or any key whose name passes a test, for tables such as `questions`). A section's
+`rules` check what crosses keys (a d_model the heads divide). A new setting is one line
+here; its validation is then the same everywhere it is read.
+"""
+
+import difflib
+import keyword
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Invalid(Exception):
+    """A value the schema refuses: its dotted key, what it must be, what it was."""
+
+    def __init__(self, key: str, what: str, value: Any = None, shown: bool = True) -> None:
+        self.key, self.what, self.value, self.shown = key, what, value, shown
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        got = f" (got {_shown(self.value)})" if self.shown else ""
+        return f"{self.key or 'the file'} {self.what}{got}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _join(key: str, name: Any) -> str:
+    return f"{key}.{name}" if key else str(name)
+
+
+def _yaml_text_hint(value: Any) -> str:
+    """Why a number came as text: YAML reads 1e-5 (no dot) as a string."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return ""
+        if "e" in value.lower() and not math.isnan(number):
+            return f"; YAML reads {value} as text, write {number:.1e}"
+    return ""
+
+
+class Spec:
+    def check(self, value: Any, key: str) -> None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Number(Spec):
+    """A number (an int or a float, never a bool, never NaN), within [least, most]; `above`
+    makes `least` strict. `unit` names what it counts, for the message."""
+
+    least: float | None = None
+    most: float | None = None
+    above: bool = False
+    unit: str = ""
+    integer: bool = False
+
+    def check(self, value: Any, key: str) -> None:
+        kinds: tuple[type, ...] = (int,) if self.integer else (int, float)
+        ok = (
+            isinstance(value, kinds)
+            and not isinstance(value, bool)
+            and not (isinstance(value, float) and math.isnan(value))
+        )
+        if ok and self.least is not None:
+            ok = value > self.least if self.above else value >= self.least
+        if ok and self.most is not None:
+            ok = value <= self.most
+        if not ok:
+            raise Invalid(key, f"must be {self.describe()}{_yaml_text_hint(value)}", value)
+
+    def describe(self) -> str:
+        kind = "an integer" if self.integer else "a number"
+        if self.unit:
+            kind += f" of {self.unit}"
+        if self.least is not None and self.most is not None:
+            return f"{kind} from {self.least:g} to {self.most:g}"
+        if self.least is not None:
+            return f"{kind} {'>' if self.above else '>='} {self.least:g}"
+        return kind
+
+
+def Int(least: float | None = None, most: float | None = None, above: bool = False, unit: str = "") -> Number:
+    return Number(least, most, above, unit, integer=True)
+
+
+@dataclass(frozen=True)
+class Bool(Spec):
+    def check(self, value: Any, key: str) -> None:
+        if not isinstance(value, bool):
+            raise Invalid(key, "must be true or false", value)
+
+
+@dataclass(frozen=True)
+class Text(Spec):
+    def check(self, value: Any, key: str) -> None:
+        if not isinstance(value, str) or not value.strip():
+            raise Invalid(key, "must be a text", value)
+
+
+@dataclass(frozen=True)
+class Choice(Spec):
+    choices: tuple[Any, ...]
+
+    def check(self, value: Any, key: str) -> None:
+        if isinstance(value, bool) or value not in self.choices:
+            raise Invalid(key, "must be one of " + ", ".join(map(str, self.choices)), value)
+
+
+@dataclass(frozen=True)
+class Language(Spec):
+    """A language the kit writes ("pt-BR", "en") or one of its aliases ("pt", "pt_BR")."""
+
+    def check(self, value: Any, key: str) -> None:
+        from autograder import messages
+
+        try:
+            messages.normalize(value)
+        except messages.MessageError:
+            raise Invalid(key, "must be one of " + ", ".join(messages.LANGUAGES), value) from None
+
+
+@dataclass(frozen=True)
+class ListOf(Spec):
+    item: Spec
+    nonempty: bool = False
+
+    def check(self, value: Any, key: str) -> None:
+        if not isinstance(value, list) or (self.nonempty and not value):
+            raise Invalid(key, "must be a " + ("non-empty " if self.nonempty else "") + "list", value)
+        for i, v in enumerate(value):
+            self.item.check(v, f"{key}[{i}]")
+
+
+Rule = Callable[[dict[str, Any], str], None]  # a section's value and its key; raises Invalid
+
+
+@dataclass(frozen=True)
+class Section(Spec):
+    """A mapping. `fields`: its known keys; `required`: those it must hold (None: every one of
+    `fields`). `names`/`each`: any other key for which `names(key)` holds, its value checked
+    by `each` (a table: questions, dtypes); `names_are` says which keys, for the message."""
+
+    fields: Mapping[str, Spec] = field(default_factory=dict)
+    required: tuple[str, ...] | None = None
+    names: Callable[[Any], bool] | None = None
+    each: Spec | None = None
+    names_are: str = ""
+    nonempty: bool = False
+    rules: tuple[Rule, ...] = ()
+
+    def check(self, value: Any, key: str) -> None:
+        if not isinstance(value, dict):
+            raise Invalid(key, "must be a mapping", value)
+        if self.nonempty and not value:
+            raise Invalid(key, "must not be empty", shown=False)
+        for name, v in value.items():
+            if name in self.fields:
+                self.fields[name].check(v, _join(key, name))
+            elif self.names is not None and self.names(name):
+                assert self.each is not None
+                self.each.check(v, _join(key, name))
+            else:
+                raise Invalid(_join(key, name), self._unknown(name), shown=False)
+        required = tuple(self.fields) if self.required is None else self.required
+        missing = [n for n in required if n not in value]
+        if missing:
+            raise Invalid(key, "needs " + ", ".join(missing), shown=False)
+        for rule in self.rules:
+            rule(value, key)
+
+    def _unknown(self, name: Any) -> str:
+        close = difflib.get_close_matches(str(name), list(self.fields), n=1)
+        if close:
+            return f"is not a setting of the kit (did you mean {close[0]}?)"
+        if self.names_are:
+            return f"is not a setting of the kit: keys here are {self.names_are}"
+        known = ", ".join(self.fields)
+        return f"is not a setting of the kit (known: {known})" if known else "is not a setting of the kit"
+
+
+def identifier(name: Any) -> bool:
+    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+
+
+# -- the sections ---------------------------------------------------------------------------
+DTYPES = ("float64", "float32", "float16", "bfloat16")
+DEVICES = ("cpu", "meta", "cuda")
+POSITIVE = Number(0, above=True)
+FRACTION = Number(0, 1)
+COUNT = Int(0, above=True)
+
+ASSIGNMENT = Section(
+    {
+        "title": Text(),
+        "questions": Section(
+            names=identifier, each=Number(0, above=True, unit="points"), names_are="question names", nonempty=True
+        ),
+    },
+    required=("questions",),
+)
+TOLERANCE = Section({"atol": Number(0), "rtol": Number(0)})
+TOLERANCES = Section(
+    {**{d: TOLERANCE for d in DTYPES}, "by_hand": Section({"decimals": Int(0, 12)})},
+    required=("by_hand",),
+)
+DEVICE_DTYPES = ListOf(Choice(DTYPES))
+COUNTEREXAMPLE = Section(
+    {
+        "seconds": Number(0, unit="seconds"),
+        "calls": Int(0),
+        "numbers": Int(1),
+        "decimals": Int(0, 12),
+        "seed": Int(0),
+    },
+    required=(),
+)
+SCORING = Section(
+    {
+        "evidence_devices": ListOf(Choice(DEVICES)),
+        "isolate_dependencies": Bool(),
+        "weights": Section(
+            names=identifier,
+            each=Section(names=identifier, each=Number(0), names_are="check (test function) names"),
+            names_are="question names",
+        ),
+        "counterexample": COUNTEREXAMPLE,
+    },
+    required=(),
+)
+LIMITS = Section(
+    {
+        "cpu_seconds_per_call": Number(0, above=True, unit="seconds"),
+        "load_seconds": Number(0, above=True, unit="seconds"),
+        "memory_mb": Int(0, above=True, unit="MiB"),
+        "output_bytes": Int(0, above=True, unit="bytes"),
+        "processes": Int(0, above=True),
+        "submission_cpu_seconds": Number(0, above=True, unit="seconds"),
+        "disk_mb": Int(0, above=True, unit="MiB"),
+        "reply_bytes": Int(0, above=True, unit="bytes"),
+        "submission_seconds": Number(0, above=True, unit="seconds"),
+        "notebook_file_mb": Number(0, above=True, unit="MiB"),
+        "notebook_code_kb": Number(0, above=True, unit="KiB"),
+        "reader_memory_mb": Number(0, above=True, unit="MiB"),
+        "reader_seconds": Number(0, above=True, unit="seconds"),
+        "export_metadata_mb": Number(0, above=True, unit="MiB"),
+    }
+)
+
+
+def _thresholds_at_lengths(run: dict[str, Any], key: str) -> None:
+    """The training lab's per-length thresholds name only lengths the judge evaluates."""
+    lengths = set(run["eval_lengths"])
+    for name in ("accuracy", "gap_over_baseline"):
+        at = run["thresholds"][name]
+        if not set(at) <= lengths:
+            raise Invalid(
+                f"{key}.thresholds.{name}", f"must map lengths of eval_lengths {sorted(lengths)} to numbers", at
+            )
+
+
+def _heads_divide(run: dict[str, Any], key: str) -> None:
+    d_model, heads = run["sizes"]["d_model"], run["sizes"]["n_heads"]
+    if d_model % 2 or d_model % heads:
+        raise Invalid(f"{key}.sizes.d_model", "must be even and a multiple of n_heads", d_model)
+
+
+PER_LENGTH = Section(
+    names=lambda n: type(n) is int and n > 0, each=Number(), names_are="lengths of eval_lengths", nonempty=True
+)
+TRAINING_RUN = Section(
+    {
+        "seed": Int(0),
+        "steps": COUNT,
+        "batch_size": COUNT,
+        "max_len": COUNT,
+        "n_symbols": Int(2),
+        "sizes": Section({"emb_dim": COUNT, "hidden_dim": COUNT, "attn_dim": COUNT}),
+        "lr": POSITIVE,
+        "eval_lengths": ListOf(COUNT, nonempty=True),
+        "eval_per_length": COUNT,
+        "cpu_seconds": Number(0, above=True, unit="seconds"),
+        "thresholds": Section(
+            {
+                "accuracy": PER_LENGTH,
+                "gap_over_baseline": PER_LENGTH,
+                "zeroed_context_at_most": Number(),
+                "loss_ratio_at_most": Number(),
+            }
+        ),
+    },
+    rules=(_thresholds_at_lengths,),
+)
+TRANSFORMER_RUN = Section(
+    {
+        "seed": Int(0),
+        "steps": COUNT,
+        "batch_size": COUNT,
+        "length": Int(2),  # the reads-ahead check needs two prompt symbols
+        "n_symbols": Int(2),
+        "sizes": Section({"d_model": COUNT, "n_heads": COUNT, "d_ff": COUNT, "n_layers": COUNT}),
+        "lr": POSITIVE,
+        "eval_sequences": COUNT,
+        "cpu_seconds": Number(0, above=True, unit="seconds"),
+        "thresholds": Section(
+            {
+                "accuracy": Number(),
+                "positions_drop": Number(),
+                "reads_future_at_most": Number(),
+                "loss_ratio_at_most": Number(),
+            }
+        ),
+    },
+    rules=(_heads_divide,),
+)
+
+
+def _devices_have_tolerances(data: dict[str, Any], key: str) -> None:
+    for device, dtypes in data["devices"].items():
+        for dtype in dtypes:
+            if dtype not in data["tolerances"]:
+                raise Invalid(f"devices.{device}", f"names {dtype}, which tolerances does not set", dtypes)
+    for device in data.get("scoring", {}).get("evidence_devices", ()):
+        if device not in data["devices"]:
+            raise Invalid("scoring.evidence_devices", f"names {device}, which devices does not list", device)
+
+
+GRADING = Section(
+    {
+        "language": Language(),
+        "assignments": Section(names=identifier, each=ASSIGNMENT, names_are="assignment names", nonempty=True),
+        "tolerances": TOLERANCES,
+        "devices": Section({d: DEVICE_DTYPES for d in DEVICES}, required=()),
+        "scoring": SCORING,
+        "limits": LIMITS,
+        "training_run": TRAINING_RUN,
+        "transformer_run": TRANSFORMER_RUN,
+        "ci": Section({"pass_fraction": FRACTION}, required=()),
+    },
+    required=("assignments", "tolerances", "devices", "limits"),
+    rules=(_devices_have_tolerances,),
+)

@@ -1,0 +1,134 @@
+"""grading.yml's one schema: every key of the kit's file is typed, an unknown key anywhere is
+refused, and a bad course file stops every verb before anything is graded, in one line."""
+
+import copy
+
+import pytest
+import yaml
+
+from autograder import config, schema
+from conftest import run_cli
+
+PACKAGED = yaml.safe_load(config.packaged_text())
+
+
+def _leaves(data, key=()):
+    """(path, value) of every setting of the file, mappings walked, lists and scalars leaves."""
+    for name, value in data.items():
+        if isinstance(value, dict) and value:
+            yield from _leaves(value, (*key, name))
+        else:
+            yield (*key, name), value
+
+
+def _wrong(value):
+    """A value of another type than `value`'s (what a careless edit writes)."""
+    if isinstance(value, bool):
+        return 1
+    if isinstance(value, (int, float)):
+        return "1MB"
+    if isinstance(value, str):
+        return 5
+    return "many"
+
+
+def _with(path, value):
+    data = copy.deepcopy(PACKAGED)
+    where = data
+    for name in path[:-1]:
+        where = where[name]
+    where[path[-1]] = value
+    return data
+
+
+def _load(tmp_path, data):
+    path = tmp_path / "grading.yml"
+    path.write_text(yaml.safe_dump(data))
+    config._load.cache_clear()
+    try:
+        return config.load(path)
+    finally:
+        config._load.cache_clear()
+
+
+def _dotted(path):
+    return ".".join(str(p) for p in path)
+
+
+def test_the_kits_file_passes_its_schema_and_every_setting_is_typed(tmp_path):
+    assert _load(tmp_path, PACKAGED).limits == PACKAGED["limits"]
+    leaves = list(_leaves(PACKAGED))
+    assert len(leaves) > 60
+    for path, value in leaves:
+        with pytest.raises(config.ConfigError) as exc:
+            _load(tmp_path, _with(path, _wrong(value)))
+        line = str(exc.value)
+        assert "\n" not in line and str(tmp_path / "grading.yml") in line, line
+        assert _dotted(path) in line, (path, line)
+
+
+def test_an_unknown_key_at_any_level_is_refused_by_name(tmp_path):
+    mappings = [(), *[p for p, v in _walk_mappings(PACKAGED)]]
+    assert len(mappings) > 20
+    for path in mappings:
+        data = copy.deepcopy(PACKAGED)
+        where = data
+        for name in path:
+            where = where[name]
+        where["not a setting!"] = 1
+        with pytest.raises(config.ConfigError, match="is not a setting of the kit") as exc:
+            _load(tmp_path, data)
+        assert _dotted((*path, "not a setting!")) in str(exc.value)
+
+
+def _walk_mappings(data, key=()):
+    for name, value in data.items():
+        if isinstance(value, dict):
+            yield (*key, name), value
+            yield from _walk_mappings(value, (*key, name))
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ('limits:\n  output_bytes: "1MB"\n', "limits.output_bytes must be an integer of bytes > 0 (got '1MB')"),
+        ("limits:\n  output_byte: 5\n", "limits.output_byte is not a setting of the kit (did you mean output_bytes?)"),
+        ("tolerances:\n  float32: {atol: 1e-5, rtol: 1.0e-4}\n", "YAML reads 1e-5 as text"),
+        ("devices:\n  cpu: [float64, float8]\n", "devices.cpu[1] must be one of float64"),
+        ("scoring:\n  evidence_devices: [tpu]\n", "scoring.evidence_devices[0] must be one of cpu, meta, cuda"),
+        ("language: fr\n", "language must be one of pt-BR, en"),
+        ("ci:\n  pass_fraction: 60\n", "ci.pass_fraction must be a number from 0 to 1"),
+        ("limits:\n  memory_mb: .nan\n", "limits.memory_mb must be an integer of MiB > 0"),
+    ],
+)
+def test_a_careless_course_file_is_one_line_naming_the_key(tmp_path, text, line):
+    path = tmp_path / "grading.yml"
+    path.write_text(text)
+    config._load.cache_clear()
+    with pytest.raises(config.ConfigError) as exc:
+        config.load(path)
+    assert line in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_cross_key_rules_name_the_key():
+    with pytest.raises(schema.Invalid, match="devices.cpu names float16, which tolerances does not set"):
+        data = copy.deepcopy(PACKAGED)
+        del data["tolerances"]["float16"]
+        schema.GRADING.check(data, "")
+    with pytest.raises(schema.Invalid, match=r"training_run.thresholds.accuracy must map lengths"):
+        run = copy.deepcopy(PACKAGED["training_run"])
+        run["thresholds"]["accuracy"] = {5: 0.9}
+        schema.TRAINING_RUN.check(run, "training_run")
+
+
+def test_grade_refuses_a_bad_course_file_before_grading_anything(tmp_path):
+    (tmp_path / "grading.yml").write_text('limits:\n  output_bytes: "1MB"\n')
+    nb = tmp_path / "a.ipynb"
+    nb.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    for verb in (["grade", str(nb), "--out", str(tmp_path / "out")], ["check", str(nb)]):
+        proc = run_cli(*verb, check=False, env={"KIT_GRADING_YML": str(tmp_path / "grading.yml")})
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.stderr.strip().splitlines() == [
+            f"{verb[0]}: {tmp_path / 'grading.yml'}: limits.output_bytes must be an integer of bytes > 0 (got '1MB')"
+        ]
+    assert not (tmp_path / "out").exists()
