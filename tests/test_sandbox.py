@@ -192,3 +192,15 @@ def test_an_interpreter_started_by_a_relative_path_from_outside_the_view_still_r
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "used, limit",
+    [(0.1, False), (1.0, False), (8.0, True), (10.2, True)],  # of a 10 s call; 8.0: /proc lagging a killed worker
+)
+def test_a_sigxcpu_near_the_calls_budget_is_worded_as_the_limit(used, limit):
+    from autograder.sandbox.client import WorkerClient
+
+    client = WorkerClient(limits())
+    client._cpu_budget, client._cpu_start = 10.0, 100.0
+    assert client._cpu_limit_reached(100.0 + used) is limit
