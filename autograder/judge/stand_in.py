@@ -7,7 +7,8 @@ tensors to the judge through the wire; the judge answers with the reference's
 result, forward and backward. So `dot_attention` is graded as if the
 `masked_softmax` it calls were right, and the reference never reaches the
 worker as code. The judge answers only the functions it listed for the call
-in progress, never the function being graded itself, and at most
+in progress, never the function being graded nor one whose reference can run
+the reference of the function being graded (`reaching`), and at most
 MAX_CALLBACKS times per call. grading.yml `scoring.isolate_dependencies:
 false` turns this off.
 """
@@ -15,6 +16,7 @@ false` turns this off.
 import importlib
 import inspect
 import math
+import types
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +34,21 @@ MAX_CALLBACKS = 256  # a loop over a batch calls its softmax a few times; a floo
 KINDS = ("construct", "forward")  # a graded class's callbacks: build one, run one (forward or backward)
 
 
+REFERENCES = "autograder.private.solutions"
+
+
+def _reference_module(assignment: str) -> types.ModuleType | None:
+    try:
+        return importlib.import_module(f"{REFERENCES}.{assignment}")
+    except ImportError:
+        return None
+
+
 def _graded(assignment: str, kind: Callable[[Any], bool]) -> dict[str, Any]:
     """The members of the assignment's reference module that `kind` accepts, defined there
     (not imported), not private, not provided to students."""
-    try:
-        module = importlib.import_module(f"autograder.private.solutions.{assignment}")
-    except ImportError:
+    module = _reference_module(assignment)
+    if module is None:
         return {}
     provided = set(getattr(module, "PROVIDED", ()))
     return {
@@ -57,6 +68,86 @@ def graded_classes(assignment: str) -> dict[str, type[torch.nn.Module]]:
     return _graded(assignment, lambda v: inspect.isclass(v) and issubclass(v, torch.nn.Module))
 
 
+def reaching(target: object, candidates: dict[str, Any], names: dict[str, Any]) -> set[str]:
+    """The names among `candidates` ({name: reference function or class}) whose reference can
+    run `target` (a reference function or class): it is `target`, a subclass of it, or it
+    reaches one of those through `_named`, at any depth. `names`: the reference module's own
+    names, which a reference may reach as an attribute (`solutions.DecoderBlock`)."""
+    return {n for n, obj in candidates.items() if _reaches(obj, target, names)}
+
+
+def _reaches(start: object, target: object, names: dict[str, Any]) -> bool:
+    seen: set[int] = set()
+    todo = [start]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if obj is target or (inspect.isclass(obj) and inspect.isclass(target) and issubclass(obj, target)):
+            return True
+        todo.extend(_named(obj, names))
+    return False
+
+
+def _is_reference(obj: object) -> bool:
+    """A function or class of the kit's reference modules (the only code the call graph follows)."""
+    return (inspect.isfunction(obj) or inspect.isclass(obj)) and str(getattr(obj, "__module__", "")).startswith(
+        REFERENCES
+    )
+
+
+def _named(obj: object, names: dict[str, Any]) -> list[Any]:
+    """The reference functions and classes `obj`'s reference can run directly, worked out
+    conservatively from the references themselves, never by running them: every name its
+    code objects (nested functions, lambdas and comprehensions included) load, looked up in
+    its module's globals and among `names`; its defaults and closure; for a class, its bases
+    and every member of it and of its reference bases (methods, static and class methods,
+    properties, class attributes). A submodule a class builds is named in its code
+    (`self.ffn = FeedForward(...)`), so a class that holds the target's class at any depth
+    reaches it here. What a reference could reach without naming it (getattr on a string,
+    `globals()[...]`) is not seen: tests/test_stand_in_reach.py builds every graded class
+    and checks its submodules."""
+    if inspect.isfunction(obj):
+        return _named_in(obj, names)
+    if not inspect.isclass(obj):
+        return []
+    bases = [b for b in obj.__mro__ if _is_reference(b)]
+    found: list[Any] = bases[1:]  # what it inherits from another reference runs in it
+    for member in (v for b in bases for v in vars(b).values()):
+        if isinstance(member, (staticmethod, classmethod)):
+            member = member.__func__
+        parts = [member.fget, member.fset, member.fdel] if isinstance(member, property) else [member]
+        for part in parts:
+            if inspect.isfunction(part):
+                found += _named_in(part, names)
+            elif _is_reference(part):  # a class attribute that is a reference (`block = DecoderBlock`)
+                found.append(part)
+    return found
+
+
+def _named_in(fn: types.FunctionType, names: dict[str, Any]) -> list[Any]:
+    """The reference functions and classes a function names: in its code, defaults and closure."""
+    loaded: set[str] = set()
+    codes = [fn.__code__]
+    while codes:
+        code = codes.pop()
+        loaded.update(code.co_names)
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    values = [fn.__globals__.get(n) for n in loaded] + [names.get(n) for n in loaded]
+    values += list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
+    values += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+    return [v for v in values if _is_reference(v)]
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
 class StandIn:
     def __init__(self, assignment: str, cfg: "Config") -> None:
         on = cfg.scoring.get("isolate_dependencies", True)
@@ -68,13 +159,24 @@ class StandIn:
             n: c for n, c in graded_classes(assignment).items() if on and detect.question_name(n) in questions
         }
         self.used: dict[str, set[str]] = {}  # graded target -> names the judge stood in for while it ran
+        module = _reference_module(assignment)
+        self._reference: dict[str, Any] = dict(vars(module)) if module is not None else {}
+        self._allowed: dict[str, list[str]] = {}
         # the most a stand-in's answer may hold (what the judge reads from a worker at most):
         # broadcasting small inputs could otherwise make the judge build a huge result
         self.max_bytes = int(cfg.limits.get("reply_bytes") or 0)
 
     def allowed(self, target: str) -> list[str]:
-        """What the judge stands in for while `target` runs: the others."""
-        return sorted(n for n in [*self.functions, *self.classes] if n != target)
+        """What the judge stands in for while `target` runs: the others, less those whose
+        reference can run `target`'s (`reaching`): never built into the worker for the call,
+        so no path inside them (a stood-in TransformerLM's `blocks.0`, a DecoderBlock's
+        `ffn`) and no call through them reaches the part being graded."""
+        if target not in self._allowed:
+            names = {**self.functions, **self.classes}
+            own = self._reference.get(target)
+            near = reaching(own, names, self._reference) if _is_reference(own) else set()
+            self._allowed[target] = sorted(n for n in names if n != target and n not in near)
+        return list(self._allowed[target])
 
     def answer(self, target: str, allowed: list[str], message: dict[str, Any], count: int) -> dict[str, Any]:
         """The reply to one callback from the worker (plain data, checked here)."""
