@@ -10,8 +10,8 @@ scores and feedback: `scoring`.
 import importlib
 import inspect
 import time
-from collections.abc import Generator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -190,6 +190,8 @@ class KitPlugin:
         self._assignment = assignment
         self.outcomes: list[TestOutcome] = []
         self.internal_errors: list[str] = []
+        # (outcome index, "counterexample" | "explain", the look): `second_looks` runs them
+        self._looks: list[tuple[int, str, Callable[[], object]]] = []
 
     @pytest.fixture
     def sub(self) -> Remote:
@@ -242,6 +244,10 @@ class KitPlugin:
                     lines = getattr(exc.value, "counterexample", None)  # checks.counterexample_on_failure
                     if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
                         shown = tuple(lines[:4])  # a module's shows its parameters too
+                    for kind in ("counterexample", "explain"):  # second looks: run once no verdict call is left
+                        look = getattr(exc.value, kind, None)
+                        if callable(look):
+                            self._looks.append((len(self.outcomes), kind, look))
                 else:
                     # A bug in the suite itself: tell the student nothing hidden.
                     self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")
@@ -259,6 +265,23 @@ class KitPlugin:
                     counterexample=shown,
                 )
             )
+
+    def second_looks(self) -> None:
+        """Run the failures' second looks at the student's code (a counterexample search, a
+        likely cause's call), in the order of their checks, once no verdict call is left
+        (`Remote.end_verdicts`): what they tell the student's code reaches no score. A look
+        gives a failure its counterexample's lines, or its message with the cause it found."""
+        self._remote.end_verdicts()
+        for index, kind, look in self._looks:
+            try:
+                found = look()
+            except Exception as exc:  # noqa: BLE001 - the kit's own code: reported to the staff, never hidden
+                self.internal_errors.append(f"{self.outcomes[index].test} ({kind}): {type(exc).__name__}: {exc}")
+                continue
+            if kind == "explain" and isinstance(found, str):
+                self.outcomes[index] = replace(self.outcomes[index], message=found)
+            elif kind == "counterexample" and isinstance(found, list) and all(isinstance(x, str) for x in found):
+                self.outcomes[index] = replace(self.outcomes[index], counterexample=tuple(found[:4]))
 
     def pytest_collection_modifyitems(self, items: list[pytest.Function]) -> None:
         """Every test module names its question (`QUESTION`), one of its
@@ -431,6 +454,7 @@ def _grade(
     plugin = KitPlugin(remote, submission, cfg, name)
     try:
         code, _ = _run_suites(plugin, name, pytest_args)
+        plugin.second_looks()
     finally:
         remote.close()
         if own:

@@ -36,6 +36,9 @@ Only the search lives here: the hidden suites' value checks call `search` with
 the student's function (a probe of the worker that never marks it dead), the
 reference and the comparison, and `render` for the lines the feedback shows
 (`checks.counterexample_on_failure`, `checks.module_counterexample_on_failure`).
+A failed check hands its search to the judge, which runs it once every verdict
+call of the submission is made (`KitPlugin.second_looks`, `Remote.end_verdicts`):
+the search's inputs tell the student's code that it failed.
 """
 
 import inspect

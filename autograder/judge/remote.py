@@ -7,6 +7,15 @@ function that was running is marked dead: its remaining tests fail at once
 with the same reason, and the next call to any other function starts a fresh
 worker. The protocol's options of a call (device, construction, cotangents,
 stand-ins...) are one `CallOptions`, apart from the student's arguments.
+
+Two kinds of call, kept apart here: a verdict call (`call`), whose answer can change
+a score, and a probe (`probe`), a call the judge makes for itself to explain a failure
+(the counterexample search, a likely cause's second look). A probe tells the student's
+code that it failed (its inputs are recognisable, its very timing says so), so every
+verdict call of the submission comes first: `end_verdicts` closes them, a probe before
+it and a verdict call after it are the kit's own faults (`CallOrderError`), never a
+quiet change of order. Probes then run in the same worker, which answers no verdict
+again.
 """
 
 import time
@@ -26,6 +35,11 @@ if TYPE_CHECKING:
 
 MAX_SKIPPED_CELLS = 2
 MAX_CELL_ERRORS = 10
+
+
+class CallOrderError(RuntimeError):
+    """A probe while verdict calls may still come, or a verdict call after a probe: a bug
+    of the kit's suites (a probe's answer could reach a verdict), raised, never skipped."""
 
 
 @dataclass
@@ -139,6 +153,7 @@ class Remote:
         self._after_load: tuple[object, object] = (None, None)
         self.started = time.monotonic()  # the submission's wall-clock budget runs from here
         self.over_budget: str | None = None  # the reason, once the budget is spent
+        self.verdicts_open = True  # verdict calls may still come: no probe yet (`end_verdicts`)
 
     def _label(self, index: int) -> str:
         label = self.labels.get(index)
@@ -252,21 +267,37 @@ class Remote:
             self.close()
 
     # -- calls ----------------------------------------------------------
+    def end_verdicts(self) -> None:
+        """Every verdict call of the submission is made: probes may run from here on."""
+        self.verdicts_open = False
+
     def call(
         self, target: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None, options: CallOptions = PLAIN
     ) -> Reply:
         """Call the student's `target(*args, **kwargs)` in the worker, with the
-        protocol's `options` (`CallOptions`)."""
+        protocol's `options` (`CallOptions`): a verdict call, never after `end_verdicts`."""
+        if not self.verdicts_open:
+            raise CallOrderError(f"a verdict call of {target} after the probes began (Remote.end_verdicts)")
         return self._call(target, args, kwargs, options, 10.0)
 
     def probe(
-        self, target: str, args: Sequence[Any], kwargs: dict[str, Any] | None, options: CallOptions, seconds: float
+        self,
+        target: str,
+        args: Sequence[Any],
+        kwargs: dict[str, Any] | None = None,
+        options: CallOptions = PLAIN,
+        seconds: float | None = None,
     ) -> Reply:
         """A call the judge makes for itself, not a check (the counterexample search,
-        `judge.counterexample`): at most `seconds` of CPU and twice that plus one of wall
-        clock. A worker that dies in it is closed (the next call starts a fresh one), and
-        the function is not marked dead: only the checks' own calls decide that. None is made
-        once half the submission's wall-clock budget is spent (the checks keep the rest)."""
+        `judge.counterexample`; a likely cause's second look): only once every verdict call
+        is made (`end_verdicts`), at most `seconds` of CPU (the per-call budget where
+        None) and twice that plus one of wall clock. A worker that dies in it is closed
+        (the next probe starts a fresh one), and the function is not marked dead. None is
+        made once half the submission's wall-clock budget is spent."""
+        if self.verdicts_open:
+            raise CallOrderError(f"a probe of {target} while verdict calls may still come (Remote.end_verdicts)")
+        if seconds is None:
+            seconds = float(self.limits.cpu_seconds_per_call)
         if self._remaining() < self.limits.submission_seconds / 2:
             return Reply(False, error=t("over_budget", seconds=f"{self.limits.submission_seconds:g}"))
         was_dead = target in self.dead

@@ -1552,6 +1552,40 @@ def _():
     )
 
 
+@case(
+    "sdpa_divided_by_dk",
+    "scaled_dot_product_attention divides the scores by d_k (control: the catalog's honest bug, "
+    "it loses points on that question only)",
+    max_score=FULL - 0.01,
+    questions_lose=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
+)
+def _():
+    return ipynb(append(reference(demo=False), _catalog_source(SDP, "sdpa_scaled_by_dk")))
+
+
+@case(
+    "sdpa_fixed_once_probed",
+    "the same bug until the function sees the counterexample search's inputs (fresh one-decimal "
+    "numbers), the right scale from then on: the search would tell it that it failed, and the "
+    "question's later checks would see the fixed code",
+    not_above="sdpa_divided_by_dk",
+    max_score=FULL - 0.01,
+    questions_lose=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
+)
+def _():
+    source = _catalog_source(SDP, "sdpa_scaled_by_dk").replace(
+        "    scores = query @ key.transpose(-2, -1) / d_k\n",
+        "    tenths = query.detach().double().cpu() * 10 if query.device.type == 'cpu' else torch.zeros(1)\n"
+        "    if bool((tenths == tenths.round()).all()) and bool((tenths % 10 != 0).any()):\n"
+        "        _PROBED.append(True)\n"
+        "    scores = query @ key.transpose(-2, -1) / (d_k**0.5 if _PROBED else d_k)\n",
+    )
+    assert "_PROBED" in source, "the catalog entry changed: the attack no longer applies"
+    return ipynb(append(reference(demo=False), "_PROBED = []\n" + source))
+
+
 def _catalog_source(assignment, entry):
     """A catalog entry's code (its header and imports dropped), to append as a notebook cell."""
     text = (layout.CATALOG / assignment / f"{entry}.py").read_text()

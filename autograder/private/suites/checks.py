@@ -362,18 +362,34 @@ def with_cause(error, cause=None):
 def explain_errors(cause):
     """Inside: a failure that reports an error raised by the student's code,
     with no likely cause or only a weak one read from the error line alone
-    (WEAK_CAUSES), takes `cause()`'s (computed only then; None: the message stays)."""
+    (WEAK_CAUSES), takes `cause()`'s (None: the message stays). `cause()` is a second look
+    (`fail_explained`): it runs after the submission's last verdict call."""
     try:
         yield
     except pytest.fail.Exception as exc:
         message = str(exc.msg)
         if not reports_raise(message) or (has_cause(message) and not is_weak(message)):
             raise
-        why = cause()
-        if not why:
-            raise
-        symptom = split_symptom(message).rstrip()
-        fail(caused(f"{symptom.rstrip('.')}.", why))
+        inner = getattr(exc, "explain", None)  # a narrower explain_errors' look, tried first
+
+        def explain():
+            why = cause()
+            if not why:
+                return None
+            return caused(f"{split_symptom(message).rstrip().rstrip('.')}.", why)
+
+        exc.explain = explain if inner is None else (lambda: inner() or explain())
+        raise
+
+
+def fail_explained(message, explain):
+    """Fail with `message`; `explain()` returns it with a likely cause, or None. A cause
+    that calls the student's code again (`sub.probe`) is a second look: it runs once every
+    verdict call of the submission is made (`KitPlugin.second_looks`), so that what it
+    tells the student's code reaches no score."""
+    exc = pytest.fail.Exception(message, pytrace=False)
+    exc.explain = explain
+    raise exc
 
 
 def call(sub, name, args, kwargs=None, **opts):
@@ -703,15 +719,17 @@ def counterexample_on_failure(sub, cfg, name, args, kwargs, ref_fn, got, expecte
     """Inside: a failed value check of a function (`got`: outputs of the reference's shapes
     and of `dtype`, whose values differ from `expected`) carries the smallest input found
     where the student's function and the reference differ (`autograder.judge.counterexample`),
-    as the feedback lines its exception holds (`counterexample`); at most one per question."""
+    as the feedback lines its exception holds (`counterexample`); at most one per question.
+    The search is a second look: the exception holds it, and the judge runs it once every
+    verdict call of the submission is made (`KitPlugin.second_looks`)."""
     try:
         yield
     except pytest.fail.Exception as exc:
-        values_differ = _values_differ(got, expected, dtype, cfg)
-        if values_differ and not hasattr(exc, "counterexample"):
-            lines = _counterexample(sub, cfg, name, args, kwargs, ref_fn, list(expected), dtype, device, opts)
-            if lines:
-                exc.counterexample = lines
+        if _values_differ(got, expected, dtype, cfg) and not hasattr(exc, "counterexample"):
+            out_names = list(expected)
+            exc.counterexample = lambda: _counterexample(
+                sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, device, opts
+            )
         raise
 
 
@@ -765,43 +783,38 @@ def module_counterexample_on_failure(sub, cfg, name, got, expected, dtype, devic
     try:
         yield
     except pytest.fail.Exception as exc:
-        values_differ = _values_differ(got, expected, dtype, cfg)
-        probe = getattr(sub, "probe", None)
-        spent = counterexample.ledger(sub, name)
-        limits = counterexample.budget(cfg)
-        if (
-            values_differ
-            and not hasattr(exc, "counterexample")
-            and probe is not None
-            and str(device) == "cpu"
-            and not spent.found
-            and spent.calls < limits.calls
-            and spent.seconds < limits.seconds
-        ):
-            out_names = list(expected)
-            wire_dtype = wire.dtype_name(dtype)
-
-            def student(case, seconds):
-                options = CallOptions(
-                    construct=case.construct, state=to(case.state, dtype=dtype), to={"dtype": wire_dtype}
-                )
-                reply = probe(name, to(case.args, "cpu", dtype), to(case.kwargs, "cpu", dtype), options, seconds)
-                return _as_outputs(reply, out_names, dtype)
-
-            found = counterexample.search_module(
-                name,
-                dict(sizes),
-                lambda at, seed: _rounded(make(at, seed), dtype),
-                student,
-                out_names,
-                _differs(cfg, dtype),
-                limits,
-                spent,
-                [*sent, *expected.values()],
-            )
-            if found is not None:
-                exc.counterexample = counterexample.render_module(found, limits)
+        if _values_differ(got, expected, dtype, cfg) and not hasattr(exc, "counterexample") and str(device) == "cpu":
+            exc.counterexample = lambda: _module_counterexample(sub, cfg, name, expected, dtype, sizes, make, sent)
         raise
+
+
+def _module_counterexample(sub, cfg, name, expected, dtype, sizes, make, sent):
+    """The feedback lines of a counterexample for a failed value check of a module `name`, or None."""
+    probe = getattr(sub, "probe", None)
+    spent = counterexample.ledger(sub, name)
+    limits = counterexample.budget(cfg)
+    if probe is None or spent.found or spent.calls >= limits.calls or spent.seconds >= limits.seconds:
+        return None
+    out_names = list(expected)
+    wire_dtype = wire.dtype_name(dtype)
+
+    def student(case, seconds):
+        options = CallOptions(construct=case.construct, state=to(case.state, dtype=dtype), to={"dtype": wire_dtype})
+        reply = probe(name, to(case.args, "cpu", dtype), to(case.kwargs, "cpu", dtype), options, seconds)
+        return _as_outputs(reply, out_names, dtype)
+
+    found = counterexample.search_module(
+        name,
+        dict(sizes),
+        lambda at, seed: _rounded(make(at, seed), dtype),
+        student,
+        out_names,
+        _differs(cfg, dtype),
+        limits,
+        spent,
+        [*sent, *expected.values()],
+    )
+    return None if found is None else counterexample.render_module(found, limits)
 
 
 def _rounded(case, dtype):
@@ -1022,10 +1035,10 @@ def check_grads(
             # the outputs were right (checked above): the forward pass computes the function, its
             # graph does not, which is what a path cut from autograd does
             failure = pytest.fail.Exception(caused(exc.msg, t("cause_gradient_path_cut")), pytrace=False)
-            if fresh is None and isinstance(gg, torch.Tensor) and gg.shape == rg.shape:
-                lines = _gradient_counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, grad_args, opts)
-                if lines:
-                    failure.counterexample = lines
+            if fresh is None and isinstance(gg, torch.Tensor) and gg.shape == rg.shape:  # a second look
+                failure.counterexample = lambda: _gradient_counterexample(
+                    sub, cfg, name, args, kwargs, ref_fn, out_names, grad_args, opts
+                )
             raise failure from None
     return reply, r_grads
 

@@ -265,19 +265,28 @@ def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", *
     if reply.ok:
         return reply
     what = case.describe(args, kwargs, device)
-    cause = None
     if device == "cpu" and not c.error_hint(reply.error):  # a known error names its own cause (see _join)
-        if kwargs.get("mask") is not None and sub.call(NAME, args, options=CallOptions(**case.opts(dtype, device))).ok:
-            cause = t("cause_mha_mask_as_is", shape=tuple(kwargs["mask"].shape))
-        elif case.T_q != case.T_k:
-            q, k, v = args
-            T = case.T_q
-            same = [q, _fit(k, T), _fit(v, T)]
-            if sub.call(NAME, same, options=CallOptions(**case.opts(dtype, device))).ok:
-                cause = t("cause_mha_cross_attention", T_q=case.T_q, T_k=case.T_k)
-    if device == "meta" and "device" in reply.error:
-        cause = t("cause_mha_meta_device")
+
+        def explain():
+            cause = _simpler_call_works(sub, case, args, kwargs, dtype, device)
+            return f"{what} {_join(reply.error, cause)}" if cause else None
+
+        c.fail_explained(f"{what} {_join(reply.error, None)}", explain)
+    cause = t("cause_mha_meta_device") if device == "meta" and "device" in reply.error else None
     c.fail(f"{what} {_join(reply.error, cause)}")
+
+
+def _simpler_call_works(sub, case, args, kwargs, dtype, device):
+    """The likely cause of an error when a simpler call works (a second look: `sub.probe`)."""
+    options = CallOptions(**case.opts(dtype, device))
+    if kwargs.get("mask") is not None and sub.probe(NAME, args, options=options).ok:
+        return t("cause_mha_mask_as_is", shape=tuple(kwargs["mask"].shape))
+    if case.T_q != case.T_k:
+        q, k, v = args
+        same = [q, _fit(k, case.T_q), _fit(v, case.T_q)]
+        if sub.probe(NAME, same, options=options).ok:
+            return t("cause_mha_cross_attention", T_q=case.T_q, T_k=case.T_k)
+    return None
 
 
 def _join(error, cause):

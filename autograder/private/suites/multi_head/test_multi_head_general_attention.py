@@ -161,7 +161,7 @@ def mask_cause(sub, args, kwargs):
     mask was used without a head axis (computed only when needed)."""
 
     def cause():
-        if kwargs.get("mask") is not None and sub.call(NAME, args, {}).ok:
+        if kwargs.get("mask") is not None and sub.probe(NAME, args, {}).ok:
             return t("cause_mhl_mask_no_head_axis")
         return None
 

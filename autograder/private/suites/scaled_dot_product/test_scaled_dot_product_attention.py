@@ -121,7 +121,7 @@ def _batched_cause(sub, args, dtype=torch.float64, device="cpu"):
         return None
     two_d = [a[(0,) * (a.dim() - 2)] for a in args]  # (T, d) each: the first batch item
     two_d = c.as_meta(c.to(two_d, dtype=dtype)) if device == "meta" else c.to(two_d, device, dtype)
-    if sub.call(NAME, two_d, options=CallOptions(device=device)).ok:
+    if sub.probe(NAME, two_d, options=CallOptions(device=device)).ok:
         return t("cause_batched_as_matrix")
     return None
 

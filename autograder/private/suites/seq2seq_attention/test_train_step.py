@@ -193,10 +193,8 @@ def smaller_run_on_failure(sub, cfg, run):
     try:
         yield
     except pytest.fail.Exception as exc:
-        if not hasattr(exc, "counterexample"):
-            lines = _smaller_run(sub, cfg, run)
-            if lines:
-                exc.counterexample = lines
+        if not hasattr(exc, "counterexample"):  # a second look: run after the last verdict call
+            exc.counterexample = lambda: _smaller_run(sub, cfg, run)
         raise
 
 
