@@ -12,6 +12,7 @@ and grades of regression tests that pass, miss a variant, or spot the stand-in.
 import ast
 import inspect
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -19,10 +20,12 @@ import torch
 from autograder import config
 from autograder.audit.catalog import entries, fill, fill_reference, reference_sources, reference_typed
 from autograder.judge import by_hand, proxies
+from autograder.judge.notebook import Cell, Submission
 from autograder.judge.reader import SubmissionError, _submission_dict, read_bytes, read_file
+from autograder.judge.remote import Remote
 from autograder.private.solutions import classic_attention as ca
 from autograder.private.suites.classic_attention import drill
-from conftest import EDITIONS, ROOT, grade, template
+from conftest import EDITIONS, ROOT, grade, limits, template
 from conftest import code_cell as _code
 from conftest import notebook as _nb
 
@@ -259,6 +262,46 @@ def test_a_recorder_answers_with_its_function_keeps_the_inputs_and_stops_a_flood
     assert not proxies.Recorder(ca.fixed_general_attention, 1000)({"args": huge, "kwargs": {}}, 1)["ok"]
 
 
+# -- each run of the student's test in a worker of its own -----------------------------------
+# Every kind of state a call can leave for the next one: a module global, an attribute on a
+# function, torch's RNG (a seed set by the call), a file in the temporary folder and one in the
+# working directory. `carried()` says which of them an earlier call left, then leaves them all.
+CARRIES = """
+import os, tempfile
+import torch
+
+_runs = []
+
+
+def carried():
+    marks = [os.path.join(tempfile.gettempdir(), "kit-mark"), "kit-mark"]
+    seen = [bool(_runs), hasattr(carried, "seen"), torch.initial_seed() == 4242]
+    seen += [os.path.exists(m) for m in marks]
+    _runs.append(1)
+    carried.seen = True
+    torch.manual_seed(4242)
+    for m in marks:
+        open(m, "w").close()
+    return torch.tensor(seen)
+"""
+
+
+@pytest.mark.slow  # a fork server and three notebook loads
+def test_a_fresh_call_sees_nothing_an_earlier_call_left_and_leaves_the_shared_worker_alone(forkserver):
+    sub = Submission(Path("inline.ipynb"), {}, [Cell(1, CARRIES, CARRIES, None, None)])
+    remote = Remote(sub, "", limits(cpu_seconds_per_call=3, load_seconds=30), forkserver=forkserver)
+    try:
+        first = remote.call("carried")
+        fresh = [remote.call_fresh("carried") for _ in range(2)]
+        shared = remote.call("carried")
+    finally:
+        remote.close()
+    assert first.ok and not first.value.any(), first
+    assert all(r.ok and not r.value.any() for r in fresh), fresh  # no kind of state reaches a fresh call
+    # the shared worker kept what its own first call left (each kind can carry), and nothing of the fresh calls'
+    assert shared.ok and shared.value.all(), shared
+
+
 # -- the hidden suites, through the real judge ----------------------------------------------
 def _graded(tmp_path, test_source=None, fixed_source=None, lines=RIGHT):
     sources = reference_sources(CA)
@@ -331,6 +374,31 @@ TEST_SHAPES_ONLY = """def test_attention_shapes(attention):
     assert weights.shape == (B, T_dec, T_enc)
 """
 
+# Shapes, row sums and the formula's values: first on sizes that all differ (the provided function
+# crashes there), then on d_s == d_h and batch_size == T_dec.
+TEST_CRASH_FIRST = """def test_attention_shapes(attention):
+    for B, T_dec, T_enc, d_s, d_h in ((2, 3, 5, 4, 6), (3, 3, 5, 4, 4)):
+        s, H, W = torch.randn(B, T_dec, d_s), torch.randn(B, T_enc, d_h), torch.randn(d_s, d_h)
+        context, weights = attention(s, H, W)
+        assert context.shape == (B, T_dec, d_h) and weights.shape == (B, T_dec, T_enc)
+        assert torch.allclose(weights.sum(-1), torch.ones(B, T_dec))
+        expected = torch.softmax(torch.einsum("btd,de,bie->bti", s, W, H), dim=-1)
+        assert torch.allclose(weights, expected, atol=1e-5) and torch.allclose(context, expected @ H, atol=1e-5)
+"""
+# A test that remembers its runs through every kind of state a worker keeps (a global, an
+# attribute, torch's RNG, a file) and fails, by its own assert on sizes that show every
+# variant, on any run but its first.
+TEST_REMEMBERS = """def test_attention_shapes(attention):
+    import os, tempfile
+    mark = os.path.join(tempfile.gettempdir(), "kit-mark")
+    seen = hasattr(test_attention_shapes, "seen") or os.path.exists(mark) or torch.initial_seed() == 4242
+    test_attention_shapes.seen = True
+    open(mark, "w").close()
+    torch.manual_seed(4242)
+    attention(torch.randn(2, 3, 5), torch.randn(2, 4, 5), torch.randn(5, 5))
+    assert not seen, "not my first run"
+"""
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
@@ -339,6 +407,8 @@ TEST_SHAPES_ONLY = """def test_attention_shapes(attention):
         (TEST_NO_ASSERT, "all"),  # passes a correct function and the fix, catches nothing: the passes earn nothing
         (TEST_SHAPES_ONLY, "part"),  # catches the variants whose shapes are wrong on its sizes, not the provided bug
         (None, "none"),  # the reference's test: values on d_s == d_h, shapes on sizes all different
+        (TEST_CRASH_FIRST, "none"),  # its asserts catch every hidden variant: the provided function's crash counts
+        (TEST_REMEMBERS, "remembers"),  # passes only on its first run: every run is a first one, it catches nothing
     ],
 )
 def test_a_regression_test_earns_only_what_its_assertions_catch(tmp_path, source, lost):
@@ -346,13 +416,16 @@ def test_a_regression_test_earns_only_what_its_assertions_catch(tmp_path, source
     q = result.questions["test_attention_shapes"]
     text = "\n".join(q.lines)
     full = CFG.questions(CA)["test_attention_shapes"]
-    if lost == "all":
+    if lost == "remembers":
+        assert q.score == 0, text
+        assert "passed on the provided broken_general_attention" in text
+    elif lost == "all":
         assert q.score == 0, text
         assert "stopped on the provided broken_general_attention with an error" in text
         assert "passed on a function whose softmax runs over the decoder steps" in text
     elif lost == "part":
         assert 0 < q.score < full, text
         assert "stopped on the provided broken_general_attention with an error" in text
-        assert "a crash is no catch" in text
+        assert "a crash alone is no catch" in text
     else:
         assert q.score == full, text

@@ -280,6 +280,29 @@ class Remote:
             raise CallOrderError(f"a verdict call of {target} after the probes began (Remote.end_verdicts)")
         return self._call(target, args, kwargs, options, 10.0)
 
+    def call_fresh(
+        self, target: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None, options: CallOptions = PLAIN
+    ) -> Reply:
+        """`call`, in a worker of its own: started and loaded (the notebook's cells run afresh)
+        for this call alone, and closed after it. Nothing an earlier call left in a worker
+        (globals, attributes, torch's RNG, files in its scratch) reaches it, and nothing it
+        leaves reaches a later call; the shared worker, if one runs, is kept for the calls
+        after it. For a call whose answer must not depend on the calls before it (the student's
+        regression test, run once per function it is given)."""
+        shared, after_load, cell_errors, load_failure = (
+            self.client,
+            self._after_load,
+            self.cell_errors,
+            self.load_failure,
+        )
+        self.client = None
+        try:
+            return self._call(target, args, kwargs, options, 10.0)
+        finally:
+            self.close()
+            self.client, self._after_load, self.cell_errors = shared, after_load, cell_errors
+            self.load_failure = load_failure  # a fresh load that failed answers this call only
+
     def probe(
         self,
         target: str,

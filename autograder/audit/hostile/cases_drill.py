@@ -209,3 +209,59 @@ def _():
         "    except Exception as exc:\n"
         "        assert False, str(exc)\n"
     )
+
+
+# A test whose verdict depends on what it saw before: each run of the student's test loads the
+# notebook afresh (the suite's `run_test`), so every run is its first and this test catches nothing.
+@case(
+    "drill_test_with_memory",
+    "the regression test keeps a module-level list: it passes on its first run (the correct "
+    "function's) and fails by its own assertion on every later one",
+    assignment=CLASSIC,
+    **loses(TEST),
+)
+def _():
+    return ipynb(
+        replace_function(
+            reference(CLASSIC, demo=False),
+            TEST,
+            "_runs = []\n\n\n"
+            "def test_attention_shapes(attention):\n"
+            "    _runs.append(1)\n"
+            "    context, weights = attention(torch.randn(2, 3, 5, dtype=torch.float64),\n"
+            "                                 torch.randn(2, 4, 5, dtype=torch.float64),\n"
+            "                                 torch.randn(5, 5, dtype=torch.float64))\n"
+            "    assert len(_runs) == 1, 'not my first run'\n",
+        )
+    )
+
+
+FAIR_TEST = """
+    for batch_size, T_dec, T_enc, d_s, d_h in ((2, 3, 5, 4, 6), (3, 3, 5, 4, 4)):
+        decoder_states = torch.randn(batch_size, T_dec, d_s, dtype=torch.float64)
+        encoder_states = torch.randn(batch_size, T_enc, d_h, dtype=torch.float64)
+        W = torch.randn(d_s, d_h, dtype=torch.float64)
+        mask = torch.ones(batch_size, T_enc, dtype=torch.bool)
+        mask[1, 3:] = False
+        context, weights = attention(decoder_states, encoder_states, W, mask)
+        assert context.shape == (batch_size, T_dec, d_h)
+        assert weights.shape == (batch_size, T_dec, T_enc)
+        assert torch.allclose(weights.sum(-1), torch.ones(batch_size, T_dec, dtype=torch.float64))
+        scores = torch.einsum("btd,de,bie->bti", decoder_states, W, encoder_states)
+        expected = torch.softmax(scores.masked_fill(~mask[:, None, :], float("-inf")), dim=-1)
+        assert torch.allclose(weights, expected)
+        assert torch.allclose(context, expected @ encoder_states)
+"""
+
+
+@case(
+    "drill_fair_test_crash_first",
+    "the regression test checks shapes, row sums and the formula's values (einsum), first on sizes "
+    "that all differ (the provided function crashes there) then on d_s == d_h, batch_size == T_dec: "
+    "its own asserts catch every hidden variant, so the provided function's crash is a catch",
+    assignment=CLASSIC,
+    max_score=CLASSIC_FULL,
+    questions_keep_full=list(CLASSIC_QS),
+)
+def _():
+    return with_test(FAIR_TEST)

@@ -1,7 +1,7 @@
 """
-bug: the regression test checks shapes, row sums and padding on sizes that are all different, and nothing else: the provided function only crashes there (a crash is no catch), and on sizes where it runs it would pass
+correct: the regression test checks shapes, row sums and padding on sizes that are all different: its own asserts catch every hidden variant, so the provided function's crash on those sizes is a catch (as in pytest)
 functions: [test_attention_shapes]
-questions: [test_attention_shapes]
+questions: []
 """
 
 
