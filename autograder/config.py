@@ -120,6 +120,7 @@ TRAINING_RUN_KEYS = (
     "eval_lengths",
     "eval_per_length",
     "cpu_seconds",
+    "eval_cpu_seconds",
     "thresholds",
 )
 
@@ -155,7 +156,7 @@ def _validate_training_run(run, path):
     numbers = {k: run[k] for k in ("steps", "batch_size", "max_len", "eval_per_length")}
     numbers.update({f"sizes.{k}": sizes.get(k) for k in ("emb_dim", "hidden_dim", "attn_dim")})
     bad = [k for k, v in numbers.items() if not _number(v)]
-    bad += [k for k in ("lr", "cpu_seconds") if not _number(run[k], integer=False)]
+    bad += [k for k in ("lr", "cpu_seconds", "eval_cpu_seconds") if not _number(run[k], integer=False)]
     if not _number(run["n_symbols"], least=2, strict=False):
         bad.append("n_symbols (at least 2)")
     if not _number(run["seed"], least=0, strict=False):
@@ -188,6 +189,7 @@ TRANSFORMER_RUN_KEYS = (
     "lr",
     "eval_sequences",
     "cpu_seconds",
+    "eval_cpu_seconds",
     "thresholds",
 )
 TRANSFORMER_RUN_SIZES = ("d_model", "n_heads", "d_ff", "n_layers")
@@ -203,7 +205,7 @@ def _validate_transformer_run(run, path):
     sizes = run["sizes"] if isinstance(run["sizes"], dict) else {}
     checks = {k: _number(run[k]) for k in ("steps", "batch_size", "eval_sequences")}
     checks.update({f"sizes.{k}": _number(sizes.get(k)) for k in TRANSFORMER_RUN_SIZES})
-    checks.update({k: _number(run[k], integer=False) for k in ("lr", "cpu_seconds")})
+    checks.update({k: _number(run[k], integer=False) for k in ("lr", "cpu_seconds", "eval_cpu_seconds")})
     checks["length (at least 2)"] = _number(run["length"], least=2, strict=False)
     checks["n_symbols (at least 2)"] = _number(run["n_symbols"], least=2, strict=False)
     checks["seed (an integer >= 0)"] = _number(run["seed"], least=0, strict=False)
