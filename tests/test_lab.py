@@ -291,7 +291,7 @@ def test_the_run_counts_the_worse_of_the_students_modules_and_the_contracts(fork
             suite.test_beats_the_baseline,
             suite.test_uses_its_attention,
         ):
-            with pytest.raises(pytest.fail.Exception, match="own forward makes"):
+            with pytest.raises(pytest.fail.Exception, match="AttentionDecoder.s own forward scores"):
                 check(sub, cfg)
     finally:
         suite._RUNS.clear()

@@ -255,7 +255,7 @@ def test_the_run_counts_the_worse_of_the_students_forward_and_the_contracts(run,
     assert elsewhere.loss_ratio == elsewhere.own["loss_ratio"] > elsewhere.contract["loss_ratio"]
     verdicts = _verdicts(elsewhere)
     assert all(verdicts.values()), verdicts
-    assert all("TransformerLM's own forward makes" in m for m in verdicts.values()), verdicts
+    assert all("TransformerLM's own forward scores" in m for m in verdicts.values()), verdicts
 
     solves = _own_outcome(forkserver, SOLVES, [1.0] * s.steps, t.state)
     assert solves.own["accuracy"] == 1.0 and solves.accuracy == solves.contract["accuracy"] < s.min_accuracy

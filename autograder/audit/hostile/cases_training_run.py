@@ -94,7 +94,7 @@ def _():
     " the weights of the notebook's correct classes trained on the run's batches (the judge once scored them"
     " through the reference's forward alone)",
     assignment=LAB,
-    reason_contains=["own forward makes"],
+    reason_contains=["AttentionDecoder's own forward scores"],
     max_score=sum(LAB_POINTS.values()) - LAB_POINTS[RUN],
     questions_zero=[RUN],
     questions_lose=["attention_decoder"],

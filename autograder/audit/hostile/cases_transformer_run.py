@@ -70,7 +70,7 @@ def _():
     " the notebook's correct class trained on batches of its own (the judge once scored them through the"
     " reference's forward alone: training_run 4/4)",
     assignment=LAB,
-    reason_contains=["your TransformerLM's own forward makes"],
+    reason_contains=["your TransformerLM's own forward scores"],
     max_score=sum(LAB_POINTS.values()) - LAB_POINTS[RUN],
     questions_zero=[RUN],
     questions_lose=["transformer_lm"],

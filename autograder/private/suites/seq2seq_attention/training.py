@@ -38,6 +38,7 @@ from functools import lru_cache
 
 import torch
 
+from autograder.messages import t as text
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.suites import trained
 from autograder.private.suites.trained import BadState
@@ -249,16 +250,18 @@ def own_modules(sub, t, encoder_state, decoder_state):
     enc = trained.Own(sub, "Encoder", (V, E, H), {}, encoder_state, s.eval_cpu_seconds)
     dec = trained.Own(sub, "AttentionDecoder", (V, E, H, s.attn_dim), {}, decoder_state, s.eval_cpu_seconds)
 
-    def parts(value, target, n, names):
-        if not (isinstance(value, (list, tuple)) and len(value) == n):
-            raise BadState("run_own_reply", target=target, got=type(value).__name__, expected=names)
+    def parts(value, target, names):
+        if not (isinstance(value, (list, tuple)) and len(value) == len(names)):
+            raise BadState("run_own_reply", target=target, got=type(value).__name__, expected=f"({', '.join(names)})")
         return value
 
     def encoder(src, src_lengths):
-        return tuple(parts(enc(src, src_lengths), "Encoder", 2, "(encoder_states, state)"))
+        return tuple(parts(enc(src, src_lengths), "Encoder", ("encoder_states", "state")))
 
     def decoder(token, state, states, mask):
-        logits, new_state, _ = parts(dec(token, state, states, mask), "AttentionDecoder", 3, "(logits, state, weights)")
+        logits, new_state, _ = parts(
+            dec(token, state, states, mask), "AttentionDecoder", ("logits", "state", "weights")
+        )
         return trained.scores(logits, (token.shape[0], V), "AttentionDecoder"), new_state, None
 
     return encoder, decoder
@@ -316,7 +319,7 @@ class Outcome:
         own, contract = self.own[measure], self.contract[measure]
         if length is not None:
             own, contract = own[length], contract[length]
-        return trained.own_cause("Encoder and AttentionDecoder", own, contract, higher_is_better)
+        return trained.own_cause(text("run_own_seq2seq_model"), own, contract, higher_is_better)
 
 
 def outcome(t, losses, encoder_state, decoder_state, sub=None):
