@@ -103,6 +103,18 @@ def worse(own, contract, higher_is_better=True):
     return pick(own, contract)
 
 
+def counted(own, contract):
+    """A run's {"accuracy", "loss_ratio"} as it counts them: the contract's forward's alone when
+    the student's model was not run (`own` None: the bench, the kit's tests), else the worse of
+    the two measure by measure (accuracy higher, loss ratio lower is better)."""
+    if own is None:
+        return contract
+    return {
+        "accuracy": worse(own["accuracy"], contract["accuracy"]),
+        "loss_ratio": worse(own["loss_ratio"], contract["loss_ratio"], higher_is_better=False),
+    }
+
+
 def own_cause(model, own, contract, higher_is_better=True):
     """The likely cause of a failed run check when the student's own forward made less of the
     trained state than the contract's forward (None otherwise), with both numbers."""

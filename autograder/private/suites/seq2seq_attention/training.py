@@ -336,14 +336,7 @@ def outcome(t, losses, encoder_state, decoder_state, sub=None):
         own_enc, own_dec = own_modules(sub, t, encoder_state, decoder_state)
         own_ratio = held_out_loss(own_enc, own_dec, t) / before if before > 0 else math.inf
         mine = {"accuracy": accuracy(own_enc, own_dec, t), "loss_ratio": own_ratio}
-    counted = (
-        contract
-        if mine is None
-        else {
-            "accuracy": trained.worse(mine["accuracy"], contract["accuracy"]),
-            "loss_ratio": trained.worse(mine["loss_ratio"], contract["loss_ratio"], higher_is_better=False),
-        }
-    )
+    counted = trained.counted(mine, contract)
     return Outcome(
         list(losses),
         before,

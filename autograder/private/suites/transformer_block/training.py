@@ -256,14 +256,7 @@ def judge(t, model, losses=(), own=None):
 
     contract = measures(forward_of(model))
     mine = measures(own) if own is not None else None
-    counted = (
-        contract
-        if mine is None
-        else {
-            "accuracy": trained.worse(mine["accuracy"], contract["accuracy"]),
-            "loss_ratio": trained.worse(mine["loss_ratio"], contract["loss_ratio"], higher_is_better=False),
-        }
-    )
+    counted = trained.counted(mine, contract)
     return Outcome(
         list(losses),
         before,
