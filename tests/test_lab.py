@@ -187,6 +187,7 @@ def test_a_careless_run_setting_is_one_line_not_an_error_per_submission(tmp_path
     for text, named in (
         ("steps: 0", "steps"),
         ("cpu_seconds: -1", "cpu_seconds"),
+        ("eval_cpu_seconds: 0", "eval_cpu_seconds"),
         ("batch_size: many", "batch_size"),
         ("sizes: {emb_dim: 16, hidden_dim: 0, attn_dim: 16}", "sizes.hidden_dim"),
         ("n_symbols: 1", "n_symbols"),

@@ -175,6 +175,7 @@ def test_the_task_is_the_seeds_and_the_notebook_states_the_run(tmp_path):
     [
         ("steps: 0", "steps"),
         ("cpu_seconds: -1", "cpu_seconds"),
+        ("eval_cpu_seconds: 0", "eval_cpu_seconds"),
         ("length: 1", "length"),
         ("n_symbols: many", "n_symbols"),
         ("sizes: {d_model: 32, n_heads: 0, d_ff: 64, n_layers: 2}", "sizes.n_heads"),
