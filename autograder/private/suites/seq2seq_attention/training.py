@@ -38,7 +38,7 @@ from functools import lru_cache
 
 import torch
 
-from autograder.messages import t as text
+from autograder import messages
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.suites import trained
 from autograder.private.suites.trained import BadState
@@ -319,7 +319,7 @@ class Outcome:
         own, contract = self.own[measure], self.contract[measure]
         if length is not None:
             own, contract = own[length], contract[length]
-        return trained.own_cause(text("run_own_seq2seq_model"), own, contract, higher_is_better)
+        return trained.own_cause(messages.t("run_own_seq2seq_model"), own, contract, higher_is_better)
 
 
 def outcome(t, losses, encoder_state, decoder_state, sub=None):
