@@ -295,6 +295,7 @@ TRAINING_RUN = Section(
         "eval_lengths": ListOf(COUNT, nonempty=True),
         "eval_per_length": COUNT,
         "cpu_seconds": Number(0, above=True, unit="seconds"),
+        "eval_cpu_seconds": Number(0, above=True, unit="seconds"),
         "thresholds": Section(
             {
                 "accuracy": PER_LENGTH,
@@ -317,6 +318,7 @@ TRANSFORMER_RUN = Section(
         "lr": POSITIVE,
         "eval_sequences": COUNT,
         "cpu_seconds": Number(0, above=True, unit="seconds"),
+        "eval_cpu_seconds": Number(0, above=True, unit="seconds"),
         "thresholds": Section(
             {
                 "accuracy": Number(),

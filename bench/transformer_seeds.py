@@ -95,7 +95,7 @@ def misleading_future(t, tokens):
 def all_figures(t, state):
     """The judge's Outcome of a trained state, the other figures, and the margins to the thresholds."""
     s = t.settings
-    model = training.load_trained(t, state)
+    model = training.load(t, training.checked_state(t, state))
     o = training.judge(t, model)
     tokens = training.eval_batch(t)
     L = s.length
@@ -114,7 +114,9 @@ def all_figures(t, state):
         "tf_masked": float((masked_tf == answer).double().mean()),
         "tf_unmasked": float((unmasked_tf == answer).double().mean()),
         "agreement": float((masked_tf == unmasked_tf).double().mean()),
-        "greedy_unmasked": float((training.greedy(model, tokens, causal=False) == answer).double().mean()),
+        "greedy_unmasked": float(
+            (training.greedy(training.forward_of(model, causal=False), tokens) == answer).double().mean()
+        ),
     }
     margins = {
         "accuracy": o.accuracy - s.min_accuracy,

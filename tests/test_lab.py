@@ -187,6 +187,7 @@ def test_a_careless_run_setting_is_one_line_not_an_error_per_submission(tmp_path
     for text, named in (
         ("steps: 0", "steps"),
         ("cpu_seconds: -1", "cpu_seconds"),
+        ("eval_cpu_seconds: 0", "eval_cpu_seconds"),
         ("batch_size: many", "batch_size"),
         ("sizes: {emb_dim: 16, hidden_dim: 0, attn_dim: 16}", "sizes.hidden_dim"),
         ("n_symbols: 1", "n_symbols"),
@@ -225,3 +226,73 @@ def test_a_train_step_that_trains_nothing_scores_nothing(tmp_path, step):
     assert q.score == 0, q.lines
     padding = next(r for r in q.checks if r["check"] == "test_padding_changes_nothing")
     assert padding["failed"] == 0 and padding.get("gated"), q.checks
+
+
+# The AttentionDecoder's forward with its context left out (the notebook's own classes otherwise)
+NO_CONTEXT = """
+
+class AttentionDecoder(AttentionDecoder):
+    def forward(self, prev_token, state, encoder_states, mask):
+        embedded = self.embedding(prev_token)
+        context = torch.zeros_like(state)
+        new_state = self.gru(torch.cat([embedded, context], dim=-1), state)
+        return self.out(torch.cat([new_state, context], dim=-1)), new_state, mask.to(state.dtype)
+"""
+
+
+@pytest.mark.slow
+def test_the_run_counts_the_worse_of_the_students_modules_and_the_contracts(forkserver):
+    """The run's accuracy and loss are what both the student's own Encoder and AttentionDecoder (in
+    a real worker, the trained states loaded) and the reference's forward make of the states, the
+    worse counted: the reference's own classes change nothing; a decoder that leaves its context
+    out, with states trained with it (trained elsewhere), scores what it makes of them and fails
+    every check, naming its own forward."""
+    import inspect
+    from pathlib import Path
+
+    from autograder import config
+    from autograder.judge import provided_source
+    from autograder.judge.notebook import Cell, Submission
+    from autograder.judge.remote import Remote
+    from autograder.private.suites.seq2seq_attention import test_training_run as suite
+    from conftest import limits
+
+    training, s = _settings()
+    task = training.task(s)
+    losses, enc, dec = training.train_here(task, "attention")
+    states = (enc.state_dict(), dec.state_dict())
+
+    def outcome(extra):
+        code = inspect.getsource(ref.Encoder) + "\n\n" + inspect.getsource(ref.AttentionDecoder) + extra
+        sub = Submission(Path("inline.ipynb"), {}, [Cell(1, code, code)])
+        remote = Remote(sub, provided_source(ASSIGNMENT), limits(load_seconds=60), forkserver=forkserver)
+        try:
+            return training.outcome(task, losses, *states, sub=remote)
+        finally:
+            remote.close()
+
+    same = outcome("")
+    assert same.accuracy == pytest.approx(same.contract["accuracy"]) and same.own["accuracy"] == same.accuracy
+    assert all(a >= least for L, least in s.min_accuracy for a in [same.accuracy[L]])
+    elsewhere = outcome(NO_CONTEXT)
+    short = s.min_accuracy[0][0]
+    assert elsewhere.own["accuracy"][short] < elsewhere.contract["accuracy"][short]
+    assert elsewhere.accuracy == elsewhere.own["accuracy"]
+    cfg = config.load()
+
+    class Sub:
+        pass
+
+    sub = Sub()
+    suite._RUNS[id(sub)] = (sub, elsewhere)
+    try:
+        for check in (
+            suite.test_loss_goes_down,
+            suite.test_accuracy_by_length,
+            suite.test_beats_the_baseline,
+            suite.test_uses_its_attention,
+        ):
+            with pytest.raises(pytest.fail.Exception, match="AttentionDecoder.s own forward scores"):
+                check(sub, cfg)
+    finally:
+        suite._RUNS.clear()

@@ -10,15 +10,21 @@ is one line. (What a submission's feedback says is the audit's and the battery's
 catalog entries and `cases_transformer_run`.)
 """
 
+import inspect
 import math
+from pathlib import Path
 
 import pytest
 import torch
 
 from autograder import config, schema
 from autograder.build import grading_text
+from autograder.judge import provided_source
+from autograder.judge.notebook import Cell, Submission
+from autograder.judge.remote import Remote
+from autograder.private.solutions import transformer_block as ref
 from autograder.private.suites.transformer_block import training
-from conftest import ROOT
+from conftest import ROOT, limits
 
 CFG = config.load(ROOT / "grading.yml")
 NAME = "transformer_block"
@@ -35,10 +41,15 @@ def run():
         "no mask": lambda: training.train_ablated(t, causal=False),
     }
     out = {}
+    STATES.clear()
     for name, train in trainings.items():
         losses, state = train()
+        STATES[name] = (losses, state)
         out[name] = training.outcome(t, losses, state)
     return s, t, out
+
+
+STATES = {}  # name -> (losses, trained state) of the `run` fixture's trainings
 
 
 @pytest.mark.slow
@@ -164,6 +175,7 @@ def test_the_task_is_the_seeds_and_the_notebook_states_the_run(tmp_path):
     [
         ("steps: 0", "steps"),
         ("cpu_seconds: -1", "cpu_seconds"),
+        ("eval_cpu_seconds: 0", "eval_cpu_seconds"),
         ("length: 1", "length"),
         ("n_symbols: many", "n_symbols"),
         ("sizes: {d_model: 32, n_heads: 0, d_ff: 64, n_layers: 2}", "sizes.n_heads"),
@@ -187,3 +199,65 @@ def test_a_run_section_without_its_keys_is_one_line():
     with pytest.raises(schema.Invalid, match="transformer_run needs seed, steps") as exc:
         schema.TRANSFORMER_RUN.check({"lr": 0.003}, "transformer_run")
     assert "\n" not in str(exc.value)
+
+
+# The student's notebook in the worker: the reference's graded parts, and TransformerLM's forward
+# as each test writes it.
+PARTS = "".join(inspect.getsource(o) + "\n\n" for o in (ref.positional_encoding, ref.FeedForward, ref.DecoderBlock))
+LM = inspect.getsource(ref.TransformerLM)
+NO_POSITIONS = LM.replace("        x = x + positional_encoding(T, D, device=x.device, dtype=x.dtype)", "")
+# a forward that writes the reversal itself, whatever its parameters: the answer's logits from the prompt
+SOLVES = (
+    LM
+    + """
+
+class TransformerLM(TransformerLM):
+    def forward(self, tokens, pad_mask=None):
+        B, T = tokens.shape
+        out = torch.zeros(B, T, self.head.out_features) + 0 * super().forward(tokens).sum()
+        L = LENGTH  # the prompt's symbols, then SEP at position L
+        for t in range(T):
+            if t >= L and 2 * L - t - 1 >= 0:  # from SEP on: the prompt's symbol 2L - 1 - t comes next
+                out[torch.arange(B), t, tokens[:, 2 * L - t - 1]] = 10.0
+        return out
+""".replace("LENGTH", str(CFG.transformer_run["length"]))
+)
+
+
+def _own_outcome(forkserver, lm_source, losses, state):
+    """The Outcome of (losses, state) with the student's TransformerLM (`lm_source`, the rest the
+    reference's) run in a real worker on the judge's sequences, as the grader runs it."""
+    code = PARTS + lm_source
+    sub = Submission(Path("inline.ipynb"), {}, [Cell(1, code, code)])
+    remote = Remote(sub, provided_source(NAME), limits(cpu_seconds_per_call=30, load_seconds=60), forkserver=forkserver)
+    try:
+        return training.outcome(training.task(training.settings(CFG)), losses, state, remote)
+    finally:
+        remote.close()
+
+
+@pytest.mark.slow
+def test_the_run_counts_the_worse_of_the_students_forward_and_the_contracts(run, forkserver):
+    """The run's accuracy and loss are what both the student's own TransformerLM (in the worker,
+    the trained state loaded) and the reference's forward make of the state, the worse counted:
+    the reference's own model changes nothing; a forward that leaves the positions out, with
+    weights trained with them (trained elsewhere), scores what it makes of them and fails every
+    check, naming its own forward; a forward that writes the answer itself, with parameters that
+    learned nothing (the initial ones), scores what the parameters do."""
+    s, t, out = run
+    losses, trained_state = STATES["reference"]
+    same = _own_outcome(forkserver, LM, losses, trained_state)
+    assert same.accuracy == pytest.approx(out["reference"].accuracy, abs=0.01)
+    assert same.own["accuracy"] == pytest.approx(same.contract["accuracy"], abs=0.01)
+    assert training.failed(s, same) == []
+
+    elsewhere = _own_outcome(forkserver, NO_POSITIONS, losses, trained_state)
+    assert elsewhere.contract["accuracy"] >= s.min_accuracy > elsewhere.own["accuracy"] == elsewhere.accuracy
+    assert elsewhere.loss_ratio == elsewhere.own["loss_ratio"] > elsewhere.contract["loss_ratio"]
+    verdicts = _verdicts(elsewhere)
+    assert all(verdicts.values()), verdicts
+    assert all("TransformerLM's own forward scores" in m for m in verdicts.values()), verdicts
+
+    solves = _own_outcome(forkserver, SOLVES, [1.0] * s.steps, t.state)
+    assert solves.own["accuracy"] == 1.0 and solves.accuracy == solves.contract["accuracy"] < s.min_accuracy
+    assert all(_verdicts(solves).values())

@@ -1,7 +1,7 @@
 """
 bug: the step returns softmax probabilities instead of the raw logits
 functions: [AttentionDecoder]
-questions: [attention_decoder]
+questions: [attention_decoder, training_run]
 """
 import math
 

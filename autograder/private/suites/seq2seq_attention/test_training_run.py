@@ -6,9 +6,12 @@ optimizer="adam")` with the student's Encoder, AttentionDecoder, train_step and
 masked_loss (no stand-in: these points are for a model that trains), under
 grading.yml `training_run.cpu_seconds`. Everything else happens here, from plain
 data (see `training`): the task, the parameters it starts from, the batches,
-the evaluation of the trained parameters with the reference's forward pass on
-sequences the worker never sees, the ablation with the encoder states zeroed
-and the baseline. A model that keeps its accuracy without its encoder states
+the evaluation of the trained parameters on the judge's own sequences, sent to the
+worker only after the parameters came back (through the student's own Encoder and
+AttentionDecoder with them loaded, one call per pass under
+`training_run.eval_cpu_seconds`, and through the reference's forward pass, the
+worse counted), the ablation with the encoder states zeroed (the reference's
+forward) and the baseline. A model that keeps its accuracy without its encoder states
 does not use its attention: every check of the run fails for it.
 """
 
@@ -43,9 +46,17 @@ def _train(sub, task):
     if len(losses) != s.steps or not all(isinstance(x, float) and math.isfinite(x) for x in losses):
         c.fail(c.caused(t("lab_run_losses", what=what, steps=s.steps), t("cause_lab_return_float")))
     try:
-        return training.outcome(task, losses, value[1], value[2])
+        states = training.checked_states(task, value[1], value[2])
     except training.BadState as exc:
         c.fail(c.caused(f"{what} {t(exc.key, **exc.fields)}", t("cause_lab_parameter_names")))
+    try:
+        return training.outcome(task, losses, *states, sub=sub)
+    except (
+        training.BadState
+    ) as exc:  # the student's modules, the trained parameters loaded, failed on the judge's sequences
+        c.fail(
+            c.caused(f"{t('lab_run_eval_call', n=s.eval_per_length)} {t(exc.key, **exc.fields)}", t("cause_run_own"))
+        )
 
 
 def _no_shortcut(o, s):
@@ -71,8 +82,9 @@ def _fmt(acc):
 
 
 def test_loss_goes_down(sub, cfg):
-    """The loss on the judge's own held-out batch (the reference's forward pass, here) of the
-    trained parameters is at most loss_ratio_at_most of the initial parameters'."""
+    """The loss on the judge's own held-out batch of the trained parameters (the worse of the
+    student's own modules and the reference's forward) is at most loss_ratio_at_most of the
+    initial parameters'."""
     s = training.settings(cfg)
     o = run(sub, cfg)
     if not o.loss_ratio <= s.max_loss_ratio:
@@ -86,7 +98,7 @@ def test_loss_goes_down(sub, cfg):
                     most=f"{s.max_loss_ratio:.2f}",
                     yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}",
                 ),
-                t("cause_lab_run_parts"),
+                o.own_cause("loss_ratio", higher_is_better=False) or t("cause_lab_run_parts"),
             )
         )
     _no_shortcut(o, s)
@@ -107,7 +119,7 @@ def test_accuracy_by_length(sub, cfg):
                         least=f"{least:.2f}",
                         all=_fmt(o.accuracy),
                     ),
-                    t("cause_lab_run_parts"),
+                    o.own_cause("accuracy", L) or t("cause_lab_run_parts"),
                 )
             )
     _no_shortcut(o, s)
@@ -128,7 +140,7 @@ def test_beats_the_baseline(sub, cfg):
                         base=f"{o.baseline[L]:.2f}",
                         least=f"{least:.2f}",
                     ),
-                    t("cause_lab_run_parts"),
+                    o.own_cause("accuracy", L) or t("cause_lab_run_parts"),
                 )
             )
     _no_shortcut(o, s)
@@ -150,6 +162,6 @@ def test_uses_its_attention(sub, cfg):
                     least=f"{least:.2f}",
                     all=_fmt(o.accuracy),
                 ),
-                t("cause_lab_run_parts"),
+                o.own_cause("accuracy", short) or t("cause_lab_run_parts"),
             )
         )

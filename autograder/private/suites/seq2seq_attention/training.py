@@ -13,19 +13,23 @@ What the judge decides, each from plain data it made or checked itself:
   and AttentionDecoder with the student's train_step (and masked_loss) in the
   worker, under the run's own CPU budget, and sends back the trained
   parameters;
-- the evaluation: the judge loads those parameters into the reference modules,
-  here, and decodes greedily from its own tokens on its own sequences, which the
-  worker never sees (so no model can read a target or copy an input at
-  evaluation time; accuracy is what those parameters do, computed here);
-- the ablation: the same decoding with the encoder states replaced by zeros.
-  A model that keeps its accuracy without them does not use its attention: it
-  earns none of the run's points;
+- the evaluation: greedy decoding from BOS on the judge's own sequences, sent to
+  the worker only after the trained parameters came back, and the held-out loss,
+  each measured through the student's own Encoder and AttentionDecoder with those
+  parameters loaded (`trained.Own`: one call per encoder pass and per decoding
+  step, the tokens fed back chosen here) and through the reference modules with the
+  same parameters, here; the worse of the two counts (`trained.worse`; trained.py
+  says why both);
+- the ablation, on the reference modules alone: the same decoding with the encoder
+  states replaced by zeros. A model that keeps its accuracy without them does not
+  use its attention: it earns none of the run's points;
 - the baseline: the reference baseline trained here on the same batches from
   the same seed (cached per settings: one run per process).
 
 Left open (said in docs/pages/training-lab.md): a worker could send parameters it did not get
-by training (computed from the batches some other way); they would still have
-to solve the substituted task through the reference's attention.
+by this run's training (a correct model trained in another cell on the same batches); they
+score what the student's own forward and the reference's both make of them, so the student's
+classes must run them as the contract's do.
 """
 
 import math
@@ -34,6 +38,7 @@ from functools import lru_cache
 
 import torch
 
+from autograder import messages
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.suites import trained
 from autograder.private.suites.trained import BadState
@@ -55,6 +60,7 @@ class Settings:
     eval_lengths: tuple
     eval_per_length: int
     cpu_seconds: float
+    eval_cpu_seconds: float  # each call of the student's modules on the judge's sequences
     min_accuracy: tuple  # ((length, accuracy), ...)
     min_gap: tuple  # ((length, gap over the baseline), ...)
     max_zeroed: float
@@ -95,6 +101,7 @@ def settings(cfg, seed=None):
         eval_lengths=tuple(int(n) for n in s["eval_lengths"]),
         eval_per_length=int(s["eval_per_length"]),
         cpu_seconds=float(s["cpu_seconds"]),
+        eval_cpu_seconds=float(s["eval_cpu_seconds"]),
         min_accuracy=tuple(sorted((int(k), float(v)) for k, v in th["accuracy"].items())),
         min_gap=tuple(sorted((int(k), float(v)) for k, v in th["gap_over_baseline"].items())),
         max_zeroed=float(th["zeroed_context_at_most"]),
@@ -210,15 +217,54 @@ def accuracy(encoder, decoder, t, zero_context=False):
     return out
 
 
-def load_trained(t, encoder_state, decoder_state):
-    """The reference modules with the worker's trained parameters, each checked here
-    (`trained.checked`: exactly the contract's names and shapes, floating point and finite)."""
-    enc, dec = modules(t.settings, "attention")
-    for prefix, module, got in (("encoder", enc, encoder_state), ("decoder", dec, decoder_state)):
+def checked_states(t, encoder_state, decoder_state):
+    """The worker's trained parameters, each checked here (`trained.checked`: exactly the
+    contract's names and shapes, floating point and finite): ({name: float32 tensor}, {...})."""
+    out = []
+    for prefix, module, got in zip(
+        ("encoder", "decoder"), modules(t.settings, "attention"), (encoder_state, decoder_state)
+    ):
         if not isinstance(got, dict):
             raise BadState("lab_run_state_kind", what=prefix)
-        module.load_state_dict(trained.checked(module.state_dict(), got, prefix))
+        out.append(trained.checked(module.state_dict(), got, prefix))
+    return tuple(out)
+
+
+def load_trained(t, encoder_state, decoder_state):
+    """The reference modules with the worker's trained parameters, each checked here."""
+    enc, dec = modules(t.settings, "attention")
+    e, d = checked_states(t, encoder_state, decoder_state)
+    enc.load_state_dict(e)
+    dec.load_state_dict(d)
     return enc, dec
+
+
+def own_modules(sub, t, encoder_state, decoder_state):
+    """The student's Encoder and AttentionDecoder built as run_train_steps builds them, the
+    checked trained states loaded (`trained.Own`), as the calls the reference's decoding makes:
+    encoder(src, src_lengths) -> (states, state) and decoder(token, state, states, mask) ->
+    (float32 logits checked here, state, None). What the student's modules pass each other
+    (states, state) goes back to them as it came; the judge reads their logits alone."""
+    s = t.settings
+    V, E, H = s.vocab_size, s.emb_dim, s.hidden_dim
+    enc = trained.Own(sub, "Encoder", (V, E, H), {}, encoder_state, s.eval_cpu_seconds)
+    dec = trained.Own(sub, "AttentionDecoder", (V, E, H, s.attn_dim), {}, decoder_state, s.eval_cpu_seconds)
+
+    def parts(value, target, names):
+        if not (isinstance(value, (list, tuple)) and len(value) == len(names)):
+            raise BadState("run_own_reply", target=target, got=type(value).__name__, expected=f"({', '.join(names)})")
+        return value
+
+    def encoder(src, src_lengths):
+        return tuple(parts(enc(src, src_lengths), "Encoder", ("encoder_states", "state")))
+
+    def decoder(token, state, states, mask):
+        logits, new_state, _ = parts(
+            dec(token, state, states, mask), "AttentionDecoder", ("logits", "state", "weights")
+        )
+        return trained.scores(logits, (token.shape[0], V), "AttentionDecoder"), new_state, None
+
+    return encoder, decoder
 
 
 def held_out_loss(encoder, decoder, t):
@@ -254,24 +300,50 @@ class Outcome:
     own losses are only shown)."""
 
     losses: list
-    loss_before: float  # the held-out loss of the initial parameters
-    loss_ratio: float  # ... of the trained ones over it
-    accuracy: dict  # {length: accuracy} of the trained parameters
-    zeroed: dict  # the same with the encoder states zeroed
+    loss_before: float  # the held-out loss of the initial parameters (the reference's forward)
+    loss_ratio: float  # ... of the trained ones over it: the worse of the two forwards'
+    accuracy: dict  # {length: accuracy} of the trained parameters: the worse of the two forwards'
+    zeroed: dict  # the reference's, with the encoder states zeroed
     baseline: dict
+    own: dict = None  # {"accuracy": {length: ...}, "loss_ratio"}: the student's modules', when run
+    contract: dict = None  # the same through the reference modules
 
     def gap(self, length):
         return self.accuracy[length] - self.baseline[length]
 
+    def own_cause(self, measure, length=None, higher_is_better=True):
+        """The cause to name when the student's own modules made this measure (at `length`)
+        worse than the reference's forward of the same parameters (or None)."""
+        if not self.own:
+            return None
+        own, contract = self.own[measure], self.contract[measure]
+        if length is not None:
+            own, contract = own[length], contract[length]
+        return trained.own_cause(messages.t("run_own_seq2seq_model"), own, contract, higher_is_better)
 
-def outcome(t, losses, encoder_state, decoder_state):
+
+def outcome(t, losses, encoder_state, decoder_state, sub=None):
+    """The Outcome of the worker's reply (losses, trained states), the student's own modules
+    run on the judge's sequences when `sub` is given (the grader; the kit's tests judge the
+    reference's forward alone); BadState when a state is not the contract's or the student's
+    modules fail on it."""
+    encoder_state, decoder_state = checked_states(t, encoder_state, decoder_state)
     enc, dec = load_trained(t, encoder_state, decoder_state)
     ratio, before = loss_ratio(t, enc, dec)
+    contract = {"accuracy": accuracy(enc, dec, t), "loss_ratio": ratio}
+    mine = None
+    if sub is not None:
+        own_enc, own_dec = own_modules(sub, t, encoder_state, decoder_state)
+        own_ratio = held_out_loss(own_enc, own_dec, t) / before if before > 0 else math.inf
+        mine = {"accuracy": accuracy(own_enc, own_dec, t), "loss_ratio": own_ratio}
+    counted = trained.counted(mine, contract)
     return Outcome(
         list(losses),
         before,
-        ratio,
-        accuracy(enc, dec, t),
+        counted["loss_ratio"],
+        counted["accuracy"],
         accuracy(enc, dec, t, zero_context=True),
         baseline_accuracy(t.settings),
+        mine,
+        contract if mine is not None else None,
     )

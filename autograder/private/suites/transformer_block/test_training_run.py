@@ -6,8 +6,12 @@ positional_encoding, DecoderBlock and FeedForward it uses) and next_token_loss (
 stand-in: these points are for a model that trains), under grading.yml
 `transformer_run.cpu_seconds`. Everything else happens here, from plain data (see
 `training`): the task, the parameters it starts from, the batches, and the evaluation
-of the trained parameters with the reference's forward pass on sequences the worker
-never sees, with the positional encoding zeroed and with the causal mask removed.
+of the trained parameters on the judge's own sequences, sent to the worker only after
+the parameters came back: accuracy and loss through the student's own TransformerLM with
+those parameters loaded (one call per decoding step, each under
+`transformer_run.eval_cpu_seconds`) and through the reference's forward pass, the worse
+counted; with the positional encoding zeroed and with the causal mask removed through the
+reference's forward alone.
 
 A model whose accuracy does not fall when its positional encoding is zeroed does not
 use its positions (or learned nothing): every check of the run fails for it, as the
@@ -47,9 +51,15 @@ def _train(sub, task):
     if len(losses) != s.steps or not all(isinstance(x, float) and math.isfinite(x) for x in losses):
         c.fail(c.caused(t("lab_run_losses", what=what, steps=s.steps), t("cause_tb_run_losses")))
     try:
-        return training.outcome(task, losses, value[1])
+        state = training.checked_state(task, value[1])
     except training.BadState as exc:
         c.fail(c.caused(f"{what} {t(exc.key, **exc.fields)}", t("cause_tb_parameter_names")))
+    try:
+        return training.outcome(task, losses, state, sub)
+    except (
+        training.BadState
+    ) as exc:  # the student's model, the trained parameters loaded, failed on the judge's sequences
+        c.fail(c.caused(f"{t('tb_run_eval_call', n=s.eval_sequences)} {t(exc.key, **exc.fields)}", t("cause_run_own")))
 
 
 def _uses_positions(o, s):
@@ -59,6 +69,7 @@ def _uses_positions(o, s):
     ok = training.passed(s, o)
     if not ok["positions"]:
         positions = ok["accuracy"] or o.drop < 0
+        own = o.own_cause("accuracy")
         c.fail(
             c.caused(
                 t(
@@ -68,7 +79,7 @@ def _uses_positions(o, s):
                     drop=f"{o.drop:.2f}",
                     least=f"{s.min_positions_drop:.2f}",
                 ),
-                t("cause_tb_run_positions" if positions else "cause_tb_run_parts"),
+                own or t("cause_tb_run_positions" if positions else "cause_tb_run_parts"),
             )
         )
 
@@ -78,14 +89,14 @@ def _learned(o, s):
         c.fail(
             c.caused(
                 t("tb_run_accuracy", n=s.eval_sequences, got=f"{o.accuracy:.2f}", least=f"{s.min_accuracy:.2f}"),
-                t("cause_tb_run_parts"),
+                o.own_cause("accuracy") or t("cause_tb_run_parts"),
             )
         )
 
 
 def test_loss_goes_down(sub, cfg):
-    """The loss over the answer on the judge's own sequences (the reference's forward pass, here)
-    of the trained parameters is at most loss_ratio_at_most of the initial parameters'."""
+    """The loss over the answer on the judge's own sequences of the trained parameters (the worse of the
+    student's own forward and the reference's) is at most loss_ratio_at_most of the initial parameters'."""
     s = training.settings(cfg)
     o = run(sub, cfg)
     if not training.passed(s, o)["loss_ratio"]:
@@ -99,14 +110,15 @@ def test_loss_goes_down(sub, cfg):
                     most=f"{s.max_loss_ratio:.2f}",
                     yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}",
                 ),
-                t("cause_tb_run_parts"),
+                o.own_cause("loss_ratio", higher_is_better=False) or t("cause_tb_run_parts"),
             )
         )
     _uses_positions(o, s)
 
 
 def test_accuracy(sub, cfg):
-    """Greedy decoding of the answer from the prompt alone, with the trained parameters, reaches accuracy."""
+    """Greedy decoding of the answer from the prompt alone, with the trained parameters, reaches accuracy
+    (the worse of the student's own forward and the reference's)."""
     s = training.settings(cfg)
     o = run(sub, cfg)
     _learned(o, s)

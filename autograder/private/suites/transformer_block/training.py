@@ -14,13 +14,16 @@ What the judge decides, each from plain data it made or checked itself:
   the student's next_token_loss (and, inside the model, the student's
   positional_encoding, DecoderBlock and FeedForward) in the worker, under the run's
   own CPU budget, and sends back the trained parameters;
-- the evaluation, here, with the reference's forward pass (`ablated_logits`) and the
-  trained parameters loaded into the reference model, on sequences the worker never
-  sees: greedy accuracy of the answer decoded from the prompt alone; the same with the
-  positional encoding zeroed (a model that uses its positions falls towards chance);
-  teacher-forced accuracy on the prompt's random symbols with the causal mask removed
-  (a model that learned to read the next position copies them); the held-out loss over
-  the answer, trained parameters over initial ones.
+- the evaluation, on the judge's own sequences, sent to the worker only after the trained
+  parameters came back: greedy accuracy of the answer decoded from the prompt alone and the
+  held-out loss over the answer (trained parameters over initial ones), each measured
+  through the student's own TransformerLM with the trained parameters loaded
+  (`trained.Own`) and through the reference's forward pass of the same parameters, the
+  worse of the two counted (`trained.worse`: see trained.py for why both); and, on the
+  reference's forward alone (`ablated_logits`), the same accuracy with the positional
+  encoding zeroed (a model that uses its positions falls towards chance) and teacher-forced
+  accuracy on the prompt's random symbols with the causal mask removed (a model that
+  learned to read the next position copies them).
 
 Why "reads ahead" and not "nothing changes without the mask": see
 docs/pages/transformer-contract.md, "The training run in the grader".
@@ -53,6 +56,7 @@ class Settings:
     lr: float
     eval_sequences: int
     cpu_seconds: float
+    eval_cpu_seconds: float  # each call of the student's model on the judge's sequences
     min_accuracy: float  # greedy token accuracy of the answer, at least
     min_positions_drop: float  # accuracy minus accuracy with the positional encoding zeroed, at least
     max_reads_future: float  # without the causal mask, accuracy on the prompt's random symbols, at most
@@ -89,6 +93,7 @@ def settings(cfg, seed=None, **overrides):
         lr=float(s["lr"]),
         eval_sequences=int(s["eval_sequences"]),
         cpu_seconds=float(s["cpu_seconds"]),
+        eval_cpu_seconds=float(s["eval_cpu_seconds"]),
         min_accuracy=float(th["accuracy"]),
         min_positions_drop=float(th["positions_drop"]),
         max_reads_future=float(th["reads_future_at_most"]),
@@ -155,21 +160,27 @@ def eval_batch(t, salt=1000):
     return ref.make_reverse_batch(s.eval_sequences, s.length, s.n_symbols, g)
 
 
+def forward_of(model, positions=True, causal=True):
+    """The reference's forward pass of `model` (a TransformerLM), ablated as asked: tokens -> logits."""
+    return lambda tokens: ref.ablated_logits(model, tokens, positions=positions, causal=causal)
+
+
 @torch.no_grad()
-def greedy(model, tokens, positions=True, causal=True):
-    """Greedy decoding of the answer from the prompt alone: (N, L) tokens."""
+def greedy(forward, tokens):
+    """Greedy decoding of the answer from the prompt alone with `forward` (tokens -> logits):
+    (N, L) tokens."""
     L = (tokens.shape[1] - 1) // 2
     seq = tokens[:, : L + 1]  # (N, L + 1): a_1 .. a_L, SEP
     for _ in range(L):
-        logits = ref.ablated_logits(model, seq, positions=positions, causal=causal)  # (N, T', V)
+        logits = forward(seq)  # (N, T', V)
         seq = torch.cat([seq, logits[:, -1].argmax(-1, keepdim=True)], dim=1)  # (N, T' + 1)
     return seq[:, L + 1 :]  # (N, L): the answer
 
 
-def answer_accuracy(model, tokens, positions=True):
-    """The share of the answer's symbols greedy decoding gets right."""
+def answer_accuracy(forward, tokens):
+    """The share of the answer's symbols greedy decoding with `forward` gets right."""
     L = (tokens.shape[1] - 1) // 2
-    return float((greedy(model, tokens, positions=positions) == tokens[:, L + 1 :]).double().mean())
+    return float((greedy(forward, tokens) == tokens[:, L + 1 :]).double().mean())
 
 
 @torch.no_grad()
@@ -178,27 +189,33 @@ def prompt_accuracy(model, tokens, causal=True):
     model that only reads the past is at chance there (1 / n_symbols); one that reads ahead
     copies them once the mask is removed."""
     L = (tokens.shape[1] - 1) // 2
-    logits = ref.ablated_logits(model, tokens, causal=causal)  # (N, 2L + 1, V)
+    logits = forward_of(model, causal=causal)(tokens)  # (N, 2L + 1, V)
     return float((logits[:, : L - 1].argmax(-1) == tokens[:, 1:L]).double().mean())  # made at 0 .. L - 2
 
 
 @torch.no_grad()
-def held_out_loss(model, t):
+def held_out_loss(forward, t):
     """The next-token loss over the answer alone (the prompt's symbols are random), on the
-    judge's own sequences."""
+    judge's own sequences, with `forward` (tokens -> logits)."""
     tokens = eval_batch(t, salt=999)
     answer = torch.arange(tokens.shape[1]) > t.settings.length  # (2L + 1,): after SEP
-    return float(ref.next_token_loss(model(tokens), tokens, answer.expand_as(tokens)))
+    return float(ref.next_token_loss(forward(tokens), tokens, answer.expand_as(tokens)))
 
 
-def load_trained(t, state):
-    """The reference model with the worker's trained parameters, each checked here
-    (`trained.checked`: exactly the contract's names and shapes, floating point and finite)."""
-    model = ref.TransformerLM(**t.settings.sizes)
+def own_forward(sub, t, state):
+    """The student's TransformerLM built as the run builds it (`TransformerLM(**sizes)`), the
+    checked trained `state` loaded, as a forward (tokens -> float32 logits, checked here)."""
+    s = t.settings
+    model = trained.Own(sub, "TransformerLM", (), s.sizes, state, s.eval_cpu_seconds)
+    return lambda tokens: trained.scores(model(tokens), (*tokens.shape, s.sizes["vocab_size"]), "TransformerLM")
+
+
+def checked_state(t, state):
+    """The worker's trained parameters, each checked here (`trained.checked`: exactly the
+    contract's names and shapes, floating point and finite): {name: float32 tensor}."""
     if not isinstance(state, dict):
         raise BadState("tb_run_state_kind")
-    model.load_state_dict(trained.checked(model.state_dict(), state))
-    return model.eval()
+    return trained.checked(ref.TransformerLM(**t.settings.sizes).state_dict(), state)
 
 
 @dataclass
@@ -207,34 +224,57 @@ class Outcome:
     losses are only shown)."""
 
     losses: list
-    loss_before: float  # the held-out loss of the initial parameters
-    loss_ratio: float  # ... of the trained ones over it
-    accuracy: float  # greedy accuracy of the answer
-    zeroed: float  # the same with the positional encoding zeroed
-    reads_future: float  # prompt accuracy with the causal mask removed
+    loss_before: float  # the held-out loss of the initial parameters (the reference's forward)
+    loss_ratio: float  # ... of the trained ones over it: the worse of the two forwards'
+    accuracy: float  # greedy accuracy of the answer: the worse of the two forwards'
+    zeroed: float  # the reference's, with the positional encoding zeroed
+    reads_future: float  # the reference's prompt accuracy with the causal mask removed
+    own: dict = None  # {"accuracy", "loss_ratio"}: the student's forward's, when it was run
+    contract: dict = None  # the same through the reference's forward
 
     @property
     def drop(self):
         return self.accuracy - self.zeroed
 
+    def own_cause(self, measure, higher_is_better=True):
+        """The cause to name when the student's own forward made this measure worse (or None)."""
+        if not self.own:
+            return None
+        return trained.own_cause("TransformerLM", self.own[measure], self.contract[measure], higher_is_better)
 
-def judge(t, model, losses=()):
-    """The Outcome of a trained reference `model` (its parameters the submission's)."""
+
+def judge(t, model, losses=(), own=None):
+    """The Outcome of a trained reference `model` (its parameters the submission's), with the
+    student's own forward `own` (tokens -> logits) of the same parameters when given (the
+    grader; the bench and the kit's tests judge the reference's forward alone)."""
     before = held_out_loss(load(t, t.state), t)
     tokens = eval_batch(t)
+
+    def measures(forward):
+        ratio = held_out_loss(forward, t) / before if before > 0 else math.inf
+        return {"accuracy": answer_accuracy(forward, tokens), "loss_ratio": ratio}
+
+    contract = measures(forward_of(model))
+    mine = measures(own) if own is not None else None
+    counted = trained.counted(mine, contract)
     return Outcome(
         list(losses),
         before,
-        held_out_loss(model, t) / before if before > 0 else math.inf,
-        answer_accuracy(model, tokens),
-        answer_accuracy(model, tokens, positions=False),
+        counted["loss_ratio"],
+        counted["accuracy"],
+        answer_accuracy(forward_of(model, positions=False), tokens),
         prompt_accuracy(model, tokens, causal=False),
+        mine,
+        contract if mine is not None else None,
     )
 
 
-def outcome(t, losses, state):
-    """The Outcome of the worker's reply (losses, trained state); BadState when the state is not the contract's."""
-    return judge(t, load_trained(t, state), losses)
+def outcome(t, losses, state, sub=None):
+    """The Outcome of the worker's reply (losses, trained state), the student's own
+    TransformerLM run on the judge's sequences when `sub` is given; BadState when the state is
+    not the contract's or the student's model fails on it."""
+    state = checked_state(t, state)
+    return judge(t, load(t, state), losses, own_forward(sub, t, state) if sub is not None else None)
 
 
 def passed(s, o):
