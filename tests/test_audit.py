@@ -1,5 +1,6 @@
 """The mutation audit: every catalog bug is caught on its questions, every
-correct variant keeps full marks (a change that weakens a hidden test fails here).
+correct variant keeps full marks, and no public check catches a bug that no hidden
+check charges (a change that weakens a hidden test fails here).
 
 The catalog is graded once for the whole run (conftest's `catalog_graded`, in the
 course's edition, pt-BR) and checked once by the public checks (`catalog_public`,
@@ -27,6 +28,8 @@ def test_audit_catches_every_bug_and_passes_every_correct_variant(catalog_graded
     bad = audit_run.report(rows, CFG, out=out)
     text = out.getvalue()
     print(text[text.index("(* marks") :])  # the figures, for `pytest -s` and the log of a failure
+    weaker = [f"{e.assignment}/{e.name} on {q} ({check})" for e, q, check in audit_run.weaker_than_public(rows, CFG)]
+    assert not weaker, f"a public check catches what no hidden check charges: {weaker}"
     assert bad == 0, text[-5000:]
     caught = re.search(r"caught on their questions: (\d+)/(\d+)", text)
     correct = re.search(r"correct entries at full marks: (\d+)/(\d+)", text)

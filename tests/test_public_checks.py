@@ -120,3 +120,33 @@ def test_audit_report_has_the_public_column_and_fails_on_a_correct_entry_that_fa
     out = io.StringIO()
     assert audit_run.report(rows, CFG, out=out) == 1
     assert "correct entries passing every public check: 0/1" in out.getvalue()
+
+
+def test_the_audit_names_a_public_failure_no_hidden_check_charges():
+    """Parity of the hidden suites with the public checks, on the audit's own rows: a buggy
+    entry that a public check flags on a question it may be charged on, where it keeps every
+    point, is named with that question and fails the report; a public failure on a question
+    the entry may not be charged on (its DecoderBlock run inside the public TransformerLM
+    check: the judge stands in for it there) and one whose question the hidden suite charges
+    are not."""
+
+    def entry(name, functions):
+        return Entry("transformer_block", name, ROOT, "", False, functions, [], False, {})
+
+    full = {q: (p, p) for q, p in CFG.questions("transformer_block").items()}
+    charged = dict(full, decoder_block=(1.0, full["decoder_block"][1]))
+    rows = [
+        (entry("kept", ["DecoderBlock"]), full, {}, "caught", ["decoder_block/test_decoder_block_parameters"]),
+        (entry("elsewhere", ["DecoderBlock"]), charged, {}, "caught", ["transformer_lm/test_transformer_lm_causal"]),
+        (entry("charged", ["DecoderBlock"]), charged, {}, "caught", ["decoder_block/test_decoder_block_parameters"]),
+    ]
+    weaker = audit_run.weaker_than_public(rows, CFG)
+    assert [(e.name, q, check) for e, q, check in weaker] == [
+        ("kept", "decoder_block", "decoder_block/test_decoder_block_parameters")
+    ]
+    out = io.StringIO()
+    assert audit_run.report(rows, CFG, out=out) == 1
+    text = out.getvalue()
+    assert "HIDDEN SUITE WEAKER THAN PUBLIC: transformer_block/kept keeps every point of decoder_block" in text
+    assert "public failures no hidden check charges (entry, question): 1" in text
+    assert audit_run.report(rows[1:], CFG, out=io.StringIO()) == 0

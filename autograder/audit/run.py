@@ -13,7 +13,10 @@ which public check (what `grader.check` runs, through `python -m autograder
 check`'s path: the notebook's own public tests in the sandboxed worker) already
 flags each entry before submission, with the share of buggy entries flagged.
 A correct entry that fails a public check also makes the exit status 1, and so
-does an entry the kit failed on (status internal_error: GRADER FAULT).
+does an entry the kit failed on (status internal_error: GRADER FAULT), and so
+does a hidden suite weaker than its own public check: a buggy entry that a
+public check flags on a question it may be charged on, with every point of that
+question kept (`weaker_than_public`).
 """
 
 import json
@@ -53,6 +56,37 @@ def fill_catalog(chosen, folder, lang=None):
     return files
 
 
+def chargeable(e, cfg):
+    """The questions catalog entry `e` may lose points on. Each bug is charged once: with the
+    judge standing in for called graded functions, on the questions of the functions it
+    defines and on a question that runs them (the training labs' runs train the student's
+    parts); with isolation off, on any question."""
+    if not cfg.scoring.get("isolate_dependencies", True):
+        return set(cfg.questions(e.assignment))
+    own = {question_name(f) for f in e.functions}
+    return own | {q for q, parts in runs(e.assignment).items() if set(parts) & set(e.functions)}
+
+
+def weaker_than_public(rows, cfg):
+    """[(entry, question, public check)]: a buggy entry's failing public check ("question/test")
+    on a question it may be charged on (`chargeable`) where the hidden suites took no point,
+    the first such check per question: a hidden suite weaker than its own public check. The
+    audit's rows (`verdicts`) hold what it needs: the points per question and the failing
+    public checks."""
+    out = []
+    for e, scores, _, verdict, public in rows:
+        if e.correct or not public or verdict.startswith("GRADER FAULT"):
+            continue
+        own, seen = chargeable(e, cfg), set()
+        for check in public:
+            question, sep, _ = check.partition("/")
+            score, most = scores.get(question, (0, 0))
+            if sep and question in own and question in scores and score >= most and question not in seen:
+                seen.add(question)
+                out.append((e, question, check))
+    return out
+
+
 def verdicts(chosen, graded, flagged, cfg):
     """The audit's rows from what the judge gave each entry of `chosen` (`graded`: its
     results.json data, in order) and its failing public checks (`flagged`: a list per
@@ -69,12 +103,7 @@ def verdicts(chosen, graded, flagged, cfg):
             verdict = "ok" if not lost else "FALSE ALARM"
         else:
             missed = [q for q in e.questions if q not in lost]
-            # each bug charged once: with the judge standing in for called graded functions,
-            # an entry loses points only on the questions of the functions it defines
-            # (and on a question that runs them: the training lab's run trains the student's parts)
-            own = {question_name(f) for f in e.functions}
-            own |= {q for q, parts in runs(e.assignment).items() if set(parts) & set(e.functions)}
-            twice = sorted(lost - own) if cfg.scoring.get("isolate_dependencies", True) else []
+            twice = sorted(lost - chargeable(e, cfg))
             verdict = (
                 ("caught" if not missed else f"MISSED on {', '.join(missed)}")
                 if not twice
@@ -139,6 +168,14 @@ def report(rows, cfg, out=sys.stdout):
                 msg = first_failure(outputs.get(q, ""))
                 if msg:
                     print(f"      {q}: {msg[:220]}", file=out)
+    weaker = weaker_than_public(rows, cfg)
+    for e, question, check in weaker:
+        print(
+            f"  HIDDEN SUITE WEAKER THAN PUBLIC: {e.assignment}/{e.name} keeps every point of {question}, "
+            f"whose public check {check} fails",
+            file=out,
+        )
+    bad += len(weaker)
     print("\n(* marks the questions an entry targets)", file=out)
     correct = [r for r in rows if r[0].correct]
     print(
@@ -170,6 +207,7 @@ def report(rows, cfg, out=sys.stdout):
             file=out,
         )
         print(f"correct entries passing every public check: {sum(not r[4] for r in correct)}/{len(correct)}", file=out)
+        print(f"public failures no hidden check charges (entry, question): {len(weaker)}", file=out)
     return bad
 
 

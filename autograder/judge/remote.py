@@ -52,6 +52,9 @@ class Reply:
     forbidden_seen: list[str] = field(default_factory=list)
     inputs_after: list[Any] | None = None  # the input tensors as the call left them
     params: dict[str, Any] | None = None
+    # a built module's persistent buffers ({name: {"shape", "dtype", "device"}}): with `params`,
+    # every entry of its state_dict, the names a load_state_dict matches
+    buffers: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -402,4 +405,5 @@ class Remote:
             forbidden_seen=[one_line(s, 80) for s in seen[:10]] if isinstance(seen, list) else [],
             inputs_after=raw.get("inputs_after"),
             params=raw.get("params") if isinstance(raw.get("params"), dict) else None,
+            buffers=raw.get("buffers") if isinstance(raw.get("buffers"), dict) else None,
         )

@@ -393,15 +393,9 @@ class Worker:
                     to = req.get("to") or {}
                     dtype = getattr(torch, to["dtype"]) if to.get("dtype") else None
                     obj = obj.to(device=req.get("device", "cpu"), dtype=dtype)
-                    params = _parameters(obj, torch)
-                    reply["params"] = {
-                        n: {
-                            "shape": list(p.shape),
-                            "dtype": str(p.dtype).replace("torch.", ""),
-                            "device": str(p.device),
-                        }
-                        for n, p in params.items()
-                    }
+                    params, buffers = _state_entries(obj, torch)
+                    reply["params"] = _tensor_table(params)
+                    reply["buffers"] = _tensor_table(buffers)
                     if req.get("state") is not None:
                         state = req["state"]
                         missing = sorted(set(state) - set(params))
@@ -455,32 +449,47 @@ class Worker:
         return {"inputs": list(grads[: len(inputs)]), "params": dict(zip(names, grads[len(inputs) :]))}
 
 
-def _parameters(module, torch):
-    """{name: Parameter} of a module and its submodules, read from their own
-    `_parameters`/`_modules` dicts and Parameter attributes, never through
-    methods a class can override (`named_parameters`, `named_modules`,
-    `__getattr__`), so a module cannot hide a parameter it created."""
-    out, seen = {}, set()
+def _state_entries(module, torch):
+    """({name: Parameter}, {name: persistent buffer}) of a module and its submodules: the
+    entries its state_dict holds, as load_state_dict matches them by name (a buffer
+    registered with persistent=False is no entry). Read from the modules' own
+    `_parameters`/`_buffers`/`_modules` dicts and Parameter attributes, never through
+    methods a class can override (`named_parameters`, `state_dict`, `named_modules`,
+    `__getattr__`), so a module cannot hide an entry it created."""
+    params, buffers, seen = {}, {}, set()
 
     def walk(m, prefix, depth):
         if id(m) in seen or depth > 16:
             return
         seen.add(id(m))
         own = object.__getattribute__(m, "__dict__")
-        params = own.get("_parameters")
-        for name, p in dict.items(params) if isinstance(params, dict) else ():
+        found = own.get("_parameters")
+        for name, p in dict.items(found) if isinstance(found, dict) else ():
             if isinstance(p, torch.nn.Parameter):
-                out.setdefault(prefix + str(name), p)
+                params.setdefault(prefix + str(name), p)
         for name, v in dict.items(own):
             if isinstance(v, torch.nn.Parameter):
-                out.setdefault(prefix + str(name), v)
+                params.setdefault(prefix + str(name), v)
+        found, transient = own.get("_buffers"), own.get("_non_persistent_buffers_set")
+        transient = set.copy(transient) if isinstance(transient, set) else set()
+        for name, b in dict.items(found) if isinstance(found, dict) else ():
+            if isinstance(b, torch.Tensor) and name not in transient:
+                buffers.setdefault(prefix + str(name), b)
         subs = own.get("_modules")
         for name, sub in dict.items(subs) if isinstance(subs, dict) else ():
             if isinstance(sub, torch.nn.Module):
                 walk(sub, f"{prefix}{name}.", depth + 1)
 
     walk(module, "", 0)
-    return out
+    return params, buffers
+
+
+def _tensor_table(tensors):
+    """{name: {"shape", "dtype", "device"}} of named tensors: what the judge reads of a module's state."""
+    return {
+        n: {"shape": list(v.shape), "dtype": str(v.dtype).replace("torch.", ""), "device": str(v.device)}
+        for n, v in tensors.items()
+    }
 
 
 def _make_counter(torch):

@@ -39,6 +39,7 @@ from autograder.audit.hostile import (  # noqa: F401 - they register cases
     cases_judge,
     cases_malformed,
     cases_stand_in,
+    cases_state_dict,
     cases_training_run,
     cases_transformer_run,
 )

@@ -436,12 +436,14 @@ def same_device(got, want):
     return got == want or (want == "cuda" and got.startswith("cuda")) or (got == "cuda:0" and want == "cuda")
 
 
-def check_parameter_table(params, want, what, missing_cause, shape_cause, extra_cause):
-    """A module's parameters as the worker listed them (`params`: {name: {"shape", "dtype"}},
-    after .to(float64)) are exactly the contract's (`want`: {name: shape}), each float64.
+def check_parameter_table(reply, want, what, missing_cause, shape_cause, extra_cause):
+    """A built module's state_dict as the worker listed it (`reply`: a construct call's reply,
+    after .to(float64); its `params` and `buffers`, {name: {"shape", "dtype"}}) holds exactly the
+    contract's parameters (`want`: {name: shape}), each float64, and nothing else.
     The causes, each a message or None: `missing_cause()` for a name missing,
     `shape_cause(name, got, expected)` for a wrong shape, `extra_cause(name)` for the first
-    name the contract does not list."""
+    parameter the contract does not list."""
+    params = reply.params or {}
     for pname, shape in want.items():
         if pname not in params:
             fail(caused(t("lab_missing_parameter", module=what, name=pname, params=sorted(params)), missing_cause()))
@@ -458,6 +460,21 @@ def check_parameter_table(params, want, what, missing_cause, shape_cause, extra_
     extra = sorted(set(params) - set(want))
     if extra:
         fail(caused(t("lab_extra_parameter", module=what, name=extra[0]), extra_cause(extra[0])))
+    check_no_persistent_buffer(reply, want, what)
+
+
+def check_no_persistent_buffer(reply, want, what):
+    """A built module's state_dict holds no persistent buffer the contract does not list
+    (`want`: its names): the judge loads the contract's names, as a training run's
+    load_state_dict does, and a key it has no value for breaks that load."""
+    extra = sorted(set(reply.buffers or {}) - set(want))
+    if extra:
+        short = extra[0].rsplit(".", 1)[-1]
+        fail(
+            caused(
+                t("lab_persistent_buffer", module=what, name=extra[0]), t("cause_lab_persistent_buffer", short=short)
+            )
+        )
 
 
 def check_meta(x, what, shape=None, dtype=None, device=None, hint=None):

@@ -359,7 +359,8 @@ def values(sub, cfg, case, dtype=torch.float64, device="cpu"):
 
 # -- families -----------------------------------------------------------------------
 def test_parameters(sub, cfg):
-    """q_proj, k_proj, v_proj, out_proj: weights (D, D), biases (D,) exactly when bias=True."""
+    """q_proj, k_proj, v_proj, out_proj: weights (D, D), biases (D,) exactly when bias=True; no
+    persistent buffer in the state_dict."""
     for bias in (True, False):
         case = Case(*SIZES[1], seed=110, bias=bias)
         reply = sub.call(NAME, options=CallOptions(construct=case.construct(), to={"dtype": "float64"}, invoke=False))
@@ -397,6 +398,7 @@ def test_parameters(sub, cfg):
                     )
                 if params[name]["dtype"] != "float64":
                     c.fail(t("mha_parameter_not_moved", module=what, name=name, dtype=params[name]["dtype"]))
+        c.check_no_persistent_buffer(reply, params, what)
 
 
 def test_shapes_and_values(sub, cfg):

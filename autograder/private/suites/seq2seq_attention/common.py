@@ -44,7 +44,7 @@ def check_parameters(sub, name, construct, want, what):
     if not reply.ok:
         c.fail(f"{what} {reply.error}")
     c.check_parameter_table(
-        reply.params or {},
+        reply,
         want,
         what,
         lambda: t("cause_lab_parameter_names"),

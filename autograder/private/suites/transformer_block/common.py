@@ -235,7 +235,7 @@ def check_parameters(sub, name, construct, want, what):
         return t("cause_tb_learned_positions") if learned else t("cause_tb_extra_parameter")
 
     c.check_parameter_table(
-        reply.params or {},
+        reply,
         want,
         what,
         lambda: t("cause_tb_parameter_names"),
