@@ -163,3 +163,8 @@ def test_a_points_change_then_resume_regrades_and_changes_csv_lists_exactly_the_
     header, *rows = _changes(out)
     assert header == list(changes.COLUMNS)
     assert sorted(rows) == sorted(expected)
+    # and the class report shows them, first
+    run_cli("report", out, "--lang", "en")
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert 'data-changes="2"' in page and page.index('id="changes"') < page.index('class="students')
+    assert all(f'data-change="{sid}"' in page for sid in ("reference", "causal_mask_triu"))
