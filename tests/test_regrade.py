@@ -124,7 +124,7 @@ def _by_id(out):
 def test_a_points_change_then_resume_regrades_and_changes_csv_lists_exactly_the_scores_that_moved(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
-    for name in ("reference", "causal_mask_triu", "padding_mask_off_by_one"):
+    for name in ("reference", "padding_mask_off_by_one"):
         shutil.copy(SDP / f"{name}.ipynb", subs / f"{name}.ipynb")
     out = tmp_path / "out"
     run_cli("grade", subs, "--out", out, "--no-progress", "--jobs", "2")
@@ -158,7 +158,7 @@ def test_a_points_change_then_resume_regrades_and_changes_csv_lists_exactly_the_
         if float(first[sid]["padding_mask"]) > 0
     ]
     # those with marks on padding_mask gain half of them; the off-by-one, without, is no row
-    assert {r[0] for r in expected} == {"reference", "causal_mask_triu"}
+    assert {r[0] for r in expected} == {"reference"}
     assert all(float(r[4]) == pytest.approx(1.5 * float(r[3])) for r in expected)
     header, *rows = _changes(out)
     assert header == list(changes.COLUMNS)
@@ -166,5 +166,5 @@ def test_a_points_change_then_resume_regrades_and_changes_csv_lists_exactly_the_
     # and the class report shows them, first
     run_cli("report", out, "--lang", "en")
     page = (out / "report.html").read_text(encoding="utf-8")
-    assert 'data-changes="2"' in page and page.index('id="changes"') < page.index('class="students')
-    assert all(f'data-change="{sid}"' in page for sid in ("reference", "causal_mask_triu"))
+    assert 'data-changes="1"' in page and page.index('id="changes"') < page.index('class="students')
+    assert 'data-change="reference"' in page and 'data-change="padding_mask_off_by_one"' not in page

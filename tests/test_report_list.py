@@ -88,7 +88,8 @@ def page(tmp_path_factory):
     )
     _write_csv(out / "not_submitted.csv", ["name", "email", "sid", "assignment"], [["Eva Nunes", "", "1009", "toy"]])
     target = root / "pages" / "report.html"
-    run_cli("report", out, "--out", target, "--lang", LANG)
+    proc = run_cli("report", out, "--out", target, "--lang", LANG)
+    target.with_suffix(".txt").write_text(proc.stdout, encoding="utf-8")  # the terminal summary
     return target
 
 
@@ -122,7 +123,7 @@ PROBE = """<script>
   found.fold.opened = folded.getBoundingClientRect().height;
   found.fold.seenOpen = folded.querySelector("table").checkVisibility();
   found.look = Array.prototype.map.call(document.querySelectorAll("table.look tr[data-look]"), function (r) {
-    return [r.dataset.look].concat(texts(r.cells));
+    return [r.dataset.kind].concat(texts(r.cells));
   });
   var changes = document.querySelector("table.changes");
   found.changes = {n: changes.dataset.changes, rows: Array.prototype.map.call(
@@ -199,6 +200,10 @@ def test_the_student_list_its_flags_folds_and_changes_in_chromium(page, tmp_path
         ["s06", "Davi Reis", "q1", "1", "2", t("report_why_settings", LANG)],
     ]
     assert seen["changes"]["top"] < seen["changes"]["list"]
+    # the terminal summary says the same
+    summary = page.with_suffix(".txt").read_text(encoding="utf-8")
+    assert f"{t('report_changes', LANG)}: 2 {t('report_submissions', LANG)}" in summary
+    assert f"{t('report_look', LANG)}: 4" in summary and f"Eva Nunes: {t('report_look_not_submitted', LANG)}" in summary
 
 
 def test_the_judge_flags_the_untouched_template_and_nothing_else():

@@ -218,11 +218,14 @@ class Batch:
                 for f in mine:
                     sid = ids[f]
                     hit = done_before.get((reals[f], hashes[f])) if hashes[f] else None
-                    kept = hit is not None and reusable(hit[1], self.graded_as.get(f))
-                    stale = changes.why(hit[1], self.fingerprint(self.graded_as.get(f))) if hit and kept else None
-                    if stale:  # what scores it changed since: regraded, its old scores kept for changes.csv
+                    graded_as = self.graded_as.get(f)
+                    same = hit is not None and hit[1].get("assignment") == graded_as
+                    stale = changes.why(hit[1], self.fingerprint(graded_as)) if hit and same else None
+                    if (
+                        stale
+                    ):  # what scores it changed since (a fix of the kit's fault too): its old scores go to changes.csv
                         self.before[f] = (hit[1], stale)
-                    if hit is not None and kept and not stale:
+                    if hit is not None and not stale and reusable(hit[1], graded_as):
                         data = self.with_submission(f, sid, hit[1])
                         if hit[0] != sid or data != hit[1] or not (out / sid / feedback.HTML_NAME).is_file():
                             write_result(out, sid, data, cfg)

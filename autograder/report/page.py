@@ -325,7 +325,9 @@ def _look(folder, lang):
     if not rows:
         return title + f'<p class="muted" data-stat="look-count" data-n="0">{escape(t("report_look_none", lang))}</p>'
     head = _heads(("report_submission", "report_assignment_column", "report_reason"), lang)
-    body = "".join(f'<tr data-look="{k}"><td>{i}</td><td>{a}</td><td>{escape(r)}</td></tr>' for k, i, a, r in rows)
+    body = "".join(
+        f'<tr data-look data-kind="{k}"><td>{i}</td><td>{a}</td><td>{escape(r)}</td></tr>' for k, i, a, r in rows
+    )
     return title + f'<table class="look" data-stat="look-count" data-n="{len(rows)}">{head}{body}</table>'
 
 
