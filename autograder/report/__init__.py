@@ -1,7 +1,8 @@
 """`python -m autograder report OUT [--out FILE.html] [--lang pt-BR|en] [--export canvas|moodle]`:
 the instructor's class report of a folder `grade` wrote.
 
-Reads only OUT (every `<id>/results.json` and `grades.csv`, `load`), so it
+Reads only OUT (every `<id>/results.json`, `grades.csv`, and where they are
+`changes.csv` and `not_submitted.csv`: `load`), so it
 runs from the public part of the kit too. Writes one self-contained HTML page
 (default OUT/report.html: score histograms and statistics per assignment,
 per question and per check, the most common likely causes with the

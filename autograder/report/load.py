@@ -11,6 +11,12 @@ reason, <q...>, total, <q>_max..., total_max`. Where results.json cannot be
 read, grades.csv's row still gives the scores, so the statistics agree with
 the file the LMS gets.
 
+Beside them, two optional files: `changes.csv` (the scores the last `grade
+--resume` moved, `autograder.grade.changes`) and `not_submitted.csv` (`name,
+email, sid, assignment`: a roster's students with no submission, each a
+`NotSubmitted` row under "needs a look"); one that cannot be read is a problem
+of the folder, never a crash.
+
 Reasons are kept as (catalog key, fields) and worded later, in the report's
 language.
 """
