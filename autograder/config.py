@@ -19,6 +19,14 @@ import yaml
 from autograder import schema
 
 MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci", "scoring", "training_run", "transformer_run")
+RUN_QUESTION = "training_run"  # the question an assignment's training run in the grader scores
+# grading.yml's settings of each assignment's run (default: the training lab's section)
+RUN_SECTIONS = {"transformer_block": "transformer_run"}
+
+
+def run_section(assignment):
+    """The grading.yml section that holds `assignment`'s training run."""
+    return RUN_SECTIONS.get(assignment, "training_run")
 
 
 class ConfigError(Exception):

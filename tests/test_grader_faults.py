@@ -89,7 +89,7 @@ def test_a_suite_that_does_not_collect_is_a_loud_internal_error_and_resume_regra
     page = next(out.rglob("*.html"), None) if not (out / "report.html").exists() else out / "report.html"
     html = page.read_text()
     look = html[html.index('id="look"') :]
-    first_row = look[look.index("<tr data-look>") :]
+    first_row = look[look.index("<tr data-look") :]
     assert "GRADER FAULT" in first_row[: first_row.index("</tr>")]
 
     # The kit is fixed: --resume keeps nothing of the faulty run and grades both again.
@@ -100,6 +100,12 @@ def test_a_suite_that_does_not_collect_is_a_loud_internal_error_and_resume_regra
     assert {r["status"] for r in rows.values()} == {"graded"}
     assert float(rows["reference"]["total"]) == float(rows["reference"]["total_max"]) == 25.0
     assert float(rows["dot_scaled"]["dot_attention"]) < 3.0
+    # and changes.csv says whose scores the fix moved, and why
+    with open(out / "changes.csv", newline="", encoding="utf-8") as f:
+        moved = list(csv.DictReader(f))
+    assert {r["id"] for r in moved} == {"reference", "dot_scaled"}
+    assert {r["why"] for r in moved} == {"suites changed"}
+    assert sum(float(r["new_score"]) - float(r["old_score"] or 0) for r in moved if r["id"] == "reference") == 25.0
 
 
 def test_a_check_that_raises_inside_the_judge_makes_the_result_internal_error(tmp_path, monkeypatch):

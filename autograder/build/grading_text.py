@@ -6,7 +6,7 @@ reported (`devices`, `scoring.evidence_devices`), the tolerances, what the `meta
 device is, why a finite fill such as -1e9 fails in float16, the time and memory
 limits (`limits`) and, in an assignment with a `training_run` question, the run the
 grader trains (its settings section: `training_run` for the training lab,
-`transformer_run` for the transformer lab, RUN_SECTIONS). Two kinds of generated
+`transformer_run` for the transformer lab, config.RUN_SECTIONS). Two kinds of generated
 markdown cell, each found by its tag in the master notebook:
 
 - `kit-grading`: the overview, one per assignment, after the opening cell;
@@ -30,9 +30,7 @@ from autograder.build import texts
 TAG = "kit-grading"
 RUN_TAG = "kit-grading-run"
 TAGS = (TAG, RUN_TAG)
-RUN_QUESTION = "training_run"
-# grading.yml's settings of each assignment's run (default: the training lab's section)
-RUN_SECTIONS = {"transformer_block": "transformer_run"}
+RUN_QUESTION = config_mod.RUN_QUESTION
 HALF = ("float16", "bfloat16")
 
 
@@ -85,9 +83,7 @@ def _cfg(cfg):
     return cfg if cfg is not None else config_mod.load()
 
 
-def run_section(assignment):
-    """The grading.yml section that holds `assignment`'s training run."""
-    return RUN_SECTIONS.get(assignment, "training_run")
+run_section = config_mod.run_section
 
 
 def _run(assignment, cfg):

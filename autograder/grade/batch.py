@@ -13,7 +13,7 @@ from typing import Any
 
 from autograder import config as config_mod
 from autograder import messages
-from autograder.grade import export, feedback
+from autograder.grade import changes, export, feedback, fingerprint
 from autograder.grade import shard as shard_mod
 from autograder.grade.discovery import Found, assign_ids, collect, sha256_of
 from autograder.grade.grades_csv import write_csv
@@ -66,7 +66,9 @@ def grade_batch(
     file as its own code says). shard: (I, N) to grade only the I-th of N parts
     (`autograder.grade.shard`) and write OUT/shard.json. Results (results.json,
     feedback.md, feedback.html) are written as each submission finishes, so an
-    interrupted batch resumes (`resume=True`) without regrading what is done.
+    interrupted batch resumes (`resume=True`) without regrading what is done; a
+    result is kept only while what scores it is unchanged (`fingerprint`), and
+    the scores such a regrade moves go to OUT/changes.csv (`changes`).
     Raises BatchInterrupted (a KeyboardInterrupt) on SIGINT/SIGTERM, after
     writing what was done.
     """
@@ -106,8 +108,16 @@ class Batch:
         self.graded_as: dict[Found, str | None] = {}
         self.hashes: dict[Found, str | None] = {}  # read once the judges are starting
         self.reals: dict[Found, str] = {}
+        self.prints: dict[str | None, dict[str, str] | None] = {}  # assignment -> what scores it now
+        self.before: dict[Found, tuple[dict[str, Any], str]] = {}  # regraded by --resume: (old results, why)
         self.why = {BATCH: "why_batch", None: "why_own_code"}.get(assignment, "why_given")
         self.batch = assignment if assignment not in (BATCH, None) else None  # the batch's (None: each file's own)
+
+    def fingerprint(self, assignment: str | None) -> dict[str, str] | None:
+        """What scores `assignment` now (`fingerprint`), read once per batch."""
+        if assignment not in self.prints:
+            self.prints[assignment] = fingerprint.of(self.cfg, assignment)
+        return self.prints[assignment]
 
     def with_submission(self, f: Found, sid: str, data: dict[str, Any]) -> dict[str, Any]:
         """The results with which file they belong to (`extra_data.submission`) and its submitters."""
@@ -134,9 +144,22 @@ class Batch:
         if note:
             data["output"] = "\n".join(x for x in (note, data.get("output")) if x)
         data = self.with_submission(f, sid, data)
+        data["extra_data"]["fingerprint"] = self.fingerprint(data.get("assignment"))
         write_result(self.out, sid, data, self.cfg)
         self.results[f] = data
         self.bar.step(sid if not quiet else sid + " (taken at stop)")
+
+    def write_changes(self) -> None:
+        """OUT/changes.csv of this --resume (`changes`); a run without it removes a stale one."""
+        if not self.resume:
+            changes.forget(self.out)
+            return
+        regraded = [
+            (self.ids[f], old, self.results[f], reason)
+            for f, (old, reason) in sorted(self.before.items(), key=lambda x: self.position[x[0]])
+            if f in self.results
+        ]
+        changes.write(self.out, regraded)
 
     def start(self, n: int) -> Pool:
         """A pool of judges for `n` files, every one started."""
@@ -195,7 +218,14 @@ class Batch:
                 for f in mine:
                     sid = ids[f]
                     hit = done_before.get((reals[f], hashes[f])) if hashes[f] else None
-                    if hit is not None and reusable(hit[1], self.graded_as.get(f)):
+                    graded_as = self.graded_as.get(f)
+                    same = hit is not None and hit[1].get("assignment") == graded_as
+                    stale = changes.why(hit[1], self.fingerprint(graded_as)) if hit and same else None
+                    if (
+                        stale
+                    ):  # what scores it changed since (a fix of the kit's fault too): its old scores go to changes.csv
+                        self.before[f] = (hit[1], stale)
+                    if hit is not None and not stale and reusable(hit[1], graded_as):
                         data = self.with_submission(f, sid, hit[1])
                         if hit[0] != sid or data != hit[1] or not (out / sid / feedback.HTML_NAME).is_file():
                             write_result(out, sid, data, cfg)
@@ -225,6 +255,7 @@ class Batch:
                 rows.found, rows.assignment = len(found), self.batch
                 if found:
                     write_csv(out, rows, cfg)
+                    self.write_changes()
                 if self.shard is not None and found and not stop:
                     shard_mod.write(
                         out,

@@ -499,6 +499,8 @@ def _grade(
             "cell_errors": len(remote.cell_errors),
             "notes": len(remote.notes),
             "stand_ins": sorted({n for names in stand_in.used.values() for n in names}),
+            # nothing scored and no graded part written: the template as it came (the report lists it)
+            "untouched": not result.score and detect.untouched(submission, name, cfg),
         }.items()
         if v
     }

@@ -104,6 +104,41 @@ def defined_names(submission: "Submission") -> set[str]:
     return found
 
 
+def _is_stub(node: ast.stmt) -> bool:
+    """A graded definition as the template gives it: each function's body (past its docstring
+    and a super().__init__()) is one `raise NotImplementedError`; a class's methods all so."""
+    if isinstance(node, ast.ClassDef):
+        methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return bool(methods) and all(_is_stub(m) for m in methods)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]
+    if body and isinstance(body[0], ast.Expr) and "super().__init__(" in ast.unparse(body[0]):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def untouched(submission: "Submission", assignment: str, cfg: "Config") -> bool:
+    """Whether every graded function or class the submission defines is still the template's
+    stub (and it defines at least one): the template handed in as it came."""
+    names = graded_names(assignment, cfg)
+    seen: list[bool] = []
+    for cell in getattr(submission, "cells", ()) or ():
+        try:
+            body = ast.parse(getattr(cell, "source", "") or "").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False  # code that does not parse is the student's own
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in names:
+                seen.append(_is_stub(node))
+    return bool(seen) and all(seen)
+
+
 def content_scores(submission: "Submission", cfg: "Config") -> dict[str, float]:
     """{assignment: share of its graded names the submission defines}, for every known assignment."""
     defined = defined_names(submission)

@@ -1,7 +1,8 @@
 """`python -m autograder report OUT [--out FILE.html] [--lang pt-BR|en] [--export canvas|moodle]`:
 the instructor's class report of a folder `grade` wrote.
 
-Reads only OUT (every `<id>/results.json` and `grades.csv`, `load`), so it
+Reads only OUT (every `<id>/results.json`, `grades.csv`, and where they are
+`changes.csv` and `not_submitted.csv`: `load`), so it
 runs from the public part of the kit too. Writes one self-contained HTML page
 (default OUT/report.html: score histograms and statistics per assignment,
 per question and per check, the most common likely causes with the
@@ -13,6 +14,7 @@ run's report equals a single run's.
 Language: `--lang`, else grading.yml's `language` (`messages.default()`).
 """
 
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -32,13 +34,22 @@ def _write(path, text):
     atomic.write_text(path, text, newline="")
 
 
-def build(out_dir, lang):
-    """(folder, per-assignment stats, the page's HTML) of `out_dir` in `lang`; raises load.NotResults."""
+def base(out_dir, target):
+    """`out_dir` as a relative link from the page at `target` ("" beside it)."""
+    if target is None:
+        return ""
+    rel = Path(os.path.relpath(Path(out_dir).resolve(), Path(target).resolve().parent)).as_posix()
+    return "" if rel == "." else rel + "/"
+
+
+def build(out_dir, lang, target=None):
+    """(folder, per-assignment stats, the page's HTML) of `out_dir` in `lang`, its links made for a
+    page at `target` (None: OUT/report.html); raises load.NotResults."""
     from autograder.report import load, page, stats
 
     folder = load.load(out_dir)
     assignments = stats.by_assignment(folder.submissions)
-    return folder, assignments, page.render(folder, assignments, lang)
+    return folder, assignments, page.render(folder, assignments, lang, base(out_dir, target))
 
 
 def main(*, out_dir: str, out: str | None = None, lang: str | None = None, export: Sequence[str] | None = None) -> int:
@@ -52,12 +63,12 @@ def main(*, out_dir: str, out: str | None = None, lang: str | None = None, expor
         print(f"report: {exc}", file=sys.stderr)
         return 2
     try:
-        folder, assignments, html = build(out_dir, lang)
+        target = Path(out) if out else Path(out_dir) / "report.html"
+        folder, assignments, html = build(out_dir, lang, target)
     except load.NotResults as exc:
         key, fields = exc.args
         print(t(key, lang, **fields), file=sys.stderr)
         return 2
-    target = Path(out) if out else Path(out_dir) / "report.html"
     written = []
     try:
         _write(target, html)

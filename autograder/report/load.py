@@ -11,6 +11,12 @@ reason, <q...>, total, <q>_max..., total_max`. Where results.json cannot be
 read, grades.csv's row still gives the scores, so the statistics agree with
 the file the LMS gets.
 
+Beside them, two optional files: `changes.csv` (the scores the last `grade
+--resume` moved, `autograder.grade.changes`) and `not_submitted.csv` (`name,
+email, sid, assignment`: a roster's students with no submission, each a
+`NotSubmitted` row under "needs a look"); one that cannot be read is a problem
+of the folder, never a crash.
+
 Reasons are kept as (catalog key, fields) and worded later, in the report's
 language.
 """
@@ -24,6 +30,10 @@ from pathlib import Path
 
 RESULTS = "results.json"
 CSV_NAME = "grades.csv"
+FEEDBACK = "feedback.html"
+CHANGES_NAME = "changes.csv"  # `grade --resume`'s scores that moved (`autograder.grade.changes`)
+CHANGES_COLUMNS = ("id", "student", "question", "old_score", "new_score", "why")
+NOT_SUBMITTED_NAME = "not_submitted.csv"  # a roster's students with no submission: name, email, sid, assignment
 MAX_RESULTS_BYTES = 20 * 1024 * 1024  # the judge writes under 200 kB; anything near this is not ours
 MAX_CSV_BYTES = 64 * 1024 * 1024
 MAX_REASON = 300
@@ -50,6 +60,7 @@ class Submission:
     language: str | None = None
     identities: list = field(default_factory=list)  # [{name, email, sid}]
     reasons: list = field(default_factory=list)
+    feedback: bool = False  # OUT/<id>/feedback.html is there to link to
 
     @property
     def scored(self):
@@ -62,9 +73,21 @@ class Submission:
 
 
 @dataclass
+class NotSubmitted:
+    """A student a roster lists with no submission (a row of OUT/not_submitted.csv)."""
+
+    name: str = ""
+    email: str = ""
+    sid: str = ""
+    assignment: str = ""
+
+
+@dataclass
 class Folder:
     submissions: list  # by id
     problems: list  # [(key, fields)] about the folder itself (grades.csv)
+    changes: list | None = None  # changes.csv's rows ({column: text}); None: no regrade recorded
+    not_submitted: list = field(default_factory=list)  # [NotSubmitted]
 
 
 class NotResults(Exception):
@@ -197,6 +220,8 @@ def _flag_reasons(flags, internal_errors):
         n = _number(flags.get(name))
         if n:
             out.append((key, {"n": int(n)}))
+    if flags.get("untouched"):
+        out.append(("report_look_untouched", {}))
     if isinstance(flags.get("metadata_assignment"), str):
         out.append(("report_look_metadata", {"meta": _clip(flags["metadata_assignment"], 80)}))
     if internal_errors:
@@ -387,5 +412,33 @@ def load(out_dir):
             apply_csv(sub, rows[sid], questions, read_json)
         elif csv_ok:
             sub.reasons.append(("report_look_not_in_csv", {}))
+        sub.feedback = sid in folders and (out / sid / FEEDBACK).is_file()
         subs.append(sub)
-    return Folder(subs, problems)
+    changes = _side_csv(out / CHANGES_NAME, CHANGES_COLUMNS, "report_look_bad_changes", problems)
+    missing = _side_csv(
+        out / NOT_SUBMITTED_NAME, ("name", "email", "sid", "assignment"), "report_look_bad_roster", problems
+    )
+    people = [
+        NotSubmitted(**{k: _clip(r.get(k) or "", 200) for k in ("name", "email", "sid", "assignment")})
+        for r in missing or []
+    ]
+    return Folder(subs, problems, changes, [p for p in people if p.name or p.email or p.sid])
+
+
+def _side_csv(path, columns, bad, problems):
+    """The rows ({column: text}) of a CSV `grade` writes beside grades.csv; None when absent,
+    and a problem (`bad`) when it cannot be read or lacks a column."""
+    if not path.is_file():
+        return None
+    try:
+        text = path.read_bytes()[:MAX_CSV_BYTES].decode("utf-8-sig")
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        rows = list(reader)
+        lacking = [c for c in columns if c not in (reader.fieldnames or [])]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        problems.append((bad, {"reason": _clip(f"{type(exc).__name__}: {exc}")}))
+        return None
+    if lacking:
+        problems.append((bad, {"reason": f"no column {lacking[0]}"}))
+        return None
+    return [{c: _clip(r.get(c) or "", 200) for c in columns} for r in rows]

@@ -63,6 +63,10 @@ def lines(folder, assignments, lang):
                 )
     look = [(t("report_folder", lang), words.reason(p, lang)) for p in folder.problems]
     look += [(s.id, words.reasons(s.reasons, lang)) for s in folder.submissions if s.reasons]
+    look += [(p.name or p.sid or p.email, t("report_look_not_submitted", lang)) for p in folder.not_submitted]
+    if folder.changes:
+        n = len({r["id"] for r in folder.changes})
+        out += ["", f"{t('report_changes', lang)}: {n} {t('report_submissions', lang)}"]
     out += ["", f"{t('report_look', lang)}: {len(look)}"]
     out += [f"  {one_line(i, 100)}: {one_line(r, 300)}" for i, r in look]
     return ["".join(ch if ch.isprintable() else " " for ch in line) for line in out]  # names from results.json
