@@ -164,6 +164,16 @@ def test_each_layout_gives_the_student_and_the_lms_id(component, kind, name, ide
     assert layouts.parse("hw.ipynb") is None
 
 
+def test_the_lms_name_comes_before_anything_the_student_named():
+    """A student's own folder or file named as another student's stays theirs."""
+    ana = "Ana Souza_101_assignsubmission_file"
+    assert layouts.identity_of([ana, "Bruno Lima_102_assignsubmission_file", "x.ipynb"])["id"] == "101"
+    assert layouts.identity_of([ana + "_Bruno Lima_102_assignsubmission_file_x.ipynb"])["id"] == "101"
+    assert layouts.identity_of(["souzaana_5002_9002_limacarla_5001_9001_x.ipynb"])["id"] == "5002"
+    # a course's folder named like a Canvas file names nobody: Canvas's download is flat
+    assert layouts.identity_of(["turma_2026_1_notas", "hw.ipynb"]) is None
+
+
 def _nb(name="reference.ipynb"):
     return (EXAMPLES / name).read_bytes()
 

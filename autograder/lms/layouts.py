@@ -47,21 +47,26 @@ _MOODLE = re.compile(r"^(?P<name>[^_/]*)_(?P<id>\d+)_assignsubmission_(?P<plugin
 _CANVAS = re.compile(r"^(?P<name>.+?)(?P<late>[_-]late)?_(?P<id>\d+)_(?P<att>\d+)_(?P<rest>.+)$", re.IGNORECASE)
 
 
-def parse(component: str) -> dict[str, str] | None:
-    """{kind, name, id, late} from one path component of a class download, or None."""
+def parse(component: str, last: bool = True) -> dict[str, str] | None:
+    """{kind, name, id, late} from one path component of a class download, or None.
+
+    `last`: the component is the file's own name (Canvas's download is flat: only a file name is Canvas's)."""
     m = _MOODLE.match(component)
     if m and m["plugin"] == "file":
         return {"kind": MOODLE, "name": m["name"].strip(), "id": m["id"], "late": ""}
-    m = _CANVAS.match(component)
+    m = _CANVAS.match(component) if last else None
     if m:
         return {"kind": CANVAS, "name": m["name"], "id": m["id"], "late": "late" if m["late"] else ""}
     return None
 
 
 def identity_of(rel: Sequence[str]) -> dict[str, str] | None:
-    """The identity the first component of `rel` that names a student gives, or None."""
-    for part in rel:
-        found = parse(part)
+    """The identity the first component of `rel` that names a student gives, or None.
+
+    The first: the LMS's name comes before anything the student named (a folder or
+    file of theirs called like another student's is inside their own)."""
+    for n, part in enumerate(rel):
+        found = parse(part, last=n == len(rel) - 1)
         if found:
             return found
     return None
