@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import re
-import shutil
 import zipfile
 from pathlib import Path
 
@@ -204,12 +203,9 @@ def test_a_class_zip_is_told_from_a_students_export_zip_and_graded_as_the_files_
         "canvas",
     )
 
-    folder = tmp_path / "downloads"
-    folder.mkdir()
-    shutil.copy(canvas, folder / "canvas.zip")  # a class zip inside a folder given counts too
     out = tmp_path / "out"
     said = []
-    paths, zips = layouts.expand([moodle, otter, folder], out, 64 << 20, said.append)
+    paths, zips = layouts.expand([moodle, otter, canvas], out, 64 << 20, said.append)
     found = collect(paths, out, zips)
     rels = sorted("/".join(f.rel) for f in found)
     assert rels == [
@@ -226,6 +222,22 @@ def test_a_class_zip_is_told_from_a_students_export_zip_and_graded_as_the_files_
     assert by_rel["limacarla_LATE_5001_9001_atencao.ipynb"][0]["late"] == "yes"
     assert by_rel["hw-export.zip"] is None  # a student's own zip, given by name, names nobody
     assert said == []
+
+
+def test_a_students_zip_named_inside_like_a_class_download_stays_that_students_file(tmp_path):
+    """Only a zip given by name is a class download: a student's upload found in a folder (here one
+    that files a notebook under another student's Moodle name) is graded as theirs, never unpacked."""
+    download = tmp_path / "download"
+    ana = download / "Ana Souza_101_assignsubmission_file"
+    ana.mkdir(parents=True)
+    _zip(ana / "atencao.zip", {"Bruno Lima_102_assignsubmission_file/atencao.ipynb": _nb()})
+    assert layouts.class_zip(ana / "atencao.zip") == "moodle"  # as a zip given by name it would be one
+    out = tmp_path / "out"
+    paths, zips = layouts.expand([download], out, 64 << 20, print)
+    found = collect(paths, out, zips)
+    assert ["/".join(f.rel) for f in found] == ["Ana Souza_101_assignsubmission_file/atencao.zip"]
+    assert [p["lms_id"] for p in layouts.identities(found, print)[found[0]]] == ["101"]
+    assert not (out / layouts.UNPACKED).exists()
 
 
 def test_a_folder_only_partly_named_as_a_download_gives_no_names_and_says_so(tmp_path):
@@ -280,7 +292,7 @@ def test_a_pt_br_worksheet_comes_back_as_moodle_imports_it(tmp_path):
     imported = moodle_import(sheet, PT_BR, range(101, 108), 10.0)
     assert set(imported) == {101, 102}  # Ana (9/12) and Bruno (0/12): a grade out of 10 with a decimal comma
     assert imported[101][0] == 7.5 and imported[102][0] == 0.0
-    assert '"7,50"' in sheet or ",7,50," not in sheet  # the comma of 7,50 is inside a quoted cell
+    assert '"7,50"' in sheet  # a decimal comma inside a comma-separated file: a quoted cell
     assert imported[101][1].startswith("Correção automática: nota 7,50 de 10,00 (9 de 12 pontos). Por questão:")
     assert "padding_mask 1/2" in imported[101][1]
     # untouched rows: as read, cell for cell

@@ -21,8 +21,9 @@ same folder argument (or class zip) follows one layout: a course's own files
 named `hw_2024_01_x.ipynb` are not mistaken for Canvas's.
 
 A class download as a zip is told from a student's otter export zip by its
-members: every notebook or zip in it sits under a name of one layout.
-`expand` unpacks such a zip (only those members, each within
+members: every notebook or zip in it sits under a name of one layout; and
+only a zip given by name can be one (a zip found in a folder is a student's
+file). `expand` unpacks such a zip (only those members, each within
 `limits.notebook_file_mb`, never outside its folder) into OUT/.lms/, where
 `grade` finds them as it finds the files of a folder.
 """
@@ -162,35 +163,25 @@ def unpack(path: str, out: str | os.PathLike[str], max_bytes: int, say: Callable
     return dest
 
 
-def _zips_under(arg: str) -> Iterable[str]:
-    if os.path.isfile(arg):
-        yield arg
-        return
-    for dirpath, dirs, files in os.walk(arg):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP and d != UNPACKED)
-        for name in sorted(files):
-            if name.lower().endswith(".zip"):
-                yield os.path.join(dirpath, name)
-
-
 def expand(
     paths: Iterable, out: str | os.PathLike[str], max_bytes: int, say: Callable[[str], None]
 ) -> tuple[list[str], set[str]]:
-    """(the arguments with each class zip's unpacked folder added, the real paths of those zips).
+    """(the arguments with each class zip given replaced by its unpacked folder, the real paths of those zips).
 
-    A class zip given, or found in a folder given, is graded as the files it
-    holds: `grade` searches its folder and skips the zip itself."""
+    Only a zip given by name is ever a class download: one found in a folder
+    (a download's, an export's) is a student's file, whatever its members are
+    called, so no student's upload can pass for the LMS's container and file
+    its notebooks under other students' names."""
     args = [os.fsdecode(os.fspath(p)) for p in paths]
-    added, zips = [], set()
+    out_args, zips = [], set()
     for arg in args:
-        if not os.path.exists(arg):
+        kind = class_zip(arg) if os.path.isfile(arg) else None
+        if not kind:
+            out_args.append(arg)
             continue
-        for z in _zips_under(arg):
-            kind = class_zip(z) if z.lower().endswith(".zip") or os.path.isfile(arg) else None
-            if kind:
-                try:
-                    added.append(unpack(z, out, max_bytes, say))
-                except (OSError, zipfile.BadZipFile, ValueError, EOFError, NotImplementedError) as exc:
-                    say(f"grade: {display(z)}: a {kind} download that cannot be unpacked ({exc}); skipped")
-                zips.add(os.path.realpath(z))
-    return [a for a in args if os.path.realpath(a) not in zips] + added, zips
+        zips.add(os.path.realpath(arg))
+        try:
+            out_args.append(unpack(arg, out, max_bytes, say))
+        except (OSError, zipfile.BadZipFile, ValueError, EOFError, NotImplementedError) as exc:
+            say(f"grade: {display(arg)}: a {kind} download that cannot be unpacked ({exc}); skipped")
+    return out_args, zips
