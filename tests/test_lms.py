@@ -341,7 +341,8 @@ def test_an_english_worksheet_on_a_scale_of_100_and_the_report_command(tmp_path,
     [
         ("Nome,Nota\nAna,1\n", "neither Moodle's grading worksheet"),
         ("Identificador,Nome completo,Nota\nParticipante1,Ana,\n", "needs its column Last modified (grade)"),
-        ("Identifier,Grade,Last modified (grade)\nsomeone,,-\n", "ends in no participant number"),
+        ("Identifier,Grade,Maximum grade,Last modified (grade)\nsomeone,,10,-\n", "ends in no participant number"),
+        ("Identifier,Grade,Scale,Last modified (grade)\nParticipant 1,,A,-\n", "grades on a scale"),
         ("Student,ID,SIS User ID,SIS Login ID,Section,A (1),B (2)\n", "2 assignment columns"),
     ],
 )

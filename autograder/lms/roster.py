@@ -168,6 +168,11 @@ def _moodle(roster):
         if role not in cols:
             names = " / ".join(MOODLE_COLUMNS[role])
             raise RosterError(f"{roster.path}: Moodle's worksheet needs its column {names}; download it again")
+    if "max" not in cols:  # gradingtable.php writes "Scale" instead: a grade is then a scale's word, not a number
+        raise RosterError(
+            f"{roster.path}: no 'Maximum grade' / 'Nota máxima' column: the assignment grades on a scale; "
+            "give it a point grade (Type: Point) to take the kit's scores"
+        )
     roster.cols = cols
     roster.language = "pt-BR" if any(h.strip() in PORTUGUESE for h in header) else "en"
     numbers = [r[c] for r in roster.rows for c in (cols.get("max"), cols["grade"]) if c is not None and c < len(r)]

@@ -110,10 +110,10 @@ def moodle_worksheet(roster, matched, lang=None):
         if sub is None or not scored(sub):
             continue
         row = rows[s.row]
-        cell = row[roster.cols["max"]] if "max" in roster.cols and roster.cols["max"] < len(row) else ""
+        cell = row[roster.cols["max"]] if roster.cols["max"] < len(row) else ""
         top = _number(cell)
-        if top is None:  # a scale, or no "Maximum grade": the kit's own points
-            top, cell = sub.max_score, fmt(sub.max_score, 2, roster.decimal_comma)
+        if top is None or top <= 0:  # a row without its maximum: left as the LMS had it
+            continue
         decimals = _decimals(cell)
         grade = fmt(
             round(min(sub.score, sub.max_score) / sub.max_score * top, decimals), decimals, roster.decimal_comma
