@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli, config, report
-from autograder.grade.discovery import collect
+from autograder.grade.discovery import collect, sha256_of
 from autograder.grade.results import write_result
 from autograder.lms import layouts, roundtrip, writeback
 from autograder.lms import roster as roster_mod
@@ -99,9 +99,9 @@ def canvas_import(text, users):
 
 
 # -- building a class -------------------------------------------------------------------------
-def results(scores, status="graded", people=None, assignment="scaled_dot_product"):
+def results(scores, status="graded", people=None, assignment="scaled_dot_product", flags=None):
     tests = [{"name": q, "score": float(s), "max_score": float(QUESTIONS[q])} for q, s in scores.items()]
-    extra = {"status": status, "submitters": people or []}
+    extra = {"status": status, "submitters": people or [], "flags": flags or {}}
     return {"score": sum(t["score"] for t in tests), "tests": tests, "assignment": assignment, "extra_data": extra}
 
 
@@ -222,6 +222,9 @@ def test_a_class_zip_is_told_from_a_students_export_zip_and_graded_as_the_files_
     assert by_rel["limacarla_LATE_5001_9001_atencao.ipynb"][0]["late"] == "yes"
     assert by_rel["hw-export.zip"] is None  # a student's own zip, given by name, names nobody
     assert said == []
+    # unpacked again (a second run, --resume): the same real paths and bytes, so each result is kept
+    again = collect(layouts.expand([moodle, otter, canvas], out, 64 << 20, said.append)[0], out, zips)
+    assert [(f.real, sha256_of(f.path)) for f in again] == [(f.real, sha256_of(f.path)) for f in found]
 
 
 def test_a_students_zip_named_inside_like_a_class_download_stays_that_students_file(tmp_path):
@@ -259,6 +262,7 @@ def _moodle_class(tmp_path, strings, maximum):
         "bruno": results(
             {"by_hand": 0, "causal_mask": 0, "padding_mask": 0, "scaled_dot_product_attention": 0},
             people=moodle_person("Bruno Lima", 102),
+            flags={"not_run": "the cells stopped at cell 3"},
         ),  # fmt: skip
         "carla-1": results({q: 2 for q in QUESTIONS}, people=moodle_person("Carla Dias", 103)),
         "carla-2": results({q: 1 for q in QUESTIONS}, people=moodle_person("Carla Dias", 103)),
@@ -295,6 +299,7 @@ def test_a_pt_br_worksheet_comes_back_as_moodle_imports_it(tmp_path):
     assert '"7,50"' in sheet  # a decimal comma inside a comma-separated file: a quoted cell
     assert imported[101][1].startswith("Correção automática: nota 7,50 de 10,00 (9 de 12 pontos). Por questão:")
     assert "padding_mask 1/2" in imported[101][1]
+    assert imported[102][1].endswith("Parte do notebook não pôde ser executada: a nota conta o que rodou.")
     # untouched rows: as read, cell for cell
     back, before = list(csv.reader(io.StringIO(sheet))), list(csv.reader(io.StringIO(original)))
     assert [r for r in back if r[0][12:] not in ("101", "102")] == [
