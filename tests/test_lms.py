@@ -339,6 +339,9 @@ def test_an_english_worksheet_on_a_scale_of_100_and_the_report_command(tmp_path,
     assert not (out / "moodle.csv").exists()  # the roster's own file, not the generic export
     assert report.main(out_dir=str(out), roster=str(roster), export=["canvas"], lang="en") == 2
     assert "is Moodle's, but --export canvas was asked for" in capsys.readouterr().err
+    write_result(out, "other", results({}, assignment="multi_head"), config.load(ROOT / "grading.yml"))
+    assert report.main(out_dir=str(out), roster=str(roster), lang="en") == 2
+    assert "this folder holds 2 assignments (multi_head, scaled_dot_product)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

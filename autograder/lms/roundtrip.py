@@ -56,6 +56,9 @@ def match_table(roster, matched, written):
 
 def run(path, submissions, out_dir, lang, export, assignment_names=()):
     """(exit status, [paths written], [lines for stderr]) of the roster at `path` against `submissions`."""
+    graded = sorted({s.assignment for s in submissions if s.assignment})
+    if len(graded) > 1:  # a roster is one assignment's: its students would each have several submissions
+        return 2, [], [t("lms_several_assignments", lang, n=len(graded), names=", ".join(graded))]
     try:
         roster = roster_mod.read(path, assignment_names)
     except roster_mod.RosterError as exc:

@@ -46,12 +46,12 @@ def _roster(path, folder, assignments, out_dir, lang, export):
     from autograder.lms import roundtrip
 
     names = [a.name for a in assignments if a.name]
-    try:  # Canvas's column is titled as the course titles the assignment (grading.yml), where the kit has it
-        from autograder import config
+    from autograder import config
 
+    try:  # Canvas's column is titled as the course titles the assignment (grading.yml), where the kit has it
         cfg = config.load()
         names += [cfg.title(n) for n in names if n in cfg.assignments]
-    except Exception:  # noqa: BLE001 - the public part of the kit, or no grading.yml: the names alone
+    except (config.ConfigError, OSError):  # no grading.yml here (the public part): the names alone
         pass
     return roundtrip.run(path, folder.submissions, out_dir, lang, export, names)
 
