@@ -113,6 +113,13 @@ def _report(p: argparse.ArgumentParser) -> None:
         choices=("canvas", "moodle"),
         help="also write OUT/canvas.csv or OUT/moodle.csv, the CSV that LMS imports (repeatable)",
     )
+    p.add_argument(
+        "--roster",
+        metavar="FILE",
+        help="the LMS's roster (Moodle's grading worksheet, Canvas's gradebook CSV): match the students, "
+        "list who did not submit, and write it back filled in (OUT/moodle_worksheet.csv and "
+        "OUT/moodle_feedback.zip, or OUT/canvas.csv)",
+    )
 
 
 def _demo(p: argparse.ArgumentParser) -> None:

@@ -5,7 +5,9 @@ feedback.html beside it (`feedback`), as each submission finishes, then
 OUT/grades.csv (`grades_csv`: the columns an LMS import takes). A broken
 submission scores what it earned with a message saying why, and the batch
 goes on. A submission under `submission_<n>/` of a Gradescope export folder
-gets its submitters (`export`). `--shard I/N` grades one fixed part of the
+gets its submitters (`export`); one in a Moodle or Canvas class download
+(its zip given by name, or its folder) gets the student the LMS named
+(`autograder.lms.layouts`). `--shard I/N` grades one fixed part of the
 files found and writes OUT/shard.json (`shard`); `merge` joins the parts.
 
 Which file is which. Folders are searched for `*.ipynb` and `*.zip`; a file

@@ -22,6 +22,7 @@ from autograder.grade.judges import Local, Pool
 from autograder.grade.progress import Progress, say
 from autograder.grade.results import index, not_graded, reusable, write_result
 from autograder.grade.text import display
+from autograder.lms import layouts
 from autograder.messages import t
 
 BATCH = "(one per batch)"  # grade_batch(assignment=BATCH): detect one assignment for the whole batch
@@ -96,11 +97,15 @@ class Batch:
         self.assignment, self.resume, self.lang, self.shard = assignment, resume, lang, shard
         out.mkdir(parents=True, exist_ok=True)
         (out / shard_mod.SHARD_NAME).unlink(missing_ok=True)  # written again only when this run completes
-        self.found = found = collect(paths, out)
+        paths, class_zips = layouts.expand(paths, out, int(cfg.limits["notebook_file_mb"] * 2**20), say)
+        self.found = found = collect(paths, out, class_zips)
         self.ids = assign_ids(found)  # over every file found: a shard's ids are the single run's
         self.position = {f: n for n, f in enumerate(found)}
         self.mine = [f for f in found if shard is None or shard_mod.number(f.rel, shard[1]) == shard[0]]
         self.people = export.submitters_of(self.mine, export_limit(cfg), say)
+        # An LMS's class download names its students (over every file found: a shard sees the single run's)
+        named = layouts.identities(found, say)
+        self.people.update({f: named[f] for f in self.mine if f in named and f not in self.people})
         self.bar = Progress(len(self.mine), progress)
         self.stop = Interrupts()
         self.results: dict[Found, dict[str, Any]] = {}

@@ -52,15 +52,21 @@ def _walk(root: str, skip_real: set[str]) -> Iterator[str]:
                     yield full
 
 
-def collect(paths: Iterable[str | bytes | os.PathLike[str]], out: str | os.PathLike[str] | None = None) -> list[Found]:
+def collect(
+    paths: Iterable[str | bytes | os.PathLike[str]],
+    out: str | os.PathLike[str] | None = None,
+    exclude: Iterable[str] = (),
+) -> list[Found]:
     """[Found] from files and folders (folders: *.ipynb and *.zip inside), each real file once.
 
     A path that does not exist is reported on stderr (one line) and skipped. A
     file given by name is kept whatever its name (a bad file gets a clear
-    reason in its results, not a skip). `out`, if under a folder, is not searched."""
+    reason in its results, not a skip). `out`, if under a folder, is not searched;
+    nor is a file whose real path is in `exclude` (an LMS's class zip, graded as
+    the files it holds: `autograder.lms.layouts.expand`)."""
     skip = {os.path.realpath(out)} if out is not None else set()
     found: list[Found] = []
-    seen: set[str] = set()
+    seen: set[str] = set(exclude)
     for given in paths:
         arg = os.fspath(given)
         if isinstance(arg, bytes):

@@ -52,8 +52,31 @@ def build(out_dir, lang, target=None):
     return folder, assignments, page.render(folder, assignments, lang, base(out_dir, target))
 
 
-def main(*, out_dir: str, out: str | None = None, lang: str | None = None, export: Sequence[str] | None = None) -> int:
-    """`report`: the class report of `out_dir` (HTML at `out`, default OUT/report.html), with LMS `export`s."""
+def _roster(path, folder, assignments, out_dir, lang, export):
+    """`--roster`: (exit status, paths written, lines) of `autograder.lms.roundtrip` for this folder."""
+    from autograder.lms import roundtrip
+
+    names = [a.name for a in assignments if a.name]
+    from autograder import config
+
+    try:  # Canvas's column is titled as the course titles the assignment (grading.yml), where the kit has it
+        cfg = config.load()
+        names += [cfg.title(n) for n in names if n in cfg.assignments]
+    except (config.ConfigError, OSError):  # no grading.yml here (the public part): the names alone
+        pass
+    return roundtrip.run(path, folder.submissions, out_dir, lang, export, names)
+
+
+def main(
+    *,
+    out_dir: str,
+    out: str | None = None,
+    lang: str | None = None,
+    export: Sequence[str] | None = None,
+    roster: str | None = None,
+) -> int:
+    """`report`: the class report of `out_dir` (HTML at `out`, default OUT/report.html), with LMS `export`s;
+    with `roster` (the LMS's own roster file), that roster filled in as the LMS imports it (`autograder.lms`)."""
     from autograder.report import export as lms
     from autograder.report import load, terminal
 
@@ -73,7 +96,16 @@ def main(*, out_dir: str, out: str | None = None, lang: str | None = None, expor
     try:
         _write(target, html)
         written.append(target)
+        if roster:
+            status, paths, lines = _roster(roster, folder, assignments, out_dir, lang, export)
+            for line in lines:
+                print(f"report: {line}", file=sys.stderr)
+            if status:
+                return status
+            written += paths
         for kind in dict.fromkeys(export or []):
+            if roster:  # the roster's own file replaces the generic export
+                continue
             path, counts = lms.write(kind, assignments, out_dir)
             written.append(path)
             for what, key in (

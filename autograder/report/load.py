@@ -189,7 +189,7 @@ def _causes(extra):
 
 
 def _identities(value):
-    """[{name, email, sid}] from results.json `submitters`, or raise ValueError."""
+    """[{name, email, sid[, lms, lms_id]}] from results.json `submitters`, or raise ValueError."""
     if not isinstance(value, list) or not all(isinstance(p, dict) for p in value):
         raise ValueError("submitters")
     people = []
@@ -199,6 +199,9 @@ def _identities(value):
             for k in ("name", "email", "sid")
         }
         if any(person.values()):
+            # the LMS that named the file, and its id for the student (`autograder.lms.layouts`)
+            if p.get("lms") in ("moodle", "canvas") and isinstance(p.get("lms_id"), str) and p["lms_id"].isdigit():
+                person.update(lms=p["lms"], lms_id=p["lms_id"][:40])
             people.append(person)
     return people
 
