@@ -1,11 +1,16 @@
 """`python -m autograder report OUT [--out FILE.html] [--lang pt-BR|en] [--export canvas|moodle]`:
 the instructor's class report of a folder `grade` wrote.
 
-Reads only OUT (every `<id>/results.json` and `grades.csv`, `load`), so it
-runs from the public part of the kit too. Writes one self-contained HTML page
+Reads OUT (every `<id>/results.json` and `grades.csv`, `load`), so it runs
+from the public part of the kit too; the similar-submissions section also
+reads each notebook where its results.json says it was graded from, and the
+student template's stubs (in a checkout of the kit), and says so where they
+are not there. Writes one self-contained HTML page
 (default OUT/report.html: score histograms and statistics per assignment,
 per question and per check, the most common likely causes with the
-submissions that show them, and what needs a look; `page`), prints the same
+submissions that show them, similar submissions (`similar`) and what needs a
+look; `page`) and OUT/similar.html beside it (the similar pairs side by side,
+`similar_page`), prints the same
 in short on stdout (`terminal`), and with `--export` writes the CSV Canvas or
 Moodle imports (`export`). The same results give the same bytes, so a merged
 run's report equals a single run's.
@@ -33,18 +38,20 @@ def _write(path, text):
 
 
 def build(out_dir, lang):
-    """(folder, per-assignment stats, the page's HTML) of `out_dir` in `lang`; raises load.NotResults."""
-    from autograder.report import load, page, stats
+    """(folder, per-assignment stats, the page's HTML, similar.html) of `out_dir` in `lang`;
+    raises load.NotResults."""
+    from autograder.report import load, page, similar_page, stats
 
     folder = load.load(out_dir)
     assignments = stats.by_assignment(folder.submissions)
-    return folder, assignments, page.render(folder, assignments, lang)
+    section, similar_html = similar_page.build(out_dir, lang)
+    return folder, assignments, page.render(folder, assignments, lang, section), similar_html
 
 
 def main(*, out_dir: str, out: str | None = None, lang: str | None = None, export: Sequence[str] | None = None) -> int:
     """`report`: the class report of `out_dir` (HTML at `out`, default OUT/report.html), with LMS `export`s."""
     from autograder.report import export as lms
-    from autograder.report import load, terminal
+    from autograder.report import load, similar_page, terminal
 
     try:
         lang = messages.normalize(lang) if lang else messages.default()
@@ -52,7 +59,7 @@ def main(*, out_dir: str, out: str | None = None, lang: str | None = None, expor
         print(f"report: {exc}", file=sys.stderr)
         return 2
     try:
-        folder, assignments, html = build(out_dir, lang)
+        folder, assignments, html, similar_html = build(out_dir, lang)
     except load.NotResults as exc:
         key, fields = exc.args
         print(t(key, lang, **fields), file=sys.stderr)
@@ -62,6 +69,9 @@ def main(*, out_dir: str, out: str | None = None, lang: str | None = None, expor
     try:
         _write(target, html)
         written.append(target)
+        beside = target.parent / similar_page.PAGE_NAME  # the section's links point here
+        _write(beside, similar_html)
+        written.append(beside)
         for kind in dict.fromkeys(export or []):
             path, counts = lms.write(kind, assignments, out_dir)
             written.append(path)

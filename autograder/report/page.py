@@ -206,9 +206,10 @@ def _look(folder, lang):
     )
 
 
-def render(folder, assignments, lang):
+def render(folder, assignments, lang, extra=""):
     """The report's HTML (text) for a loaded `folder` and its `stats.by_assignment` (submissions
-    of no known assignment have no section: they are all under "needs a look")."""
+    of no known assignment have no section: they are all under "needs a look"); `extra`: a
+    section of its own (similar submissions: `similar_page.section`) before "needs a look"."""
     assignments = [a for a in assignments if a.name is not None]
     title = t("report_title", lang)
     nav = "".join(
@@ -231,6 +232,8 @@ def render(folder, assignments, lang):
         if a.scored:
             parts += [_summary(a, lang, n), _questions(a, lang, n)]
         parts += [_checks(a, lang), _causes(a, lang), "</section>"]
+    if extra:
+        parts.append(extra)
     parts.append(_look(folder, lang))
     parts.append(
         f"<footer><p>{escape(t('report_definitions', lang))}</p>"
