@@ -122,6 +122,10 @@ def _report(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _release(p: argparse.ArgumentParser) -> None:
+    p.add_argument("out_dir", metavar="OUT", help="the --out folder of `grade` (its <id>/results.json)")
+
+
 def _demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
 
@@ -135,6 +139,11 @@ VERBS = {  # in the order `--help` lists them
     ),
     "merge": Verb(
         "merge the --out folders of grade --shard runs into one, as a single run writes it", _merge, "autograder.merge"
+    ),
+    "release": Verb(
+        "rewrite OUT's feedback files with what students see after the deadline (grading.yml feedback)",
+        _release,
+        "autograder.release",
     ),
     "deploy": Verb(
         "print a template for grading a class on many machines (GitHub Actions, Kubernetes, Slurm)",

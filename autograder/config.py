@@ -18,7 +18,7 @@ import yaml
 
 from autograder import schema
 
-MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci", "scoring", "training_run", "transformer_run")
+MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci", "scoring", "training_run", "transformer_run", "feedback")
 RUN_QUESTION = "training_run"  # the question an assignment's training run in the grader scores
 # grading.yml's settings of each assignment's run (default: the training lab's section)
 RUN_SECTIONS = {"transformer_block": "transformer_run"}
@@ -91,6 +91,12 @@ class Config:
     def transformer_run(self):
         """The transformer lab's run in the grader (grading.yml `transformer_run`)."""
         return dict(self.data.get("transformer_run") or {})
+
+    def terms(self, assignment):
+        """{question: release.Terms}: what a student sees of each question's feedback, and when."""
+        from autograder import release
+
+        return release.course_terms(self.data, assignment, self.questions(assignment))
 
     @property
     def ci(self):

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder import release
+
 
 class Invalid(Exception):
     """A value the schema refuses: its dotted key, what it must be, what it was."""
@@ -205,14 +207,38 @@ POSITIVE = Number(0, above=True)
 FRACTION = Number(0, 1)
 COUNT = Int(0, above=True)
 
+# What a student sees of a question's feedback at submission and after the deadline
+# (autograder/release.py): the course's, an assignment's, a question's own.
+LEVEL = Choice(release.LEVELS)
+TERMS = {"at_submission": LEVEL, "after_deadline": LEVEL}
+FEEDBACK = Section({**TERMS, "released": Choice(release.RELEASED)}, required=())
+
+
+def _feedback_questions(assignment: dict[str, Any], key: str) -> None:
+    """An assignment's feedback terms name only its own questions."""
+    named = ((assignment.get("feedback") or {}).get("questions")) or {}
+    for name in named:
+        if name not in assignment["questions"]:
+            known = ", ".join(assignment["questions"])
+            raise Invalid(f"{key}.feedback.questions.{name}", f"is not a question of this assignment (known: {known})")
+
+
 ASSIGNMENT = Section(
     {
         "title": Text(),
         "questions": Section(
             names=identifier, each=Number(0, above=True, unit="points"), names_are="question names", nonempty=True
         ),
+        "feedback": Section(
+            {
+                **FEEDBACK.fields,
+                "questions": Section(names=identifier, each=Section(TERMS, required=()), names_are="question names"),
+            },
+            required=(),
+        ),
     },
     required=("questions",),
+    rules=(_feedback_questions,),
 )
 TOLERANCE = Section({"atol": Number(0), "rtol": Number(0)})
 TOLERANCES = Section(
@@ -342,6 +368,16 @@ def _devices_have_tolerances(data: dict[str, Any], key: str) -> None:
             raise Invalid("scoring.evidence_devices", f"names {device}, which devices does not list", device)
 
 
+def _feedback_later_shows_more(data: dict[str, Any], key: str) -> None:
+    """After the deadline a question shows at least what it showed at submission."""
+    for assignment, entry in data["assignments"].items():
+        for question in entry["questions"]:
+            try:
+                release.terms(data, assignment, question)
+            except ValueError as exc:
+                raise Invalid(f"assignments.{assignment}.feedback", f"is refused: {exc}", shown=False) from None
+
+
 GRADING = Section(
     {
         "language": Language(),
@@ -353,7 +389,8 @@ GRADING = Section(
         "training_run": TRAINING_RUN,
         "transformer_run": TRANSFORMER_RUN,
         "ci": Section({"pass_fraction": FRACTION}, required=()),
+        "feedback": FEEDBACK,
     },
     required=("assignments", "tolerances", "devices", "limits"),
-    rules=(_devices_have_tolerances,),
+    rules=(_devices_have_tolerances, _feedback_later_shows_more),
 )

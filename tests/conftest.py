@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config
+from autograder import config, release
 from autograder.sandbox.limits import Limits
 
 # The kit's own tests read the English feedback unless a test chooses a language
@@ -47,7 +47,7 @@ def run_cli(*args, check=True, timeout=900, env=None):
 
 def scores(results_json):
     data = json.loads(Path(results_json).read_text())
-    return {t["name"]: (t["score"], t["max_score"]) for t in data["tests"]}
+    return {t["name"]: (t["score"], t["max_score"]) for t in release.scored(data["tests"])}
 
 
 EDITIONS = ("en", "pt-BR")  # the student notebook's editions (build writes both)

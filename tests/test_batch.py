@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config
+from autograder import config, release
 from autograder.audit import examples as examples_mod
 from autograder.grade import Found, assign_ids
 from conftest import ROOT, run_cli, scores
@@ -240,7 +240,9 @@ def test_missing_paths_python_files_and_truncated_notebooks(tmp_path):
     assert sorted(got) == ["reference", "truncated"]
     assert got["reference"]["score"] == SDP_FULL
     # graded against the batch's assignment: the broken file gets that assignment's questions at 0
-    assert {t["name"] for t in got["truncated"]["tests"]} == set(scores(tmp_path / "o3" / "reference" / "results.json"))
+    assert {t["name"] for t in release.scored(got["truncated"]["tests"])} == set(
+        scores(tmp_path / "o3" / "reference" / "results.json")
+    )
     assert "Traceback" not in proc.stderr
 
 
@@ -315,7 +317,8 @@ def test_the_batch_has_one_assignment_whatever_a_notebook_claims(tmp_path):
     qs = set(config.load(ROOT / "grading.yml").questions("scaled_dot_product"))
     for sid, data in got.items():
         assert data["assignment"] == "scaled_dot_product", sid
-        assert {t["name"] for t in data["tests"]} == qs and sum(t["max_score"] for t in data["tests"]) == SDP_FULL, sid
+        tests = release.scored(data["tests"])
+        assert {t["name"] for t in tests} == qs and sum(t["max_score"] for t in tests) == SDP_FULL, sid
     for sid in ("claims_classic", "defines_both"):
         assert got[sid]["score"] == SDP_FULL
         assert "classic_attention" in got[sid]["output"] and "graded as scaled_dot_product" in got[sid]["output"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, messages
+from autograder import config, messages, release
 from autograder.audit import examples as examples_mod
 from autograder.grade import export, feedback
 from autograder.grade.grades_csv import columns
@@ -140,7 +140,7 @@ def test_grades_csv_has_the_lms_columns_in_order(graded):
         assert r["assignment"] == "scaled_dot_product" and r["total_max"] == str(float(SDP_FULL)), r
         assert [r[f"{q}_max"] for q in QUESTIONS] == [str(float(p)) for p in MAXES.values()]
         assert float(r["total"]) == data["score"]
-        assert {q: float(r[q]) for q in QUESTIONS} == {t["name"]: t["score"] for t in data["tests"]}
+        assert {q: float(r[q]) for q in QUESTIONS} == {t["name"]: t["score"] for t in release.scored(data["tests"])}
         assert r["path"] == data["extra_data"]["submission"]["found_as"]
     assert by_id["submission_1001__attention"]["total"] == str(float(SDP_FULL))
     assert by_id["loose"]["total"] == "0.0"
@@ -223,7 +223,7 @@ def test_feedback_files_hold_the_gradescope_text_in_the_feedbacks_language(grade
         lang = data["extra_data"]["language"]
         # feedback.md: the output, then each test's name and output, as results.json has them
         pieces = ([data["output"]] if data.get("output") else []) + [
-            x for t in data["tests"] for x in (feedback.md_escape(t["name"]), t["output"])
+            x for name, output in release.shown(data["tests"], False) for x in (feedback.md_escape(name), output)
         ]
         at = 0
         for piece in pieces:
@@ -235,7 +235,7 @@ def test_feedback_files_hold_the_gradescope_text_in_the_feedbacks_language(grade
         assert set(parsed.tags) <= TAGS, set(parsed.tags) - TAGS
         assert "<script" not in page and "src=" not in page.replace("src=x", "") and "href" not in page
         text = "".join(parsed.text)
-        for t in data["tests"]:
+        for t in release.scored(data["tests"]):
             assert t["name"] in text
     assert results["submission_1002__attention"]["extra_data"]["language"] == "pt-BR"
     assert 'lang="pt-BR"' in (out / "submission_1002__attention" / "feedback.html").read_text()

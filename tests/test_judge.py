@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder import config
+from autograder import config, release
 from autograder.audit import hostile
 from autograder.judge import text
 from autograder.protocol import wire
@@ -160,7 +160,7 @@ def test_a_notebook_cannot_choose_its_assignment_through_its_metadata(tmp_path):
     notebook.write_text(json.dumps(nb))
     proc = run_cli("ci", notebook, "--out", tmp_path / "grading", "--summary", tmp_path / "s.md", check=False)
     results = json.loads((tmp_path / "grading" / "results.json").read_text())
-    assert {t["name"] for t in results["tests"]} == set(
+    assert {t["name"] for t in release.scored(results["tests"])} == set(
         config.load(ROOT / "grading.yml").questions("scaled_dot_product")
     )
     assert results["score"] == SDP_FULL and "metadata names the classic_attention assignment" in results["output"], (

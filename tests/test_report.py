@@ -529,7 +529,16 @@ def test_the_report_runs_from_the_public_part_of_the_kit(out, tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "Assignment toy" in proc.stdout and (tmp_path / "r.html").read_bytes() == _fresh(out, tmp_path)
+    # the same page but for the similar-submissions section, which subtracts the starter code only
+    # where the student template is (a checkout of the kit), and says so where it is not
+    public_page, full_page = (tmp_path / "r.html").read_text(), _fresh(out, tmp_path).decode()
+    assert "Assignment toy" in proc.stdout and _without_similar(public_page) == _without_similar(full_page)
+    assert '<section id="similar"' in public_page
+
+
+def _without_similar(page):
+    start = page.index('<section id="similar"')
+    return page[:start] + page[page.index("</section>", start) + len("</section>") :]
 
 
 def _fresh(out, tmp_path):

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from autograder import config as config_mod
+from autograder import release
 from autograder.audit.catalog import entries, fill_entry
 from autograder.audit.examples import template_path
 from autograder.audit.public import public_failures
@@ -93,8 +94,9 @@ def verdicts(chosen, graded, flagged, cfg):
     entry, in order, or None when the public column is off)."""
     rows = []
     for e, data, public in zip(chosen, graded, flagged or [None] * len(chosen)):
-        scores = {t["name"]: (t["score"], t["max_score"]) for t in data.get("tests", [])}
-        outputs = {t["name"]: t["output"] for t in data.get("tests", [])}
+        scores = {t["name"]: (t["score"], t["max_score"]) for t in release.scored(data.get("tests"))}
+        # the feedback as released after the deadline: the likely causes a course can hold back
+        outputs = dict(release.shown(data.get("tests"), released=True))
         lost = {q for q, (s, m) in scores.items() if s < m}
         if (data.get("extra_data") or {}).get("status") == "internal_error":  # the kit failed: no verdict
             errors = data.get("internal_errors") or ["?"]

@@ -21,8 +21,9 @@ from autograder.sandbox.client import WorkerDied
 from autograder.sandbox.limits import Limits
 
 
-def public_tests(nb, path):
-    """[{"name": question, "source": test file text}] in notebook order."""
+def public_tests(nb, path=None):
+    """[{"name": question, "source": test file text}] in notebook order; where the metadata has
+    none, the files of a `tests/` folder beside `path` (None: the metadata only)."""
     meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
     otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
     tests = otter_meta.get("tests") if isinstance(otter_meta.get("tests"), dict) else {}
@@ -31,8 +32,8 @@ def public_tests(nb, path):
         source = spec if isinstance(spec, str) else (spec or {}).get("src") or (spec or {}).get("source")
         if isinstance(source, str):
             found.append({"name": name, "source": source})
-    folder = Path(path).parent / "tests"
-    if not found and folder.is_dir():
+    folder = Path(path).parent / "tests" if path is not None else None
+    if not found and folder is not None and folder.is_dir():
         found = [{"name": f.stem, "source": f.read_text()} for f in sorted(folder.glob("*.py"))]
     return found
 

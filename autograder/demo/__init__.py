@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 from autograder import config as config_mod
+from autograder import release
 from autograder.audit import examples as examples_mod
 from autograder.grade import grade_batch
 
@@ -52,7 +53,7 @@ def run_zip(zip_path, submission, workdir, timeout=900):
 
 
 def question_scores(data):
-    return {t["name"]: t["score"] for t in data.get("tests", []) if t["name"] != "Public Tests"}
+    return {t["name"]: t["score"] for t in release.scored(data.get("tests")) if t["name"] != "Public Tests"}
 
 
 def verdict(expect, scores, maxes):

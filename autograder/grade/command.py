@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder import config as config_mod
-from autograder import messages
+from autograder import messages, release
 from autograder.grade import grades_csv
 from autograder.grade import shard as shard_mod
 from autograder.grade.batch import BATCH, export_limit, grade_batch
@@ -34,7 +34,7 @@ def score_table(rows, cfg):
         lines.append(f"\n{a or '(unknown assignment)'}")
         lines.append("  " + "submission".ljust(width) + "".join(f"{q[:14]:>16}" for q in qs) + f"{'total':>10}")
         for sid, data in items:
-            scores = {t["name"]: t["score"] for t in data.get("tests", [])}
+            scores = {t["name"]: t["score"] for t in release.scored(data.get("tests"))}
             cells = "".join(f"{scores.get(q, 0):>10g}/{maxes[q]:<5g}" for q in qs)
             total = sum(maxes.values()) if maxes else 0
             lines.append("  " + sid.ljust(width) + cells + f"{data.get('score', 0):>5g}/{total:<4g}")

@@ -18,7 +18,7 @@ import html
 import re
 import string
 
-from autograder import messages
+from autograder import messages, release
 from autograder.messages import t
 
 MD_NAME, HTML_NAME = "feedback.md", "feedback.html"
@@ -92,7 +92,7 @@ def md_escape(text):
 
 
 # -- the files ----------------------------------------------------------------------
-def _parts(sid, data, title):
+def _parts(sid, data, title, released=False):
     """(language, heading, [plain meta lines], [Markdown bodies], [(question, Markdown)])."""
     ed = data.get("extra_data") or {}
     lang = messages.normalize(ed["language"]) if ed.get("language") in messages.LANGUAGES else messages.current()
@@ -104,26 +104,27 @@ def _parts(sid, data, title):
         ]
         if any(names):
             meta.append(t("feedback_submitters", names="; ".join(n for n in names if n)))
-        tests = [x for x in data.get("tests") or [] if isinstance(x, dict)]
+        tests = release.scored(data.get("tests"))
         total = sum(float(x.get("max_score") or 0) for x in tests)
         meta.append(t("feedback_score", score=f"{float(data.get('score') or 0):g}", max=f"{total:g}"))
     bodies = [str(data["output"])] if data.get("output") else []
-    questions = [(str(x.get("name", "")), str(x.get("output") or "")) for x in tests]
+    questions = release.shown(data.get("tests"), released)
     return lang, heading, meta, bodies, questions
 
 
-def markdown(sid, data, title=None):
-    """feedback.md: the title, the meta lines, the output and each test's name and output."""
-    lang, heading, meta, bodies, questions = _parts(sid, data, title)
+def markdown(sid, data, title=None, released=False):
+    """feedback.md: the title, the meta lines, the output and each test's name and output: those a
+    student sees at submission, or (`released`) after the deadline (`release.shown`)."""
+    lang, heading, meta, bodies, questions = _parts(sid, data, title, released)
     out = [f"# {md_escape(heading)}", *[md_escape(m) for m in meta], *bodies]
     for name, body in questions:
         out += [f"## {md_escape(name)}", body]
     return "\n\n".join(x for x in out if x) + "\n"
 
 
-def page(sid, data, title=None):
+def page(sid, data, title=None, released=False):
     """feedback.html: the same text as `markdown`, as one self-contained page."""
-    lang, heading, meta, bodies, questions = _parts(sid, data, title)
+    lang, heading, meta, bodies, questions = _parts(sid, data, title, released)
     e = html.escape
     body = [f"<h1>{e(heading)}</h1>", *[f'<p class="meta">{e(m)}</p>' for m in meta], *map(render, bodies)]
     for name, text in questions:

@@ -23,7 +23,7 @@ single run writes it. A text cell that a spreadsheet would run as a formula
 import csv
 import os
 
-from autograder import atomic, messages
+from autograder import atomic, messages, release
 from autograder.grade.text import clean, display
 from autograder.messages import t
 
@@ -121,7 +121,7 @@ def row(sid, path, data, names, cfg):
     data = clean(data)
     assignment = data.get("assignment")
     known = cfg.questions(assignment) if assignment in cfg.assignments else {}
-    tests = [x for x in data.get("tests", []) if isinstance(x, dict)]
+    tests = release.scored(data.get("tests"))
     scores = {x.get("name"): x.get("score") for x in tests}
     maxes = {**{q: float(p) for q, p in known.items()}, **{x.get("name"): x.get("max_score") for x in tests}}
     people = submitters(data)

@@ -31,12 +31,18 @@ def write_result(out: str | os.PathLike[str], sid: str, data: dict[str, Any], cf
     record of the result but a few bytecodes, where a Ctrl-C could fall."""
     folder = Path(out) / sid
     folder.mkdir(parents=True, exist_ok=True)
+    write_feedback(folder, sid, data, cfg)
+    write_json_atomic(folder / RESULTS_NAME, data)
+
+
+def write_feedback(folder: Path, sid: str, data: dict[str, Any], cfg: Config, released: bool = False) -> None:
+    """folder/feedback.md and feedback.html: what the student sees at submission, or
+    (`released`) after the deadline (`autograder.release`)."""
     clean = _clean(data)
     a = clean.get("assignment")
     title = cfg.title(a) if a in cfg.assignments else None
-    atomic.write_text(folder / feedback.MD_NAME, feedback.markdown(sid, clean, title))
-    atomic.write_text(folder / feedback.HTML_NAME, feedback.page(sid, clean, title))
-    write_json_atomic(folder / RESULTS_NAME, data)
+    atomic.write_text(folder / feedback.MD_NAME, feedback.markdown(sid, clean, title, released))
+    atomic.write_text(folder / feedback.HTML_NAME, feedback.page(sid, clean, title, released))
 
 
 def not_graded(reason: str, assignment: str | None, cfg: Config, lang: str | None = None) -> dict[str, Any]:

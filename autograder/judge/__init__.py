@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from autograder import __version__, layout, messages
+from autograder import __version__, layout, messages, release
 from autograder import config as config_mod
 from autograder.judge import detect, scoring
 from autograder.judge.notebook import Cell, Submission, SubmissionError, load_submission
@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # imported where a judge starts its own
 warm.without_dynamo()  # the suites' meta-device references import no torch._dynamo (~2 s a judge)
 
 SUITES = layout.SUITES
+MAX_PUBLIC_LINES = 5  # failed public checks shown under a question
 PROVIDED_PRELUDE = "import math\n\nimport torch\nfrom torch import nn\n\n"
 
 
@@ -75,6 +76,12 @@ class GradeResult:
     outcomes: list[TestOutcome] = field(default_factory=list)  # the suites' TestOutcomes, as run
     flags: dict[str, Any] = field(default_factory=dict)  # what a person should look at (`records`)
     judge_peak_mb: float | None = None
+    # what a student sees of each question, and when (grading.yml `feedback`); a question
+    # not here shows everything at once (a file not graded, a grader fault)
+    terms: dict[str, release.Terms] = field(default_factory=dict)
+    # the notebook's public checks, where a question's terms show them: {question: (passed,
+    # total, [(case, error)])}, or the reason they could not run
+    public: dict[str, tuple[int, int, list[tuple[str, str]]]] | str | None = None
 
     @property
     def score(self) -> float:
@@ -92,17 +99,24 @@ class GradeResult:
     def _to_gradescope(self) -> dict[str, Any]:
         tests: list[dict[str, Any]] = []
         for q in self.questions.values():
-            head = f"{q.score:g} / {q.max_score:g}"
-            output = markdown_lines([head] + q.lines) if q.lines else f"{head}: {t('all_passed')}"
+            terms = self.terms.get(q.name, release.EVERYTHING)
             tests.append(
                 {
                     "name": q.name,
                     "score": q.score,
                     "max_score": q.max_score,
-                    "output": output,
-                    "visibility": "visible",
+                    "output": self._view(q, terms.at_submission, terms),
+                    "visibility": release.VISIBLE,
                 }
             )
+            if terms.later and q.lines:  # no score: the scored test above holds it (release.scored)
+                tests.append(
+                    {
+                        "name": t("release_later_name", question=q.name),
+                        "output": self._view(q, terms.after_deadline),
+                        "visibility": terms.released,
+                    }
+                )
         # Markdown, which Gradescope renders: every line (student text included) escaped, so
         # nothing a student's error message holds can act as Markdown or HTML of its own.
         out: dict[str, Any] = {
@@ -126,6 +140,35 @@ class GradeResult:
         if self.judge_peak_mb is not None:
             out["extra_data"]["judge_peak_mb"] = self.judge_peak_mb
         return out
+
+    def _view(self, q: QuestionResult, level: str, held: release.Terms | None = None) -> str:
+        """One question's feedback at a level (`release.LEVELS`), as Gradescope Markdown;
+        `held`: the question's terms, where this view is the one at submission (it then
+        says what comes later)."""
+        head = f"{q.score:g} / {q.max_score:g}"
+        if not q.lines:
+            return f"{head}: {t('all_passed')}"
+        if level == "all":
+            return markdown_lines([head] + q.lines)
+        lines = [head, *q.form_lines]
+        if level == "public":
+            lines += self._public_lines(q.name)
+        if held is not None:
+            later = "release_typed_later" if q.name in release.TYPED else "release_later"
+            lines.append(t(later if held.later else "release_never"))
+        return markdown_lines(lines)
+
+    def _public_lines(self, question: str) -> list[str]:
+        if isinstance(self.public, str):
+            return [one_line(t("release_public_not_run", reason=self.public), MAX_LINE_CHARS)]
+        found = (self.public or {}).get(question)
+        if found is None or not found[1]:
+            return [t("release_public_none")]
+        passed, total, errors = found
+        lines = [t("release_public", passed=passed, total=total)]
+        for case, error in errors[:MAX_PUBLIC_LINES]:
+            lines.append(one_line(t("release_public_failed", case=case, error=error), MAX_LINE_CHARS))
+        return lines
 
     def records(self) -> dict[str, Any]:
         """Plain data for class reports (`autograder.report`), beside the words: every
@@ -237,6 +280,7 @@ class KitPlugin:
             passed = report.outcome == "passed"
             message = ""
             shown: tuple[str, ...] = ()
+            form = False
             if not passed:
                 exc = call.excinfo
                 if exc is not None and exc.type is pytest.fail.Exception:
@@ -248,6 +292,7 @@ class KitPlugin:
                         look = getattr(exc.value, kind, None)
                         if callable(look):
                             self._looks.append((len(self.outcomes), kind, look))
+                    form = getattr(exc.value, "form", False) is True  # checks.fail_form
                 else:
                     # A bug in the suite itself: tell the student nothing hidden.
                     self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")
@@ -263,6 +308,7 @@ class KitPlugin:
                     weight=weight,
                     prop=item.get_closest_marker("property") is not None,
                     counterexample=shown,
+                    form=form,
                 )
             )
 
@@ -452,9 +498,13 @@ def _grade(
         submission, provided_source(name), Limits.from_config(cfg.limits), forkserver=forkserver, stand_in=stand_in
     )
     plugin = KitPlugin(remote, submission, cfg, name)
+    terms = cfg.terms(name)
+    public = None
     try:
         code, _ = _run_suites(plugin, name, pytest_args)
         plugin.second_looks()
+        if release.needs_public(terms):  # shown, never scored: after the last verdict call
+            public = _public_checks(remote, submission)
     finally:
         remote.close()
         if own:
@@ -504,7 +554,25 @@ def _grade(
         }.items()
         if v
     }
+    if result.status == "graded":  # a grader fault is said at once, whatever the terms
+        result.terms, result.public = terms, public
     result.judge_peak_mb = _peak_memory_mb()
     result.internal_errors = plugin.internal_errors
     result.outcomes = plugin.outcomes
     return result
+
+
+def _public_checks(remote: Remote, submission: Submission) -> dict[str, tuple[int, int, list[tuple[str, str]]]] | str:
+    """The notebook's own public checks (its otter metadata, what `grader.check` runs), run
+    beside its code in the submission's worker: {question: (passed, total, [(case, error)])},
+    or why they could not run. They earn nothing; a student reads them before the deadline."""
+    from autograder import check
+
+    tests = check.public_tests(submission.notebook)
+    if not tests:
+        return {}
+    try:
+        rows = check.report(remote.public(tests))
+    except Exception as exc:  # noqa: BLE001 - a dead worker: the student is told why, the score stands
+        return one_line(getattr(exc, "reason", None) or exc, 300)
+    return {question: (passed, total, errors) for question, _, passed, total, errors in rows}

@@ -62,6 +62,7 @@ class TestOutcome:
     prop: bool = False  # a `property` check: earns at most the value checks' share
     # a failed value check's counterexample (`judge.counterexample`): its feedback lines, or ()
     counterexample: tuple[str, ...] = ()
+    form: bool = False  # a typed answer missing, unreadable or incomplete (suites' checks.fail_form)
 
 
 @dataclass
@@ -72,6 +73,9 @@ class QuestionResult:
     lines: list[str] = field(default_factory=list)  # feedback: summary, likely causes, then one failure per line
     failed_checks: list[str] = field(default_factory=list)  # test functions with a failed scored case
     checks: list[dict[str, Any]] = field(default_factory=list)  # plain data per check (`check_records`), for reports
+    # failures about a typed answer's form (missing, unreadable, not answered): shown whatever
+    # the course holds back until the deadline (`autograder.release`)
+    form_lines: list[str] = field(default_factory=list)
 
 
 def split_cause(message: str) -> tuple[str, str | None]:
@@ -177,6 +181,17 @@ def cause_id(text: str) -> tuple[str | None, dict[str, Any] | None]:
     return None, None
 
 
+def _form_lines(checks: dict[str, list[TestOutcome]]) -> list[str]:
+    """One line per distinct form failure (`TestOutcome.form`) of a question, in run order."""
+    lines: list[str] = []
+    for test, items in checks.items():
+        for i in items:
+            line = one_line(f"{t('fail_prefix')} {test}: {i.message}", MAX_LINE_CHARS)
+            if i.form and not i.passed and line not in lines:
+                lines.append(line)
+    return lines[:MAX_LINES_PER_QUESTION]
+
+
 def check_records(checks: dict[str, list[TestOutcome]], gated: Container[str] = ()) -> list[dict[str, Any]]:
     """Plain data per check of one question, from {test: [outcomes]}: cases scored,
     failed, failed on an evidence device, the likely causes its failures gave, and
@@ -242,6 +257,7 @@ def score(
             )
             q.lines.insert(min(1, len(q.lines)), one_line(line, MAX_LINE_CHARS))
         q.checks = check_records(checks, gated)
+        q.form_lines = _form_lines(checks)
     for name, q in questions.items():
         if name not in by_question:
             q.lines.append(t("internal_error_question" if kit_fault else "no_test_ran"))

@@ -1,12 +1,16 @@
 """`python -m autograder report OUT [--out FILE.html] [--lang pt-BR|en] [--export canvas|moodle]`:
 the instructor's class report of a folder `grade` wrote.
 
-Reads only OUT (every `<id>/results.json`, `grades.csv`, and where they are
-`changes.csv` and `not_submitted.csv`: `load`), so it
-runs from the public part of the kit too. Writes one self-contained HTML page
+Reads OUT (every `<id>/results.json`, `grades.csv`, and where they are
+`changes.csv` and `not_submitted.csv`: `load`), so it runs from the public part
+of the kit too; the similar-submissions section also reads each notebook where
+its results.json says it was graded from, and the student template's stubs (in
+a checkout of the kit), and says so where they are not there. Writes one self-contained HTML page
 (default OUT/report.html: score histograms and statistics per assignment,
 per question and per check, the most common likely causes with the
-submissions that show them, and what needs a look; `page`), prints the same
+submissions that show them, similar submissions (`similar`) and what needs a
+look; `page`) and OUT/similar.html beside it (the similar pairs side by side,
+`similar_page`), prints the same
 in short on stdout (`terminal`), and with `--export` writes the CSV Canvas or
 Moodle imports (`export`). The same results give the same bytes, so a merged
 run's report equals a single run's.
@@ -43,13 +47,14 @@ def base(out_dir, target):
 
 
 def build(out_dir, lang, target=None):
-    """(folder, per-assignment stats, the page's HTML) of `out_dir` in `lang`, its links made for a
-    page at `target` (None: OUT/report.html); raises load.NotResults."""
-    from autograder.report import load, page, stats
+    """(folder, per-assignment stats, the page's HTML, similar.html) of `out_dir` in `lang`, its
+    links made for a page at `target` (None: OUT/report.html); raises load.NotResults."""
+    from autograder.report import load, page, similar_page, stats
 
     folder = load.load(out_dir)
     assignments = stats.by_assignment(folder.submissions)
-    return folder, assignments, page.render(folder, assignments, lang, base(out_dir, target))
+    section, similar_html = similar_page.build(out_dir, lang)
+    return folder, assignments, page.render(folder, assignments, lang, base(out_dir, target), section), similar_html
 
 
 def _roster(path, folder, assignments, out_dir, lang, export):
@@ -78,7 +83,7 @@ def main(
     """`report`: the class report of `out_dir` (HTML at `out`, default OUT/report.html), with LMS `export`s;
     with `roster` (the LMS's own roster file), that roster filled in as the LMS imports it (`autograder.lms`)."""
     from autograder.report import export as lms
-    from autograder.report import load, terminal
+    from autograder.report import load, similar_page, terminal
 
     try:
         lang = messages.normalize(lang) if lang else messages.default()
@@ -87,7 +92,7 @@ def main(
         return 2
     try:
         target = Path(out) if out else Path(out_dir) / "report.html"
-        folder, assignments, html = build(out_dir, lang, target)
+        folder, assignments, html, similar_html = build(out_dir, lang, target)
     except load.NotResults as exc:
         key, fields = exc.args
         print(t(key, lang, **fields), file=sys.stderr)
@@ -96,6 +101,9 @@ def main(
     try:
         _write(target, html)
         written.append(target)
+        beside = target.parent / similar_page.PAGE_NAME  # the section's links point here
+        _write(beside, similar_html)
+        written.append(beside)
         if roster:
             status, paths, lines = _roster(roster, folder, assignments, out_dir, lang, export)
             for line in lines:

@@ -28,6 +28,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import release
+
 RESULTS = "results.json"
 CSV_NAME = "grades.csv"
 FEEDBACK = "feedback.html"
@@ -146,6 +148,8 @@ def _tests(data):
     for n, test in enumerate(tests):
         if not isinstance(test, dict) or not isinstance(test.get("name"), str):
             raise ValueError(f"`tests[{n}]` has no name")
+        if release.later_view(test):  # a question's feedback after the deadline: its score is the test before
+            continue
         score, top = _number(test.get("score")), _number(test.get("max_score"))
         if score is None or top is None or top < 0:
             raise ValueError(f"`tests[{n}]` ({_clip(test['name'], 60)}) has no numeric score and max_score")

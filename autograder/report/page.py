@@ -331,10 +331,11 @@ def _look(folder, lang):
     return title + f'<table class="look" data-stat="look-count" data-n="{len(rows)}">{head}{body}</table>'
 
 
-def render(folder, assignments, lang, base=""):
+def render(folder, assignments, lang, base="", extra=""):
     """The report's HTML (text) for a loaded `folder` and its `stats.by_assignment` (submissions
     of no known assignment have no section: they are all under "needs a look"). `base`: the
-    graded folder as seen from the page ("" beside it, else a relative path ending in /)."""
+    graded folder as seen from the page ("" beside it, else a relative path ending in /);
+    `extra`: a section of its own (similar submissions: `similar_page.section`) before "needs a look"."""
     assignments = [a for a in assignments if a.name is not None]
     title = t("report_title", lang)
     nav = "".join(
@@ -361,6 +362,8 @@ def render(folder, assignments, lang, base=""):
             parts += [_summary(a, lang, n), _questions(a, lang, n)]
         parts.append(_students(a, lang, base))
         parts += [_checks(a, lang), _causes(a, lang), "</section>"]
+    if extra:
+        parts.append(extra)
     parts.append(_look(folder, lang))
     parts.append(
         f"<footer><p>{escape(t('report_definitions', lang))}</p>"

@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 
 from autograder import config as config_mod
-from autograder import layout
+from autograder import layout, release
 from autograder.audit.hostile import (  # noqa: F401 - they register cases
     cases_batch,
     cases_by_hand,
@@ -113,7 +113,7 @@ def check(case, data, by_name, received=()):
     if extra.get("status") == "internal_error" or extra.get("internal_errors") or data.get("internal_errors"):
         first = (data.get("internal_errors") or ["?"])[0]
         problems.append(f"a grader fault (status {extra.get('status')}): {' '.join(str(first).split())[:120]}")
-    scores = {t["name"]: (t["score"], t["max_score"]) for t in data.get("tests", [])}
+    scores = {t["name"]: (t["score"], t["max_score"]) for t in release.scored(data.get("tests"))}
     total = data.get("score", 0.0)
     if "max_score" in e and total > e["max_score"] + 1e-9:
         problems.append(f"score {total:g} > {e['max_score']:g}")
@@ -130,7 +130,7 @@ def check(case, data, by_name, received=()):
             problems.append(f"{q} scored {scores[q][0]:g}")
     if e.get("not_above"):
         control = by_name.get(e["not_above"])
-        cscores = {t["name"]: t["score"] for t in (control or {}).get("tests", [])}
+        cscores = {t["name"]: t["score"] for t in release.scored((control or {}).get("tests"))}
         for q, (s, _) in scores.items():
             if s > cscores.get(q, 0) + 1e-9:
                 problems.append(f"{q} {s:g} > {cscores.get(q, 0):g} in {e['not_above']}")
@@ -180,7 +180,7 @@ def _got(data):
         return "no results"
     if not data.get("tests"):
         return f"{data.get('score', 0):g} (not graded)"
-    cells = " ".join(f"{t['score']:g}" for t in data["tests"])
+    cells = " ".join(f"{t['score']:g}" for t in release.scored(data["tests"]))
     return f"{data['score']:g} [{cells}]"
 
 

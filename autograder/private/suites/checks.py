@@ -49,6 +49,17 @@ def fail(message):
     pytest.fail(message, pytrace=False)
 
 
+def fail_form(message):
+    """A typed answer that is missing, cannot be read or is not complete: about its form, never
+    whether it is right, so a student reads it even where the course holds back which answers
+    are wrong until the deadline (`autograder.release`)."""
+    try:
+        fail(message)
+    except pytest.fail.Exception as exc:
+        exc.form = True  # type: ignore[attr-defined]
+        raise
+
+
 def once_per_submission(store, sub, make):
     """`make()` for the submission `sub`, made once and shared by the checks that read it (a
     training run: one worker call for four checks). A failure (`fail`) is kept and raised again
@@ -76,11 +87,11 @@ def typed_answers(data, missing, missing_cause, unreadable, rule_cause):
     Fails with the message keys given (literal at each caller, as the catalog's test
     reads them) when there is no such cell or it breaks the cell's rule."""
     if data is None:
-        fail(caused(t(missing), t(missing_cause)))
+        fail_form(caused(t(missing), t(missing_cause)))
     where = ", ".join(cell_label(label, index) for index, label in zip(data["cells"], data["labels"]))
     problem = data["problem"]
     if problem is not None:
-        fail(caused(t(unreadable, cell=where), t(rule_cause, reason=t(problem["key"], **problem["fields"]))))
+        fail_form(caused(t(unreadable, cell=where), t(rule_cause, reason=t(problem["key"], **problem["fields"]))))
     return data["answers"]
 
 

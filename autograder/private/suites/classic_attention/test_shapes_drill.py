@@ -34,7 +34,7 @@ def given(sub, name):
     """The student's answer for `name`; fails when it is still `...`."""
     value = answers(sub)[name]
     if value is None:
-        c.fail(t("drill_not_answered", name=name))
+        c.fail_form(t("drill_not_answered", name=name))
     return value
 
 

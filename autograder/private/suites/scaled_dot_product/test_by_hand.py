@@ -98,7 +98,7 @@ def quantity(values, name, size):
     """The student's `name` (see `_numbers`); fails when it is not there as asked."""
     got, why = _numbers(values, name, size)
     if why:
-        c.fail(why)
+        c.fail_form(why)
     return got
 
 
