@@ -18,7 +18,7 @@ import csv
 import os
 from typing import Any
 
-from autograder import atomic
+from autograder import atomic, release
 from autograder.grade.fingerprint import stored
 from autograder.grade.grades_csv import _text, submitters
 from autograder.grade.text import display
@@ -43,7 +43,7 @@ def why(data: dict[str, Any], now: dict[str, str] | None) -> str | None:
 
 
 def _scores(data: dict[str, Any]) -> dict[str, float]:
-    tests = [x for x in data.get("tests") or [] if isinstance(x, dict) and isinstance(x.get("name"), str)]
+    tests = [x for x in release.scored(data.get("tests")) if isinstance(x.get("name"), str)]
     return {x["name"]: float(x.get("score") or 0.0) for x in tests}
 
 
