@@ -337,6 +337,12 @@ def test_an_english_worksheet_on_a_scale_of_100_and_the_report_command(tmp_path,
     imported = moodle_import((out / writeback.WORKSHEET_NAME).read_text(encoding="utf-8"), EN, range(101, 108), 100)
     assert imported[101][0] == 75.0 and imported[101][1].startswith("Autograded: 75.00 out of 100.00 (9 of 12 points)")
     assert not (out / "moodle.csv").exists()  # the roster's own file, not the generic export
+    # the report's "needs a look" lists the roster's students with no submission
+    people = load.load(out).not_submitted
+    assert sorted((p.name, p.sid, p.assignment) for p in people) == [
+        ("Eva Melo", "105", "scaled_dot_product"), ("Eva Melo", "106", "scaled_dot_product"),
+        ("Fábio Nunes", "107", "scaled_dot_product")]  # fmt: skip
+    assert "Fábio Nunes" in (out / "report.html").read_text(encoding="utf-8")
     assert report.main(out_dir=str(out), roster=str(roster), export=["canvas"], lang="en") == 2
     assert "is Moodle's, but --export canvas was asked for" in capsys.readouterr().err
     write_result(out, "other", results({}, assignment="multi_head"), config.load(ROOT / "grading.yml"))

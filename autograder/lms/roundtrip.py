@@ -21,6 +21,7 @@ from autograder.lms import writeback
 from autograder.messages import t
 
 MATCH_NAME = "roster_match.csv"
+NOT_SUBMITTED_NAME = "not_submitted.csv"  # read by autograder.report.load (its NOT_SUBMITTED_NAME)
 KIND_NAMES = {"moodle": "Moodle", "canvas": "Canvas"}
 
 
@@ -54,6 +55,16 @@ def match_table(roster, matched, written):
     return buf.getvalue()
 
 
+def not_submitted_table(students, assignments):
+    """OUT/not_submitted.csv's text (`report.load`'s columns): the roster's students with no submission."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["name", "email", "sid", "assignment"])
+    for s in students:
+        w.writerow([s.name, s.email, s.sid or s.lms_id, assignments[0] if len(assignments) == 1 else ""])
+    return buf.getvalue()
+
+
 def run(path, submissions, out_dir, lang, export, assignment_names=()):
     """(exit status, [paths written], [lines for stderr]) of the roster at `path` against `submissions`."""
     graded = sorted({s.assignment for s in submissions if s.assignment})
@@ -70,6 +81,8 @@ def run(path, submissions, out_dir, lang, export, assignment_names=()):
     paths, written = writeback.write(roster, matched, out_dir, lang)
     target = Path(out_dir) / MATCH_NAME
     atomic.write_text(target, match_table(roster, matched, written), newline="")
+    missing = Path(out_dir) / NOT_SUBMITTED_NAME  # the report's "needs a look" lists them
+    atomic.write_text(missing, not_submitted_table(matched.missing, graded), newline="")
     lines = [
         t(
             "lms_matched",
@@ -89,4 +102,4 @@ def run(path, submissions, out_dir, lang, export, assignment_names=()):
             lines.append(t("lms_not_scored", lang, student=s.label(roster), sub=sub.id, status=sub.status))
     lines += [t("lms_unknown", lang, sub=sub.id, who=_who(sub)) for sub in matched.unknown]
     lines += [t("lms_missing", lang, student=s.label(roster)) for s in matched.missing]
-    return 0, [*paths, target], lines
+    return 0, [*paths, target, missing], lines

@@ -57,12 +57,18 @@ def build(out_dir, lang, target=None):
     return folder, assignments, page.render(folder, assignments, lang, base(out_dir, target), section), similar_html
 
 
-def _roster(path, folder, assignments, out_dir, lang, export):
+def _cannot_write(exc, default, lang):
+    where = getattr(exc, "filename", None) or default
+    print(t("report_cannot_write", lang, path=where, reason=exc.strerror or type(exc).__name__), file=sys.stderr)
+    return 2
+
+
+def _roster(path, folder, out_dir, lang, export):
     """`--roster`: (exit status, paths written, lines) of `autograder.lms.roundtrip` for this folder."""
+    from autograder import config
     from autograder.lms import roundtrip
 
-    names = [a.name for a in assignments if a.name]
-    from autograder import config
+    names = sorted({s.assignment for s in folder.submissions if s.assignment})
 
     try:  # Canvas's column is titled as the course titles the assignment (grading.yml), where the kit has it
         cfg = config.load()
@@ -90,27 +96,30 @@ def main(
     except messages.MessageError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2
+    written = []
     try:
         target = Path(out) if out else Path(out_dir) / "report.html"
+        if roster:  # first: the page lists the roster's students with no submission (not_submitted.csv)
+            folder = load.load(out_dir)
+            status, paths, lines = _roster(roster, folder, out_dir, lang, export)
+            for line in lines:
+                print(f"report: {line}", file=sys.stderr)
+            if status:
+                return status
+            written += paths
         folder, assignments, html, similar_html = build(out_dir, lang, target)
     except load.NotResults as exc:
         key, fields = exc.args
         print(t(key, lang, **fields), file=sys.stderr)
         return 2
-    written = []
+    except OSError as exc:  # the roster's files
+        return _cannot_write(exc, out_dir, lang)
     try:
         _write(target, html)
         written.append(target)
         beside = target.parent / similar_page.PAGE_NAME  # the section's links point here
         _write(beside, similar_html)
         written.append(beside)
-        if roster:
-            status, paths, lines = _roster(roster, folder, assignments, out_dir, lang, export)
-            for line in lines:
-                print(f"report: {line}", file=sys.stderr)
-            if status:
-                return status
-            written += paths
         for kind in dict.fromkeys(export or []):
             if roster:  # the roster's own file replaces the generic export
                 continue
@@ -124,9 +133,7 @@ def main(
                 if counts[what]:
                     print(t(key, lang, file=path.name, n=counts[what]), file=sys.stderr)
     except OSError as exc:
-        where = getattr(exc, "filename", None) or target
-        print(t("report_cannot_write", lang, path=where, reason=exc.strerror or type(exc).__name__), file=sys.stderr)
-        return 2
+        return _cannot_write(exc, target, lang)
     print("\n".join(terminal.lines(folder, assignments, lang)))
     print()
     for path in written:
