@@ -120,6 +120,12 @@ def _report(p: argparse.ArgumentParser) -> None:
         "list who did not submit, and write it back filled in (OUT/moodle_worksheet.csv and "
         "OUT/moodle_feedback.zip, or OUT/canvas.csv)",
     )
+    p.add_argument(
+        "--changed-only",
+        action="store_true",
+        help="with --roster: write back only the students whose score the last `grade --resume` moved "
+        "(OUT/changes.csv); every other row stays as the LMS had it",
+    )
 
 
 def _release(p: argparse.ArgumentParser) -> None:

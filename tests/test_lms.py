@@ -343,6 +343,14 @@ def test_an_english_worksheet_on_a_scale_of_100_and_the_report_command(tmp_path,
         ("Eva Melo", "105", "scaled_dot_product"), ("Eva Melo", "106", "scaled_dot_product"),
         ("Fábio Nunes", "107", "scaled_dot_product")]  # fmt: skip
     assert "Fábio Nunes" in (out / "report.html").read_text(encoding="utf-8")
+    # after a regrade, only the rows whose score moved (changes.csv) go back
+    assert report.main(out_dir=str(out), roster=str(roster), lang="en", changed_only=True) == 2
+    assert "this folder has no changes.csv" in capsys.readouterr().err
+    (out / "changes.csv").write_text("id,student,question,old_score,new_score,why\nbruno,,padding_mask,1,2,x\n")
+    assert report.main(out_dir=str(out), roster=str(roster), lang="en", changed_only=True) == 0
+    assert "1 grades written" in capsys.readouterr().err
+    imported = moodle_import((out / writeback.WORKSHEET_NAME).read_text(encoding="utf-8"), EN, range(101, 108), 100)
+    assert set(imported) == {102}
     assert report.main(out_dir=str(out), roster=str(roster), export=["canvas"], lang="en") == 2
     assert "is Moodle's, but --export canvas was asked for" in capsys.readouterr().err
     write_result(out, "other", results({}, assignment="multi_head"), config.load(ROOT / "grading.yml"))

@@ -13,6 +13,7 @@ could be) or `not_in_roster`.
 
 import csv
 import io
+from dataclasses import replace
 from pathlib import Path
 
 from autograder import atomic
@@ -65,8 +66,9 @@ def not_submitted_table(students, assignments):
     return buf.getvalue()
 
 
-def run(path, submissions, out_dir, lang, export, assignment_names=()):
-    """(exit status, [paths written], [lines for stderr]) of the roster at `path` against `submissions`."""
+def run(path, submissions, out_dir, lang, export, assignment_names=(), only=None):
+    """(exit status, [paths written], [lines for stderr]) of the roster at `path` against `submissions`;
+    `only` (submission ids): write back those students' rows alone, the others as the LMS had them."""
     graded = sorted({s.assignment for s in submissions if s.assignment})
     if len(graded) > 1:  # a roster is one assignment's: its students would each have several submissions
         return 2, [], [t("lms_several_assignments", lang, n=len(graded), names=", ".join(graded))]
@@ -78,7 +80,10 @@ def run(path, submissions, out_dir, lang, export, assignment_names=()):
         other = next(e for e in export if e != roster.kind)
         return 2, [], [t("lms_kind_mismatch", lang, file=path, kind=KIND_NAMES[roster.kind], export=other)]
     matched = roster_mod.match(roster, submissions)
-    paths, written = writeback.write(roster, matched, out_dir, lang)
+    shown = (
+        matched if only is None else replace(matched, pairs={r: s for r, s in matched.pairs.items() if s.id in only})
+    )
+    paths, written = writeback.write(roster, shown, out_dir, lang)
     target = Path(out_dir) / MATCH_NAME
     atomic.write_text(target, match_table(roster, matched, written), newline="")
     missing = Path(out_dir) / NOT_SUBMITTED_NAME  # the report's "needs a look" lists them

@@ -63,7 +63,7 @@ def _cannot_write(exc, default, lang):
     return 2
 
 
-def _roster(path, folder, out_dir, lang, export):
+def _roster(path, folder, out_dir, lang, export, changed_only=False):
     """`--roster`: (exit status, paths written, lines) of `autograder.lms.roundtrip` for this folder."""
     from autograder import config
     from autograder.lms import roundtrip
@@ -75,7 +75,12 @@ def _roster(path, folder, out_dir, lang, export):
         names += [cfg.title(n) for n in names if n in cfg.assignments]
     except (config.ConfigError, OSError):  # no grading.yml here (the public part): the names alone
         pass
-    return roundtrip.run(path, folder.submissions, out_dir, lang, export, names)
+    only = None
+    if changed_only:  # the scores the last regrade moved (changes.csv), nothing else
+        if folder.changes is None:
+            return 2, [], [t("report_changed_only_none", lang)]
+        only = {row["id"] for row in folder.changes}
+    return roundtrip.run(path, folder.submissions, out_dir, lang, export, names, only)
 
 
 def main(
@@ -85,6 +90,7 @@ def main(
     lang: str | None = None,
     export: Sequence[str] | None = None,
     roster: str | None = None,
+    changed_only: bool = False,
 ) -> int:
     """`report`: the class report of `out_dir` (HTML at `out`, default OUT/report.html), with LMS `export`s;
     with `roster` (the LMS's own roster file), that roster filled in as the LMS imports it (`autograder.lms`)."""
@@ -96,12 +102,15 @@ def main(
     except messages.MessageError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2
+    if changed_only and not roster:
+        print(t("report_changed_only_needs_roster", lang), file=sys.stderr)
+        return 2
     written = []
     try:
         target = Path(out) if out else Path(out_dir) / "report.html"
         if roster:  # first: the page lists the roster's students with no submission (not_submitted.csv)
             folder = load.load(out_dir)
-            status, paths, lines = _roster(roster, folder, out_dir, lang, export)
+            status, paths, lines = _roster(roster, folder, out_dir, lang, export, changed_only)
             for line in lines:
                 print(f"report: {line}", file=sys.stderr)
             if status:
