@@ -92,12 +92,6 @@ class Config:
         """The transformer lab's run in the grader (grading.yml `transformer_run`)."""
         return dict(self.data.get("transformer_run") or {})
 
-    def terms(self, assignment):
-        """{question: release.Terms}: what a student sees of each question's feedback, and when."""
-        from autograder import release
-
-        return release.course_terms(self.data, assignment, self.questions(assignment))
-
     @property
     def ci(self):
         return dict(self.data.get("ci") or {})

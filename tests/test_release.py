@@ -55,20 +55,20 @@ def test_terms_come_from_the_question_then_the_assignment_then_the_course(tmp_pa
             },
         ),
     )
-    terms = cfg.terms(A)
+    terms = release.course_terms(cfg.data, A, cfg.questions(A))
     assert terms["padding_mask"] == release.Terms("score", "all", "after_published")
     assert terms["causal_mask"] == release.Terms("public", "all", "after_published")
     # the packaged file: everything at once, but a typed question only its score until the deadline
-    default = config.load().terms(A)
+    default = release.course_terms(config.load().data, A, config.load().questions(A))
     assert default["causal_mask"] == release.EVERYTHING and not default["causal_mask"].later
     assert default["by_hand"] == release.Terms("score", "all") and default["by_hand"].later
 
 
 def test_a_typed_question_says_answer_by_answer_at_submission_only_where_its_own_entry_asks(tmp_path):
     asked = _load(tmp_path, _course(None, {"questions": {"by_hand": {"at_submission": "all"}}}))
-    assert asked.terms(A)["by_hand"] == release.EVERYTHING
+    assert release.course_terms(asked.data, A, asked.questions(A))["by_hand"] == release.EVERYTHING
     course_wide = _load(tmp_path, _course({"at_submission": "all"}))
-    assert course_wide.terms(A)["by_hand"].at_submission == "score"
+    assert release.course_terms(course_wide.data, A, course_wide.questions(A))["by_hand"].at_submission == "score"
 
 
 @pytest.mark.parametrize(

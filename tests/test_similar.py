@@ -48,9 +48,9 @@ def _class(rng):
     for k, victim in enumerate(sorted(honest)[:4]):
         cls[f"copy{k}"] = {f: similar_class.disguise(src, rng) for f, src in honest[victim].items()}
         planted.add(tuple(sorted((f"copy{k}", victim))))
-    for k in range(5):
+    for k in range(20 - len(cls)):  # a class of 20: the rest left the template as it was
         cls[f"stub{k}"] = dict(starter)
-    assert len(honest) == 11 and len(cls) == 20
+    assert len(honest) >= 11 and len(cls) == 20
     return cls, planted, starter
 
 

@@ -15,27 +15,11 @@ from autograder import config as config_mod
 from autograder import messages
 from autograder.judge import text
 from autograder.judge.notebook import SubmissionError, load_submission
+from autograder.judge.public_checks import public_tests, report
 from autograder.judge.remote import Remote
 from autograder.messages import t
 from autograder.sandbox.client import WorkerDied
 from autograder.sandbox.limits import Limits
-
-
-def public_tests(nb, path=None):
-    """[{"name": question, "source": test file text}] in notebook order; where the metadata has
-    none, the files of a `tests/` folder beside `path` (None: the metadata only)."""
-    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
-    otter_meta = meta.get("otter") if isinstance(meta.get("otter"), dict) else {}
-    tests = otter_meta.get("tests") if isinstance(otter_meta.get("tests"), dict) else {}
-    found = []
-    for name, spec in tests.items():
-        source = spec if isinstance(spec, str) else (spec or {}).get("src") or (spec or {}).get("source")
-        if isinstance(source, str):
-            found.append({"name": name, "source": source})
-    folder = Path(path).parent / "tests" if path is not None else None
-    if not found and folder is not None and folder.is_dir():
-        found = [{"name": f.stem, "source": f.read_text()} for f in sorted(folder.glob("*.py"))]
-    return found
 
 
 def run_checks(path, cfg=None, forkserver=None):
@@ -55,28 +39,6 @@ def run_checks(path, cfg=None, forkserver=None):
     finally:
         remote.close()
     return sub, remote.cell_errors, results
-
-
-def report(results):
-    """[(question, passed, ran, total, [(case, one-line error)])] from the worker's results."""
-    rows = []
-    for r in results if isinstance(results, list) else []:
-        if not isinstance(r, dict):
-            continue
-        cases = [c for c in r.get("cases", []) if isinstance(c, dict)]
-        bad = [(str(c.get("name")), c.get("error") or {}) for c in cases if not c.get("ok")]
-        if r.get("error"):
-            bad.append((t("check_test_file"), r["error"]))
-        errors = [
-            (
-                name,
-                f"{(e or {}).get('type', 'Error')}: {(e or {}).get('message', '')}" if isinstance(e, dict) else str(e),
-            )
-            for name, e in bad
-        ]
-        passed_cases = len(cases) - len([b for b in bad if b[0] != t("check_test_file")])
-        rows.append((str(r.get("name")), bool(cases) and not bad, passed_cases, len(cases), errors))
-    return rows
 
 
 def summary_markdown(name, rows, cell_errors):

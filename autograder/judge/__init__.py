@@ -498,7 +498,7 @@ def _grade(
         submission, provided_source(name), Limits.from_config(cfg.limits), forkserver=forkserver, stand_in=stand_in
     )
     plugin = KitPlugin(remote, submission, cfg, name)
-    terms = cfg.terms(name)
+    terms = release.course_terms(cfg.data, name, cfg.questions(name))
     public = None
     try:
         code, _ = _run_suites(plugin, name, pytest_args)
@@ -566,13 +566,13 @@ def _public_checks(remote: Remote, submission: Submission) -> dict[str, tuple[in
     """The notebook's own public checks (its otter metadata, what `grader.check` runs), run
     beside its code in the submission's worker: {question: (passed, total, [(case, error)])},
     or why they could not run. They earn nothing; a student reads them before the deadline."""
-    from autograder import check
+    from autograder.judge import public_checks
 
-    tests = check.public_tests(submission.notebook)
+    tests = public_checks.public_tests(submission.notebook)
     if not tests:
         return {}
     try:
-        rows = check.report(remote.public(tests))
+        rows = public_checks.report(remote.public(tests))
     except Exception as exc:  # noqa: BLE001 - a dead worker: the student is told why, the score stands
         return one_line(getattr(exc, "reason", None) or exc, 300)
     return {question: (passed, total, errors) for question, _, passed, total, errors in rows}
