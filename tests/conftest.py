@@ -28,6 +28,20 @@ def limits(**overrides):
     return Limits.from_config({**config.load(ROOT / "grading.yml").limits, **overrides})
 
 
+def course_cfg(folder, data):
+    """The Config of a course's grading.yml holding `data`, written in `folder` (the loader's
+    cache cleared before and after, so no other test sees it)."""
+    import yaml
+
+    path = Path(folder) / "grading.yml"
+    path.write_text(yaml.safe_dump(data))
+    config._load.cache_clear()
+    try:
+        return config.load(path)
+    finally:
+        config._load.cache_clear()
+
+
 def run_cli(*args, check=True, timeout=900, env=None):
     """Run `python -m autograder ARGS` as a user would; return the CompletedProcess."""
     proc = subprocess.run(

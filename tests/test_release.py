@@ -14,20 +14,10 @@ from autograder.grade import feedback, results
 from autograder.judge import GradeResult, by_hand
 from autograder.judge.scoring import TestOutcome, score
 from autograder.private.suites import checks
-from conftest import grade, template
+from conftest import course_cfg, grade, template
 
 PACKAGED = yaml.safe_load(config.packaged_text())
 A = "scaled_dot_product"
-
-
-def _load(tmp_path, course):
-    path = tmp_path / "grading.yml"
-    path.write_text(yaml.safe_dump(course))
-    config._load.cache_clear()
-    try:
-        return config.load(path)
-    finally:
-        config._load.cache_clear()
 
 
 def _course(feedback_terms=None, assignment_terms=None):
@@ -44,7 +34,7 @@ def test_the_typed_questions_are_the_readers_forms():
 
 
 def test_terms_come_from_the_question_then_the_assignment_then_the_course(tmp_path):
-    cfg = _load(
+    cfg = course_cfg(
         tmp_path,
         _course(
             {"at_submission": "score", "after_deadline": "public"},
@@ -65,9 +55,9 @@ def test_terms_come_from_the_question_then_the_assignment_then_the_course(tmp_pa
 
 
 def test_a_typed_question_says_answer_by_answer_at_submission_only_where_its_own_entry_asks(tmp_path):
-    asked = _load(tmp_path, _course(None, {"questions": {"by_hand": {"at_submission": "all"}}}))
+    asked = course_cfg(tmp_path, _course(None, {"questions": {"by_hand": {"at_submission": "all"}}}))
     assert release.course_terms(asked.data, A, asked.questions(A))["by_hand"] == release.EVERYTHING
-    course_wide = _load(tmp_path, _course({"at_submission": "all"}))
+    course_wide = course_cfg(tmp_path, _course({"at_submission": "all"}))
     assert release.course_terms(course_wide.data, A, course_wide.questions(A))["by_hand"].at_submission == "score"
 
 
@@ -89,7 +79,7 @@ def test_a_typed_question_says_answer_by_answer_at_submission_only_where_its_own
 )
 def test_a_setting_that_cannot_hold_is_one_line_naming_the_key(tmp_path, course, words):
     with pytest.raises(config.ConfigError) as err:
-        _load(tmp_path, course)
+        course_cfg(tmp_path, course)
     assert words in str(err.value) and "\n" not in str(err.value)
 
 
@@ -105,7 +95,7 @@ def graded(tmp_path_factory):
     path = folder / "sub.ipynb"
     path.write_text(json.dumps(catalog.fill(template(A), sources, typed)))
     course = _course({"at_submission": "score"}, {"questions": {"causal_mask": {"at_submission": "public"}}})
-    cfg = _load(folder, course)
+    cfg = course_cfg(folder, course)
     result = grade(path, assignment=A, cfg=cfg)
     return folder, cfg, result
 

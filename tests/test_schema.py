@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from autograder import config, schema
-from conftest import run_cli
+from conftest import course_cfg, run_cli
 
 PACKAGED = yaml.safe_load(config.packaged_text())
 
@@ -41,27 +41,17 @@ def _with(path, value):
     return data
 
 
-def _load(tmp_path, data):
-    path = tmp_path / "grading.yml"
-    path.write_text(yaml.safe_dump(data))
-    config._load.cache_clear()
-    try:
-        return config.load(path)
-    finally:
-        config._load.cache_clear()
-
-
 def _dotted(path):
     return ".".join(str(p) for p in path)
 
 
 def test_the_kits_file_passes_its_schema_and_every_setting_is_typed(tmp_path):
-    assert _load(tmp_path, PACKAGED).limits == PACKAGED["limits"]
+    assert course_cfg(tmp_path, PACKAGED).limits == PACKAGED["limits"]
     leaves = list(_leaves(PACKAGED))
     assert len(leaves) > 60
     for path, value in leaves:
         with pytest.raises(config.ConfigError) as exc:
-            _load(tmp_path, _with(path, _wrong(value)))
+            course_cfg(tmp_path, _with(path, _wrong(value)))
         line = str(exc.value)
         assert "\n" not in line and str(tmp_path / "grading.yml") in line, line
         assert _dotted(path) in line, (path, line)
@@ -77,7 +67,7 @@ def test_an_unknown_key_at_any_level_is_refused_by_name(tmp_path):
             where = where[name]
         where["not a setting!"] = 1
         with pytest.raises(config.ConfigError, match="is not a setting of the kit") as exc:
-            _load(tmp_path, data)
+            course_cfg(tmp_path, data)
         assert _dotted((*path, "not a setting!")) in str(exc.value)
 
 
