@@ -28,8 +28,13 @@ def public_tests(nb: dict[str, Any], path: str | Path | None = None) -> list[dic
 Row = tuple[str, bool, int, int, list[tuple[str, str]]]
 
 
-def report(results: object) -> list[Row]:
-    """[(question, passed, ran, total, [(case, one-line error)])] from the worker's results."""
+def report(results: object, sub: Any = None) -> list[Row]:
+    """[(question, passed, ran, total, [(case, one-line error)])] from the worker's results. A
+    question that the notebook's form costs (`sub`'s form findings and typed answers, read by
+    the reader) fails first with the grade's words, whatever its cases did: the self-check says
+    what the grade will (`form_causes.public_costs`)."""
+    from autograder.judge.form_causes import public_costs
+
     rows: list[Row] = []
     for r in results if isinstance(results, list) else []:
         if not isinstance(r, dict):
@@ -47,4 +52,9 @@ def report(results: object) -> list[Row]:
         ]
         passed_cases = len(cases) - len([b for b in bad if b[0] != t("check_test_file")])
         rows.append((str(r.get("name")), bool(cases) and not bad, passed_cases, len(cases), errors))
-    return rows
+    costs = public_costs(sub, [row[0] for row in rows]) if sub is not None else {}
+    out: list[Row] = []
+    for q, ok, ran, total, errors in rows:
+        said = [(t("form_case"), c) for c in costs.get(q, []) if not any(c in e for _, e in errors)]
+        out.append((q, ok and not costs.get(q), ran, total, said + errors))
+    return out
