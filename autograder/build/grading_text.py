@@ -147,7 +147,7 @@ def overview(assignment, lang, cfg=None):
             memory_mb=limits["memory_mb"],
         )
     )
-    out.append(_t("grading_packages", lang, packages=_join([f"`{p}`" for p in form.PACKAGES[:3]], lang)))
+    out.append(_t("grading_packages", lang, packages=_join([f"`{p}`" for p in form.PACKAGES], lang)))
     if RUN_QUESTION in cfg.questions(assignment):
         run = _run(assignment, cfg)
         out.append(

@@ -31,10 +31,12 @@ Finding = dict[str, Any]  # {"key", "fields", "cell", "names"}
 Parsed = tuple[int, str, str, ast.Module | None]  # (index, label, text, tree or None)
 
 # What the grader has for student code beside Python's standard library: one source for the
-# notebooks' text ("Como você será avaliado") and for what this module finds.
-PACKAGES = ("torch", "numpy", "matplotlib", "mpl_toolkits")
-# The kit's own statements (the init cell's `import otter`, removed before the grader runs a cell).
-KIT_STATEMENTS = ("otter", "__future__")
+# notebooks' text ("How you are graded"), for what this module finds and for the imports the
+# worker lets a cell make (`worker.runner`).
+PACKAGES = ("torch", "numpy", "matplotlib")
+STAND_INS = ("mpl_toolkits", "seaborn")  # plotting the worker stands in for (`worker.plots`): it draws nothing
+KIT_STATEMENTS = ("otter", "__future__")  # the set-up cell's `import otter` (removed before the grader runs a cell)
+ALLOWED = PACKAGES + STAND_INS + KIT_STATEMENTS
 # Names IPython defines in a notebook's namespace (not bound by any cell).
 IPYTHON_NAMES = ("In", "Out", "get_ipython", "display", "exit", "quit", "_", "__", "___", "_ih", "_oh", "_dh")
 TEXT_CHARS = 60
@@ -170,12 +172,11 @@ def _top_defs(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef |
     return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
-def findings(cells: Iterable[tuple[int, str, str]], packages: Sequence[str] = PACKAGES) -> list[Finding]:
+def findings(cells: Iterable[tuple[int, str, str]], allowed: Sequence[str] = ALLOWED) -> list[Finding]:
     """The form findings of a notebook's code cells [(index, label, text)] in notebook order
     (see the module's docstring): at most one per package and one per cell for later names."""
     parsed: list[Parsed] = [(index, label, text, _parse(text)) for index, label, text in cells]
     stdlib = _stdlib()
-    allowed = set(packages) | set(KIT_STATEMENTS)
     installs: dict[str, str] = {}
     for _, _, text, _ in parsed:
         for module, line in _installs(text.split("\n")).items():
@@ -215,7 +216,7 @@ def findings(cells: Iterable[tuple[int, str, str]], packages: Sequence[str] = PA
                         "package": module[:TEXT_CHARS],
                         "cell": label,
                         "line": at,
-                        "packages": ", ".join(packages[:3]),
+                        "packages": ", ".join(PACKAGES),
                         **({"shell": shell} if shell else {}),
                     },
                     "cell": index,

@@ -7,7 +7,8 @@ torch and `autograder.protocol`, nothing else of the kit. Everything it sends is
 plain data (see `wire`): the judge trusts none of it beyond what it checks.
 
 Requests (one message each, answered by one message):
-    {"op": "load", "cells": [{"index": i, "source": str}], "provided": str}
+    {"op": "load", "cells": [{"index": i, "source": str}], "provided": str,
+     "packages": [name] | None}
     {"op": "call", "target": name, "args": [...], "kwargs": {...},
      "device": "cpu", "construct": {"args": [...], "kwargs": {...}} | None,
      "to": {"dtype": "float64"} | None, "state": {param: tensor} | None,
@@ -118,6 +119,26 @@ def _fresh_output():
         _rewind_output()
     except OSError:
         pass
+
+
+def _guard_imports(ns, packages):
+    """Let the notebook's code (what runs with `ns` as its globals: its cells and the functions
+    they define) import only the standard library and `packages` (the judge's list,
+    `judge.form.ALLOWED`), as the notebook is told and its public checks hold it to; whatever
+    this environment happens to hold besides (torch's own dependencies) fails as a package the
+    grader lacks would. Torch's and the kit's own imports are never touched."""
+    import builtins
+
+    real = builtins.__import__
+    allowed = frozenset(packages) | frozenset(getattr(sys, "stdlib_module_names", ()))
+
+    def notebook_import(name, globals=None, locals=None, fromlist=(), level=0):
+        top = name.partition(".")[0]
+        if level == 0 and globals is ns and top not in allowed:
+            raise ModuleNotFoundError(f"No module named {top!r}", name=top)
+        return real(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = notebook_import
 
 
 def _tensor_slots(torch, args, kwargs):
@@ -300,6 +321,8 @@ class Worker:
         from autograder.worker import plots
 
         plots.install()  # plots are not drawn here (see plots)
+        if isinstance(req.get("packages"), list):
+            _guard_imports(self.ns, [p for p in req["packages"] if isinstance(p, str)])
         report = []
         provided = req.get("provided") or ""
         if provided:
