@@ -17,13 +17,10 @@ import inspect
 
 from autograder import messages
 from autograder.judge import by_hand, detect, form
+from autograder.judge.form_causes import TYPED_KEYS
 
 # the message keys a case words its failures with (messages/*.yml), beside each typed form's reasons
-KEYS = ("code_cell", "cause_marker", "form_case", *form.KEYS)
-TYPED_KEYS = {
-    "by_hand": ("by_hand_unreadable", "cause_by_hand_rule"),
-    "shapes_drill": ("drill_unreadable", "cause_drill_rule"),
-}
+KEYS = ("code_cell", "cause_marker", *form.KEYS)
 
 
 def _compact(module):
