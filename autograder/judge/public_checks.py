@@ -3,9 +3,13 @@ metadata (or a `tests/` folder beside it) and the rows of what the worker ran. U
 `check` (a student's self-check) and by the judge (the public checks a question shows)."""
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from autograder.judge.form_causes import public_costs
 from autograder.messages import t
+
+if TYPE_CHECKING:
+    from autograder.judge.notebook import Submission
 
 
 def public_tests(nb: dict[str, Any], path: str | Path | None = None) -> list[dict[str, str]]:
@@ -28,13 +32,11 @@ def public_tests(nb: dict[str, Any], path: str | Path | None = None) -> list[dic
 Row = tuple[str, bool, int, int, list[tuple[str, str]]]
 
 
-def report(results: object, sub: Any = None) -> list[Row]:
+def report(results: object, sub: "Submission | None" = None) -> list[Row]:
     """[(question, passed, ran, total, [(case, one-line error)])] from the worker's results. A
     question that the notebook's form costs (`sub`'s form findings and typed answers, read by
     the reader) fails first with the grade's words, whatever its cases did: the self-check says
     what the grade will (`form_causes.public_costs`)."""
-    from autograder.judge.form_causes import public_costs
-
     rows: list[Row] = []
     for r in results if isinstance(results, list) else []:
         if not isinstance(r, dict):
