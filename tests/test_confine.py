@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from autograder.faults import KitFault, Unconfined
 from autograder.judge.notebook import Cell, Submission
 from autograder.judge.remote import Remote
 from autograder.sandbox import confine
@@ -44,17 +45,18 @@ def started_by(request, forkserver):
 def test_a_step_the_kernel_refuses_ends_the_worker_before_any_cell_runs(started_by, tmp_path):
     """setrlimit(RLIMIT_CPU) with a soft limit over the hard one (the load's budget over the
     submission's): the kernel answers EINVAL; the worker ends there, no cell ran, and the
-    reason names the step as the grading machine's fault."""
+    error is the grading machine's (`Unconfined`, a kit fault), never a death of the worker."""
     client = WorkerClient(limits(load_seconds=30, submission_cpu_seconds=5), started_by)
     client.start()
     try:
         cells = [{"index": 1, "source": f"open({str(tmp_path / 'ran')!r}, 'w').write('ran')\n"}]
-        with pytest.raises(WorkerDied) as died:
+        with pytest.raises(Unconfined) as unconfined:
             client.request({"op": "load", "cells": cells, "provided": ""}, cpu_seconds=30, wall_seconds=60)
+        assert isinstance(unconfined.value, KitFault) and not isinstance(unconfined.value, WorkerDied)
         assert client.p.proc.returncode == confine.CONFINE_FAILED
-        reason = died.value.reason
-        assert "the sandbox could not start: setrlimit(RLIMIT_CPU) failed: EINVAL" in reason, reason
-        assert "not of the submission" in reason, reason
+        assert unconfined.value.step.startswith("setrlimit(RLIMIT_CPU) failed: EINVAL"), unconfined.value.step
+        assert "the grading machine's fault" in str(unconfined.value)
+        assert not client.alive
         assert client.read_scratch_int("progress") is None  # the worker notes each cell before it runs it
         report = (client.p.scratch / confine.REPORT).read_text()
         assert report.startswith("setrlimit(RLIMIT_CPU) failed: EINVAL"), report

@@ -19,6 +19,7 @@ import pytest
 
 from autograder import __version__, layout, messages, release
 from autograder import config as config_mod
+from autograder.faults import KitFault
 from autograder.judge import detect, form_causes, scoring
 from autograder.judge.notebook import Cell, Submission, SubmissionError, load_submission
 from autograder.judge.remote import Remote
@@ -27,6 +28,7 @@ from autograder.judge.stand_in import StandIn
 from autograder.judge.text import markdown, one_line
 from autograder.messages import t
 from autograder.sandbox import warm
+from autograder.sandbox.client import WorkerDied
 from autograder.sandbox.limits import Limits
 
 if TYPE_CHECKING:  # imported where a judge starts its own
@@ -294,8 +296,11 @@ class KitPlugin:
                             self._looks.append((len(self.outcomes), kind, look))
                     form = getattr(exc.value, "form", False) is True  # checks.fail_form
                 else:
-                    # A bug in the suite itself: tell the student nothing hidden.
-                    self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")
+                    # The kit's own error (a suite's, a stand-in's, the machine's): tell the student nothing
+                    # hidden. One the kit raised itself says what failed; any other, its traceback.
+                    kit = exc.value if exc is not None and isinstance(exc.value, KitFault) else None
+                    said = f"{type(kit).__name__}: {kit}" if kit is not None else report.longreprtext[-2000:]
+                    self.internal_errors.append(f"{item.nodeid}: {said}")
                     message = t("internal_error")
             self.outcomes.append(
                 TestOutcome(
@@ -504,7 +509,10 @@ def _grade(
         code, _ = _run_suites(plugin, name, pytest_args)
         plugin.second_looks()
         if release.needs_public(terms):  # shown, never scored: after the last verdict call
-            public = _public_checks(remote, submission)
+            try:
+                public = _public_checks(remote, submission)
+            except Exception as exc:  # noqa: BLE001 - the kit's own code, or the machine: reported to the staff
+                plugin.internal_errors.append(f"the public checks: {type(exc).__name__}: {exc}")
     finally:
         remote.close()
         if own:
@@ -573,7 +581,8 @@ def _public_checks(remote: Remote, submission: Submission) -> dict[str, tuple[in
     if not tests:
         return {}
     try:
-        rows = public_checks.report(remote.public(tests), submission)
-    except Exception as exc:  # noqa: BLE001 - a dead worker: the student is told why, the score stands
-        return one_line(getattr(exc, "reason", None) or exc, 300)
+        results = remote.public(tests)
+    except WorkerDied as exc:  # a dead worker: the student is told why, the score stands
+        return one_line(exc.reason, 300)
+    rows = public_checks.report(results, submission)
     return {question: (passed, total, errors) for question, _, passed, total, errors in rows}

@@ -33,8 +33,8 @@ from typing import Any
 
 import torch
 
+from autograder.faults import Refused, contract
 from autograder.judge.stand_in import MAX_CALLBACKS, _backward, _detached, _output_bytes
-from autograder.judge.text import one_line
 from autograder.messages import t
 
 NAME = "attention"  # what every stand-in is called in the worker
@@ -70,11 +70,13 @@ class Recorder:
                 return {"ok": False, "error": t("stand_in_too_big", size=size, limit=self.max_bytes)}
             if grads_out is not None:  # a test that checks gradients: the function's own, at its inputs
                 return {"ok": True, "grads": _backward(self.fn, args, kwargs, grads_out)}
-            with torch.no_grad():
+            with torch.no_grad(), contract(args, kwargs):
                 value = self.fn(*args, **kwargs)
             return {"ok": True, "value": _detached(value)}
-        except Exception as exc:  # noqa: BLE001 - what the function raises on the test's inputs is the answer
-            return {"ok": False, "error": one_line(f"{type(exc).__name__}: {exc}", 300)}
+        except (
+            Refused
+        ) as exc:  # what the function raises on the test's inputs is the answer; any other error is the kit's
+            return {"ok": False, "error": exc.line()}
 
 
 ASSERTION = "AssertionError"
@@ -130,12 +132,14 @@ def exposes(
     for args, kwargs in calls:
         with torch.no_grad():
             try:
-                want = reference(*args, **kwargs)
-            except Exception:  # noqa: BLE001 - inputs outside the contract tell nothing
+                with contract(args, kwargs):
+                    want = reference(*args, **kwargs)
+            except Refused:  # inputs outside the contract tell nothing
                 continue
             try:
-                got = fn(*args, **kwargs)
-            except Exception:  # noqa: BLE001 - the variant fails where a correct function does not
+                with contract(args, kwargs):
+                    got = fn(*args, **kwargs)
+            except Refused:  # the variant fails where a correct function does not
                 if raising:
                     return True
                 continue

@@ -16,6 +16,13 @@ verdict call of the submission comes first: `end_verdicts` closes them, a probe 
 it and a verdict call after it are the kit's own faults (`CallOrderError`), never a
 quiet change of order. Probes then run in the same worker, which answers no verdict
 again.
+
+Whose fault a failure is: a worker that dies (`WorkerDied`) is the student's code's, and so
+is what it raised (`Reply.error`). A worker that could not be confined (`faults.Unconfined`)
+is the grading machine's: it leaves every call as it is (each later call raises it again,
+without another try) and never becomes the notebook's load failure. An error of the judge's
+own while the worker waits on it (answering a stand-in's callback) ends that worker and
+leaves the call as it came: the kit's.
 """
 
 import time
@@ -23,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from autograder.faults import Unconfined
 from autograder.judge.form import ALLOWED
 from autograder.judge.text import one_line
 from autograder.messages import t
@@ -149,6 +157,7 @@ class Remote:
         self.client: WorkerClient | None = None
         self.dead: dict[str, str] = {}  # target -> reason
         self.load_failure: str | None = None
+        self.unconfined: str | None = None  # the confinement step that failed (the machine's fault), once one did
         self.skipped: dict[int, str] = {}  # cell index -> why it was skipped (it killed the worker)
         self.cell_errors: list[str] = []
         self.notes: dict[str, str] = {}  # target -> a submission-wide remark for the student
@@ -185,7 +194,10 @@ class Remote:
 
     # -- lifecycle ------------------------------------------------------
     def _ensure(self) -> WorkerClient:
-        """The worker, started (and the notebook's cells run) if it is not running. Raises WorkerDied."""
+        """The worker, started (and the notebook's cells run) if it is not running. Raises
+        WorkerDied (the notebook's), or Unconfined (the machine's: never the notebook's load failure)."""
+        if self.unconfined is not None:
+            raise Unconfined(self.unconfined)
         if self.load_failure:
             raise WorkerDied(self.load_failure)
         if self.client is not None and self.client.alive:
@@ -207,6 +219,10 @@ class Remote:
                     wall_seconds=wall,
                 )
                 break
+            except Unconfined as exc:
+                self.close()
+                self.unconfined = exc.step
+                raise
             except WorkerDied as exc:
                 # The worker notes each cell before running it: skip the one
                 # that killed it and run the rest, so other questions keep
@@ -392,6 +408,9 @@ class Remote:
                 return Reply(False, error=self._spent())
             self.dead[target] = t("function_died", target=target, reason=exc.reason)
             return Reply(False, error=self.dead[target])
+        except BaseException:  # the judge's own (a callback's answer), or an interrupt: the kit's, as it came
+            self.close()  # the worker waits on an answer that will not come
+            raise
         self._retire_if_left_running(target, client, raw)
         if not isinstance(raw, dict):
             return Reply(False, error=t("reply_not_a_dict"))

@@ -11,6 +11,11 @@ in progress, never the function being graded nor one whose reference can run
 the reference of the function being graded (`reaching`), and at most
 MAX_CALLBACKS times per call. grading.yml `scoring.isolate_dependencies:
 false` turns this off.
+
+Whose error an answer is: the reference refusing the arguments the student's code sent
+(`faults.contract`, around each call of the reference on them) is the student's, answered
+as an error their code raises; any other error here (this module's own plumbing, a
+reference that fails on what it accepts) is the kit's and leaves `answer` as it came.
 """
 
 import importlib
@@ -22,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from autograder.faults import Refused, contract
 from autograder.judge import detect
 from autograder.judge.text import one_line
 from autograder.messages import t
@@ -203,22 +209,28 @@ class StandIn:
         ):
             return {"ok": False, "error": t("stand_in_refused")}
         self.used.setdefault(target, set()).add(name)
-        if kind is not None:
-            return self._module(self.classes[name], kind, args, kwargs, message)
-        fn = self.functions[name]
+        try:
+            if kind is not None:
+                return self._module(self.classes[name], kind, args, kwargs, message)
+            return self._function(self.functions[name], args, kwargs, message)
+        except Refused as exc:  # the reference refused the student's arguments: any other error is the kit's
+            return {"ok": False, "error": exc.line()}
+
+    def _function(
+        self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], message: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A graded function's callback: the reference's result on the arguments sent, or
+        (with `grad_outputs`) its gradients at them."""
         args, kwargs = [_local(a) for a in args], {k: _local(v) for k, v in kwargs.items()}
         grads_out = message.get("grad_outputs")
-        try:
-            size = _output_bytes(fn, args, kwargs)  # on the meta device: shapes, no memory
-            if self.max_bytes and size > self.max_bytes:
-                return {"ok": False, "error": t("stand_in_too_big", size=size, limit=self.max_bytes)}
-            if grads_out is None:
-                with torch.no_grad():
-                    value = fn(*args, **kwargs)
-                return {"ok": True, "value": _detached(value)}
-            return {"ok": True, "grads": _backward(fn, args, kwargs, grads_out)}
-        except Exception as exc:  # noqa: BLE001 - the inputs are the student's: any error is theirs to see
-            return {"ok": False, "error": one_line(f"{type(exc).__name__}: {exc}", 300)}
+        size = _output_bytes(fn, args, kwargs)  # on the meta device: shapes, no memory
+        if self.max_bytes and size > self.max_bytes:
+            return {"ok": False, "error": t("stand_in_too_big", size=size, limit=self.max_bytes)}
+        if grads_out is None:
+            with torch.no_grad(), contract(args, kwargs):
+                value = fn(*args, **kwargs)
+            return {"ok": True, "value": _detached(value)}
+        return {"ok": True, "grads": _backward(fn, args, kwargs, grads_out)}
 
     def _module(
         self, cls: type[torch.nn.Module], kind: str, args: list[Any], kwargs: dict[str, Any], message: dict[str, Any]
@@ -245,43 +257,40 @@ class StandIn:
         key = _shape_key(c_args, c_kwargs)
         if key is None or any(isinstance(v, torch.Tensor) for v in [*c_args, *c_kwargs.values()]):
             return {"ok": False, "error": t("stand_in_not_plain", module=cls.__name__)}
-        try:
-            paths, shapes = _layout(cls, key, c_args, c_kwargs)  # on the meta device: names and shapes, no memory
-            if kind == "construct":
-                size = (
-                    sum(math.prod(s) for s in shapes.values())
-                    * torch.empty((), dtype=torch.get_default_dtype()).element_size()
-                )
-                if self.max_bytes and size > self.max_bytes:
-                    return {"ok": False, "error": t("stand_in_too_big", size=size, limit=self.max_bytes)}
-                with torch.random.fork_rng(devices=[]), torch.no_grad():
-                    torch.manual_seed(0)
-                    module = cls(*c_args, **c_kwargs)
-                initial = {n: p.detach() for n, p in _named_parameters(module).items()}
-                return {"ok": True, "params": initial, "parts": _parts(module)}
-            path = message.get("path", "")
-            if not isinstance(path, str) or path not in paths:
-                return {"ok": False, "error": t("stand_in_refused")}
-            prefix = path + "." if path else ""
-            shapes = {n[len(prefix) :]: s for n, s in shapes.items() if n.startswith(prefix)}
-            params = message.get("params")
-            wrong = _wrong_parameters(params, shapes)
-            if wrong is not None:
-                return {"ok": False, "error": wrong}
-            assert isinstance(params, dict)
-            grads_out = message.get("grad_outputs")
-            call = (cls, c_args, c_kwargs, path)
-            size = _module_output_bytes(call, key, params, args, kwargs)
+        paths, shapes = _layout(cls, key, c_args, c_kwargs)  # on the meta device: names and shapes, no memory
+        if kind == "construct":
+            size = (
+                sum(math.prod(s) for s in shapes.values())
+                * torch.empty((), dtype=torch.get_default_dtype()).element_size()
+            )
             if self.max_bytes and size > self.max_bytes:
                 return {"ok": False, "error": t("stand_in_too_big", size=size, limit=self.max_bytes)}
-            if grads_out is None:
-                with torch.no_grad():
-                    value = _call_module(call, params, args, kwargs)
-                return {"ok": True, "value": _detached(value)}
-            grads, param_grads = _module_backward(call, params, args, kwargs, grads_out)
-            return {"ok": True, "grads": grads, "param_grads": param_grads}
-        except Exception as exc:  # noqa: BLE001 - the arguments are the student's: any error is theirs to see
-            return {"ok": False, "error": one_line(f"{type(exc).__name__}: {exc}", 300)}
+            with torch.random.fork_rng(devices=[]), torch.no_grad(), contract(c_args, c_kwargs):
+                torch.manual_seed(0)
+                module = cls(*c_args, **c_kwargs)
+            initial = {n: p.detach() for n, p in _named_parameters(module).items()}
+            return {"ok": True, "params": initial, "parts": _parts(module)}
+        path = message.get("path", "")
+        if not isinstance(path, str) or path not in paths:
+            return {"ok": False, "error": t("stand_in_refused")}
+        prefix = path + "." if path else ""
+        shapes = {n[len(prefix) :]: s for n, s in shapes.items() if n.startswith(prefix)}
+        params = message.get("params")
+        wrong = _wrong_parameters(params, shapes)
+        if wrong is not None:
+            return {"ok": False, "error": wrong}
+        assert isinstance(params, dict)
+        grads_out = message.get("grad_outputs")
+        call = (cls, c_args, c_kwargs, path)
+        size = _module_output_bytes(call, key, params, args, kwargs)
+        if self.max_bytes and size > self.max_bytes:
+            return {"ok": False, "error": t("stand_in_too_big", size=size, limit=self.max_bytes)}
+        if grads_out is None:
+            with torch.no_grad():
+                value = _call_module(call, params, args, kwargs)
+            return {"ok": True, "value": _detached(value)}
+        grads, param_grads = _module_backward(call, params, args, kwargs, grads_out)
+        return {"ok": True, "grads": grads, "param_grads": param_grads}
 
 
 def _local(v: Any) -> Any:
@@ -325,7 +334,7 @@ def _layout(
     parameters' {name: shape}, from one build on the meta device (no memory), kept per class
     and arguments."""
     if (cls, key) not in _LAYOUTS:
-        with torch.device("meta"), torch.no_grad():
+        with torch.device("meta"), torch.no_grad(), contract(args, kwargs):
             module = cls(*args, **kwargs)
         if len(_LAYOUTS) >= _SIZES_KEPT:
             _LAYOUTS.clear()
@@ -361,15 +370,16 @@ def _call_module(call: Built, params: dict[str, torch.Tensor], args: list[Any], 
     run with `params` in place of its own (in their dtype, on their device): built on the meta
     device, so building costs no memory and its initial values are never computed."""
     cls, c_args, c_kwargs, path = call
-    with torch.device("meta"), torch.no_grad():
+    with torch.device("meta"), torch.no_grad(), contract(c_args, c_kwargs):
         module = cls(*c_args, **c_kwargs)
     buffers = dict(module.named_buffers())
     if buffers:  # a class with buffers (none of today's): its own, built for real
-        with torch.random.fork_rng(devices=[]), torch.no_grad():
+        with torch.random.fork_rng(devices=[]), torch.no_grad(), contract(c_args, c_kwargs):
             torch.manual_seed(0)
             module = cls(*c_args, **c_kwargs)
     part = module.get_submodule(path)
-    return torch.func.functional_call(part, params, tuple(args), kwargs, strict=not buffers)
+    with contract(params, args, kwargs):
+        return torch.func.functional_call(part, params, tuple(args), kwargs, strict=not buffers)
 
 
 def _module_output_bytes(
@@ -417,17 +427,18 @@ def _module_backward(
     ps = {n: params[n].detach().clone().requires_grad_(True) for n in names}
     out = _call_module(call, ps, args, kwargs)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    if not isinstance(grads_out, list) or len(grads_out) != len(outs):
-        raise ValueError("gradients for a different number of outputs")
+    _check_grad_outputs(grads_out, outs)
+    assert isinstance(grads_out, list)
     pairs = [
         (o, g)
         for o, g in zip(outs, grads_out)
         if isinstance(o, torch.Tensor) and isinstance(g, torch.Tensor) and o.requires_grad
     ]
     live = [v for v in leaves if v is not None] + [ps[n] for n in names]
-    grads: Sequence[torch.Tensor | None] = (
-        vjp([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs]) if pairs else [None] * len(live)
-    )
+    with contract(grads_out):  # cotangents of another shape than the outputs: the student's
+        grads: Sequence[torch.Tensor | None] = (
+            vjp([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs]) if pairs else [None] * len(live)
+        )
     n_in = len(live) - len(names)
     it = iter(grads[:n_in])
     return [None if v is None else next(it) for v in leaves], dict(zip(names, grads[n_in:]))
@@ -448,7 +459,7 @@ def _output_bytes(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any
             return torch.device("meta")
         return torch.empty(v.shape, dtype=v.dtype, device="meta") if isinstance(v, torch.Tensor) else v
 
-    with torch.no_grad(), torch.device("meta"):  # and one that builds it on the default device
+    with torch.no_grad(), torch.device("meta"), contract(args, kwargs):  # and one that builds it on the default device
         out = fn(*[meta(a) for a in args], **{k: meta(v) for k, v in kwargs.items()})
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     size = sum(o.numel() * o.element_size() for o in outs if isinstance(o, torch.Tensor))
@@ -501,17 +512,27 @@ def _backward(
 ) -> list[torch.Tensor | None]:
     """Gradients of `fn` at the call's inputs, for the tensors among `args` and `kwargs` (in that order)."""
     args, kwargs, leaves = _as_leaves(args, kwargs)
-    out = fn(*args, **kwargs)
+    with contract(args, kwargs):
+        out = fn(*args, **kwargs)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    if not isinstance(grads_out, list) or len(grads_out) != len(outs):
-        raise ValueError("gradients for a different number of outputs")
+    _check_grad_outputs(grads_out, outs)
+    assert isinstance(grads_out, list)
     pairs = [(o, g) for o, g in zip(outs, grads_out) if isinstance(g, torch.Tensor) and o.requires_grad]
     live = [v for v in leaves if v is not None]
-    grads: Sequence[torch.Tensor | None] = (
-        vjp([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs]) if pairs and live else [None] * len(live)
-    )
+    with contract(grads_out):  # cotangents of another shape than the outputs: the student's
+        grads: Sequence[torch.Tensor | None] = (
+            vjp([o for o, _ in pairs], live, [g.to(o.dtype) for o, g in pairs])
+            if pairs and live
+            else [None] * len(live)
+        )
     it = iter(grads)
     return [None if v is None else next(it) for v in leaves]
+
+
+def _check_grad_outputs(grads_out: object, outs: list[Any]) -> None:
+    """Cotangents sent for another number of outputs than the function's: refused (the student's)."""
+    if not isinstance(grads_out, list) or len(grads_out) != len(outs):
+        raise Refused(ValueError("gradients for a different number of outputs"))
 
 
 def _as_leaves(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any], list[torch.Tensor | None]]:

@@ -5,6 +5,9 @@ way it can end (crash, any signal, a stop signal, limit, timeout, fork bomb,
 any exit status, broken pipes, malformed reply) into `WorkerDied` with a
 one-line reason. Nothing else leaves `request`: an unexpected error while
 reading a dead worker is `WorkerDied` too (and a line on the judge's stderr).
+The one exception is the machine's fault, never the student's: a worker that
+ended because a confinement step failed, before any student code ran, raises
+`faults.Unconfined` (the judge reports it as internal_error, exit status 3).
 """
 
 import os
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
+from autograder.faults import KitFault, Unconfined
 from autograder.messages import t
 from autograder.protocol import wire
 from autograder.sandbox import view as view_mod
@@ -212,7 +216,7 @@ class WorkerClient:
         printed on the judge's stderr for the staff."""
         try:
             return step(*args)
-        except WorkerDied:
+        except (WorkerDied, KitFault):
             raise
         except Exception as exc:  # noqa: BLE001 - defensive: never an internal error for the student
             raise self._unexpected(exc) from None
@@ -334,6 +338,9 @@ class WorkerClient:
         assert p is not None
         try:
             p.dead = self._death_reason(timeout)
+        except Unconfined as exc:  # the machine's fault, never the student's: it leaves as it is
+            p.dead = str(exc)
+            raise
         except Exception as exc:  # noqa: BLE001 - defensive: never an internal error for the student
             raise self._unexpected(exc) from None
         raise WorkerDied(p.dead)
@@ -368,7 +375,7 @@ class WorkerClient:
         if rc is not None and rc < 0:
             return self._signal_reason(-rc, cpu_end)
         if rc == CONFINE_FAILED and (step := confine_failure(p.scratch)) is not None:
-            return t("died_confine", step=step)  # a confinement step failed (named): no student code ran
+            raise Unconfined(step)  # a confinement step failed (named): no student code ran
         return t("died_exit", code=rc)
 
     def _signal_reason(self, sig: int, cpu_end: float | None) -> str:

@@ -127,3 +127,38 @@ _pair(
     SOFTMAX_THROUGH_DOT,
     "_OWN_DOT = dot_attention\n",
 )
+
+# Arguments the reference refuses, of every kind a student's code can send a stood-in function:
+# a list, a dict and a string where the scores go, a mask that is not one, a dimension out of
+# range, one argument too many. Each is the student's error (the reference's contract refusing
+# it, `faults.contract`), raised in their code: never a grader fault, whatever it sends.
+HOSTILE_ARGUMENTS = """def dot_attention(decoder_state, encoder_states, mask=None):
+    scores = (encoder_states @ decoder_state.unsqueeze(-1)).squeeze(-1)
+    for args, kwargs in [
+        (([[1.0, 2.0]],), {}),
+        (({"a": 1},), {}),
+        (("text",), {}),
+        ((scores,), {"mask": "x"}),
+        ((scores,), {"mask": {"k": scores}}),
+        ((scores,), {"dim": 99}),
+        ((scores, None, -1, 5), {}),
+    ]:
+        try:
+            masked_softmax(*args, **kwargs)
+        except Exception:
+            pass
+    weights = masked_softmax(scores, mask, dim=-1)
+    return (weights.unsqueeze(1) @ encoder_states).squeeze(1), weights
+"""
+
+
+@case(
+    "stand_in_refused_arguments",
+    "dot_attention first sends the stood-in masked_softmax arguments its reference refuses "
+    "(a list, a dict, a string, a wrong mask, a dimension out of range, an argument too many), "
+    "catching each error: the student's errors, never a grader fault",
+    assignment=CLASSIC,
+    questions_keep_full=[q for q in CLASSIC_QS if q != "dot_attention"],
+)
+def _():
+    return ipynb(replace_function(reference(CLASSIC, demo=False), "dot_attention", HOSTILE_ARGUMENTS))
