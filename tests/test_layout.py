@@ -100,6 +100,7 @@ def test_the_sandbox_never_imports_the_judge_the_verbs_or_the_private_root():
         "autograder.worker",
         "autograder.layout",
         "autograder.messages",
+        "autograder.faults",  # the kit's error types (standard library only): whose fault a dead worker is
     )
     for name, path in kit_modules().items():
         if not side(name, "autograder.sandbox"):
