@@ -6,7 +6,7 @@ threshold of grading.yml `training_run` holds; then the worst seed's margin to
 each threshold. The grader's run uses grading.yml's seed; its thresholds must
 hold with a margin on every one of these.
 
-It runs the judge's own code (`autograder.private.suites.seq2seq_attention.training`:
+It runs the judge's own code (`autograder.private.assignments.seq2seq_attention.training`:
 the task, the judge-driven decoding, the ablation, the baseline) with the
 reference trained in this process (in the grader the worker trains the student's
 model; `bench/grade_one.py --assignment seq2seq_attention` measures that).
@@ -25,7 +25,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autograder import config  # noqa: E402
-from autograder.private.suites.seq2seq_attention import training  # noqa: E402
+from autograder.private.assignments.seq2seq_attention import training  # noqa: E402
 
 
 def one_seed(s):

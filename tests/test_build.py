@@ -90,7 +90,8 @@ def test_question_names_agree_everywhere():
         assert list(cfg.questions(a)) == sorted(cfg.questions(a), key=list(cfg.questions(a)).index)
         assert set(tests) == set(cfg.questions(a)), "every question has public tests under its grading.yml name"
         suites = {
-            p.stem.removeprefix("test_") for p in (ROOT / "autograder" / "private" / "suites" / a).glob("test_*.py")
+            p.stem.removeprefix("test_")
+            for p in (ROOT / "autograder" / "private" / "assignments" / a).glob("test_*.py")
         }
         assert suites == set(cfg.questions(a)), "one hidden suite file per question"
 

@@ -79,10 +79,10 @@ def test_train_step_keeps_its_points_when_encoder_and_loss_are_wrong(tmp_path):
     assert result.seconds < 120
 
 
-# -- the training run in the grader (private/suites/seq2seq_attention/training.py) ------------
+# -- the training run in the grader (private/assignments/seq2seq_attention/training.py) ------------
 def _settings(seed=None):
     from autograder import config
-    from autograder.private.suites.seq2seq_attention import training
+    from autograder.private.assignments.seq2seq_attention import training
 
     return training, training.settings(config.load(), seed=seed)
 
@@ -127,7 +127,7 @@ def test_the_run_judges_untrained_parameters_and_a_model_that_does_not_use_its_a
     import pytest
 
     from autograder import config
-    from autograder.private.suites.seq2seq_attention import test_training_run as suite
+    from autograder.private.assignments.seq2seq_attention import test_training_run as suite
 
     training, s = _settings()
     task = training.task(s)
@@ -254,7 +254,7 @@ def test_the_run_counts_the_worse_of_the_students_modules_and_the_contracts(fork
     from autograder.judge import provided_source
     from autograder.judge.notebook import Cell, Submission
     from autograder.judge.remote import Remote
-    from autograder.private.suites.seq2seq_attention import test_training_run as suite
+    from autograder.private.assignments.seq2seq_attention import test_training_run as suite
     from conftest import limits
 
     training, s = _settings()

@@ -31,7 +31,7 @@ def kit_modules():
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE)
-        if rel.parts[0] == "private" and len(rel.parts) > 1 and rel.parts[1] == "catalog":
+        if rel.parts[0] == "private" and layout.CATALOG_FOLDER in rel.parts[:-1]:
             continue  # catalog entries are student code, not the kit's
         out[module_name(path)] = path
     return out

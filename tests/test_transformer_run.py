@@ -1,5 +1,5 @@
 """The transformer lab's run in the grader (question training_run of transformer_block;
-`autograder/private/suites/transformer_block/training.py`, grading.yml `transformer_run`).
+`autograder/private/assignments/transformer_block/training.py`, grading.yml `transformer_run`).
 
 On grading.yml's seed the reference trained as the worker trains it passes every
 check, and a model trained without the positional encoding, or without the causal
@@ -22,8 +22,8 @@ from autograder.build import grading_text
 from autograder.judge import provided_source
 from autograder.judge.notebook import Cell, Submission
 from autograder.judge.remote import Remote
+from autograder.private.assignments.transformer_block import training
 from autograder.private.solutions import transformer_block as ref
-from autograder.private.suites.transformer_block import training
 from conftest import ROOT, limits
 
 CFG = config.load(ROOT / "grading.yml")
@@ -65,7 +65,7 @@ def test_the_reference_passes_every_check_and_each_ablation_fails_its_own(run):
 
 def _verdicts(outcome):
     """{check: its failure message or None} of the four hidden checks on an Outcome (no worker)."""
-    from autograder.private.suites.transformer_block import test_training_run as suite
+    from autograder.private.assignments.transformer_block import test_training_run as suite
 
     got, sub = {}, object()
     suite._RUNS[id(sub)] = (sub, outcome)

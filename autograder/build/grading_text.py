@@ -40,7 +40,7 @@ def suite_uses(assignment):
     (device, dtype) pair of grading.yml (the `dd` fixture) and on the `meta` device.
     Read from the suite's source; an assignment without a suite here (the public part of
     the kit) is taken to use both, as three of the kit's four do."""
-    folder = layout.SUITES / assignment
+    folder = layout.suite(assignment)
     if not folder.is_dir():
         return True, True
     text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py")))

@@ -1,7 +1,7 @@
 """Hostile battery cases (cases_training_run): the training lab's run in the grader.
 
 Registered into `cases.CASES` on import. The judge judges the run from what it
-computes itself (`private/suites/seq2seq_attention/training.py`). The provided
+computes itself (`private/assignments/seq2seq_attention/training.py`). The provided
 driver `run_train_steps` is the kit's whatever a cell redefines, but the
 student's classes decide what it sends back (their state_dict) and the
 student's train_step decides what training happens: each kind below costs the

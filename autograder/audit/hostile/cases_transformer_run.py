@@ -1,7 +1,7 @@
 """Hostile battery cases (cases_transformer_run): the transformer lab's run in the grader.
 
 Registered into `cases.CASES` on import. The judge judges the run from what it
-computes itself (`private/suites/transformer_block/training.py`). The provided
+computes itself (`private/assignments/transformer_block/training.py`). The provided
 driver `run_train_steps` is the kit's whatever a cell redefines, but the
 student's TransformerLM decides what it sends back (its state_dict): each kind
 below costs the training_run question (and no part it does not break), with a

@@ -4,10 +4,10 @@ import pytest
 import torch
 
 from autograder.messages import t
+from autograder.private.assignments.classic_attention import family
+from autograder.private.assignments.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 from autograder.private.solutions import classic_attention as ref
 from autograder.private.suites import checks as c
-from autograder.private.suites.classic_attention import family
-from autograder.private.suites.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 
 QUESTION = "additive_attention"
 SPEC = {

@@ -17,9 +17,9 @@ import torch
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
+from autograder.private.assignments.transformer_block import common
 from autograder.private.solutions import transformer_block as ref
 from autograder.private.suites import checks as c
-from autograder.private.suites.transformer_block import common
 
 QUESTION = "transformer_lm"
 NAME = "TransformerLM"

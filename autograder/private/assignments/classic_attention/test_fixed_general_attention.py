@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from autograder.messages import t
+from autograder.private.assignments.classic_attention import drill
+from autograder.private.assignments.classic_attention.drill import OUT, SIZES
 from autograder.private.solutions import classic_attention as ref
 from autograder.private.suites import checks as c
-from autograder.private.suites.classic_attention import drill
-from autograder.private.suites.classic_attention.drill import OUT, SIZES
 
 QUESTION = "fixed_general_attention"
 NAME = "fixed_general_attention"

@@ -13,9 +13,9 @@ import torch
 from autograder.judge import counterexample
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
+from autograder.private.assignments.seq2seq_attention import common
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.suites import checks as c
-from autograder.private.suites.seq2seq_attention import common
 
 QUESTION = "encoder"
 NAME = "Encoder"

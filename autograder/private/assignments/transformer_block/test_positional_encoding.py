@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from autograder.messages import t
+from autograder.private.assignments.transformer_block import common
 from autograder.private.solutions import transformer_block as ref
 from autograder.private.suites import checks as c
-from autograder.private.suites.transformer_block import common
 from autograder.protocol import wire
 
 QUESTION = "positional_encoding"

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from autograder.messages import t
+from autograder.private.assignments.transformer_block import common
 from autograder.private.suites import checks as c
-from autograder.private.suites.transformer_block import common
 
 QUESTION = "decoder_block"
 NAME = "DecoderBlock"

@@ -14,10 +14,10 @@ import torch
 from autograder.judge import counterexample
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
+from autograder.private.assignments.seq2seq_attention import common
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.solutions.classic_attention import additive_attention
 from autograder.private.suites import checks as c
-from autograder.private.suites.seq2seq_attention import common
 from autograder.protocol import wire
 
 QUESTION = "attention_decoder"

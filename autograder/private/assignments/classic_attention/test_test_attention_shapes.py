@@ -35,9 +35,9 @@ import pytest
 from autograder.judge import proxies
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
+from autograder.private.assignments.classic_attention import drill
 from autograder.private.solutions import classic_attention as ref
 from autograder.private.suites import checks as c
-from autograder.private.suites.classic_attention import drill
 
 QUESTION = "test_attention_shapes"
 NAME = "test_attention_shapes"

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from autograder.messages import t
+from autograder.private.assignments.transformer_block import common
 from autograder.private.suites import checks as c
-from autograder.private.suites.transformer_block import common
 
 QUESTION = "feed_forward"
 NAME = "FeedForward"

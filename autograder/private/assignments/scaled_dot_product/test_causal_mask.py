@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from autograder.messages import t
+from autograder.private.assignments.scaled_dot_product.common import check_mask
 from autograder.private.solutions import scaled_dot_product as ref
 from autograder.private.suites import checks as c
-from autograder.private.suites.scaled_dot_product.common import check_mask
 
 QUESTION = "causal_mask"
 NAME = "causal_mask"

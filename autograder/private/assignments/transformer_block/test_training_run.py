@@ -24,8 +24,8 @@ import math
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
+from autograder.private.assignments.transformer_block import training
 from autograder.private.suites import checks as c
-from autograder.private.suites.transformer_block import training
 
 QUESTION = "training_run"
 _RUNS = {}  # id(sub) -> (sub, Outcome): one run per submission, shared by the checks below

@@ -19,8 +19,8 @@ import math
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
+from autograder.private.assignments.seq2seq_attention import training
 from autograder.private.suites import checks as c
-from autograder.private.suites.seq2seq_attention import training
 
 QUESTION = "training_run"
 _RUNS = {}  # id(sub) -> (sub, Outcome): one run per submission, shared by the checks below

@@ -20,8 +20,8 @@ import math
 import torch
 
 from autograder.messages import t
+from autograder.private.assignments.scaled_dot_product.common import by_hand_answers, by_hand_instance
 from autograder.private.suites import checks as c
-from autograder.private.suites.scaled_dot_product.common import by_hand_answers, by_hand_instance
 
 QUESTION = "by_hand"
 

@@ -7,9 +7,9 @@ import torch
 from torch.nn import functional as F
 
 from autograder.messages import t
+from autograder.private.assignments.transformer_block import common
 from autograder.private.solutions import transformer_block as ref
 from autograder.private.suites import checks as c
-from autograder.private.suites.transformer_block import common
 
 QUESTION = "next_token_loss"
 NAME = "next_token_loss"
