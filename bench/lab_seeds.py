@@ -2,7 +2,7 @@
 seed, the token accuracy by length of the attention model and of the baseline
 trained on the same batches, the attention model's accuracy with its encoder
 states zeroed, its loss ratio, the CPU seconds of its training, and whether every
-threshold of grading.yml `training_run` holds; then the worst seed's margin to
+threshold of grading.yml's run (`assignments.seq2seq_attention.run`) holds; then the worst seed's margin to
 each threshold. The grader's run uses grading.yml's seed; its thresholds must
 hold with a margin on every one of these.
 
@@ -55,7 +55,7 @@ def main():
     cfg = config.load()
     s0 = training.settings(cfg)
     print(
-        f"grading.yml training_run: {s0.steps} Adam steps x {s0.batch_size} sequences of 1..{s0.max_len}, "
+        f"grading.yml run: {s0.steps} Adam steps x {s0.batch_size} sequences of 1..{s0.max_len}, "
         f"{s0.n_symbols} symbols (chance {1 / s0.n_symbols:.3f}), E={s0.emb_dim} H={s0.hidden_dim} "
         f"A={s0.attn_dim}, lr {s0.lr:g}; lengths {list(s0.eval_lengths)}; thresholds: accuracy "
         f"{dict(s0.min_accuracy)}, gap {dict(s0.min_gap)}, zeroed <= {s0.max_zeroed}, "

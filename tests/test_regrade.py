@@ -49,11 +49,11 @@ def test_the_settings_fingerprint_moves_with_what_scores_and_only_that(tmp_path)
             lambda d: d.update(language="en"),
             lambda d: d["ci"].update(pass_fraction=0.9),
             lambda d: d["limits"].update(export_metadata_mb=32),
-            lambda d: d["transformer_run"].update(steps=500),  # a run the assignment does not have
+            lambda d: d["assignments"]["transformer_block"]["run"].update(steps=500),  # another's run
         ]
     ):
         assert moved(change, f"n{n}.yml") == {a: False, other: False}, n
-    lab = _cfg(tmp_path, lambda d: d["transformer_run"].update(steps=500), "run.yml")
+    lab = _cfg(tmp_path, lambda d: d["assignments"]["transformer_block"]["run"].update(steps=500), "run.yml")
     assert fingerprint.settings(lab, "transformer_block") != fingerprint.settings(base, "transformer_block")
     assert fingerprint.settings(lab, "seq2seq_attention") == fingerprint.settings(base, "seq2seq_attention")
 

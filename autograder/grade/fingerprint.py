@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import layout
-from autograder.config import RUN_QUESTION, Config, run_section
+from autograder.config import RUN_QUESTION, Config
 
 NOT_SCORING_LIMITS = ("export_metadata_mb",)  # read by `grade` before any judge starts
 
@@ -54,7 +54,7 @@ def scoring_settings(cfg: Config, assignment: str) -> dict[str, Any]:
         "limits": limits,
     }
     if RUN_QUESTION in questions:
-        parts["run"] = cfg.data.get(run_section(assignment))
+        parts["run"] = cfg.run(assignment)
     return parts
 
 

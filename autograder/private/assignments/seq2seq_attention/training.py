@@ -85,8 +85,9 @@ class Settings:
 
 
 def settings(cfg, seed=None):
-    """The run's settings from grading.yml `training_run` (`seed` overrides its seed: the bench)."""
-    s = cfg.training_run
+    """The run's settings from grading.yml `assignments.seq2seq_attention.run` (`seed` overrides
+    its seed: the bench)."""
+    s = cfg.run("seq2seq_attention")
     th = s["thresholds"]
     return Settings(
         seed=int(s["seed"] if seed is None else seed),

@@ -79,9 +79,9 @@ class Settings:
 
 
 def settings(cfg, seed=None, **overrides):
-    """The run's settings from grading.yml `transformer_run` (`seed` overrides its seed, and
-    `overrides` any other field: the bench)."""
-    s = cfg.transformer_run
+    """The run's settings from grading.yml `assignments.transformer_block.run` (`seed` overrides
+    its seed, and `overrides` any other field: the bench)."""
+    s = cfg.run("transformer_block")
     th = s["thresholds"]
     out = Settings(
         seed=int(s["seed"] if seed is None else seed),
