@@ -8,6 +8,8 @@ package whose `__init__.py` may declare:
           are checked against, the top-level section older course files held them
           in, and the text of its `kit-grading-run` cell.
 
+and its folder may hold `battery*.py`, its hostile battery cases (`battery_modules`).
+
 The generic layers (config, build, audit, judge, bench) ask here and never name an
 assignment. The lookup is by name at run time, so the public part of the kit may ask
 too: where the private root is absent (a student's copy) no assignment declares
@@ -52,6 +54,16 @@ def run(name: str) -> Run | None:
     """`name`'s training run in the grader, or None: it declares none."""
     declared = module(name)
     return getattr(declared, "RUN", None) if declared is not None else None
+
+
+def battery_modules() -> list[str]:
+    """The module names of every assignment's hostile battery cases (its folder's
+    battery*.py), for the battery to import: each registers its cases on import."""
+    return [
+        f"{PACKAGE}.{name}.{path.stem}"
+        for name in names()
+        for path in sorted((layout.ASSIGNMENTS / name).glob(f"{layout.BATTERY_PREFIX}*.py"))
+    ]
 
 
 def legacy_runs() -> dict[str, list[str]]:

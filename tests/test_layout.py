@@ -161,18 +161,13 @@ STILL_NAMING_AN_ASSIGNMENT = {
     "messages/reader.yml",
     "messages/suites.yml",
     "messages/transformer.yml",
-    # the hostile battery: its cases, split by assignment into each folder's battery.py,
-    # the battery globbing the declarations
+    # the hostile battery's shared cases, which use assignments as vehicles: each case to
+    # the folder of the assignment it grades (as its battery*.py already hold theirs)
     "audit/hostile/__init__.py",
     "audit/hostile/cases.py",
     "audit/hostile/cases_batch.py",
-    "audit/hostile/cases_by_hand.py",
-    "audit/hostile/cases_drill.py",
     "audit/hostile/cases_judge.py",
     "audit/hostile/cases_stand_in.py",
-    "audit/hostile/cases_state_dict.py",
-    "audit/hostile/cases_training_run.py",
-    "audit/hostile/cases_transformer_run.py",
     # the typed answers' vocabularies (the shapes drill's words): to the assignment's
     # declaration, handed to the reader's helper as plain data
     "judge/by_hand.py",

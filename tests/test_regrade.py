@@ -82,8 +82,12 @@ def test_the_suites_fingerprint_moves_with_the_assignments_suites_the_shared_fil
     }
     assert touch(private / "solutions" / "multi_head.py") == {"scaled_dot_product": False, "multi_head": True}
     assert touch(private / "suites" / "checks.py") == {"scaled_dot_product": True, "multi_head": True}
-    # the catalog in the assignment's folder is the audit's: it scores nothing
+    # the catalog and the battery cases in the assignment's folder are the audit's: they score nothing
     assert touch(layout.catalog("multi_head") / "mha_no_out_proj.py") == {
+        "scaled_dot_product": False,
+        "multi_head": False,
+    }
+    assert touch(private / "assignments" / "scaled_dot_product" / "battery.py") == {
         "scaled_dot_product": False,
         "multi_head": False,
     }

@@ -8,7 +8,7 @@ mask (the bench's ablated trainings, through the judge's module), fails its own
 check; the judge refuses trained parameters that are not the contract's before it
 evaluates them; the notebook's cell states the run's numbers; a careless setting
 is one line. (What a submission's feedback says is the audit's and the battery's:
-catalog entries and `cases_transformer_run`.)
+catalog entries and its battery.py.)
 """
 
 import inspect

@@ -21,7 +21,7 @@ Layout (every member dated 1980-01-01, sorted, so rebuilding gives the same byte
     kit/autograder/...        the package without private/, audit/, demo/
     kit/autograder/grading.yml    the course's grading.yml, this assignment only
     kit/autograder/private/suites/{checks.py,trained.py,conftest.py,pytest.ini}
-    kit/autograder/private/assignments/<assignment>/ (its suites; not its catalog)
+    kit/autograder/private/assignments/<assignment>/ (its suites; not its catalog or battery)
     kit/autograder/private/solutions/<assignment>.py (+ provided functions)
 """
 
@@ -134,7 +134,7 @@ def private_sources(assignment):
         members[f"kit/autograder/private/suites/{path.name}"] = path.read_text()
     members["kit/autograder/private/assignments/__init__.py"] = (layout.ASSIGNMENTS / "__init__.py").read_text()
     for rel, path in _files(layout.suite(assignment)):
-        if rel.parts[0] != layout.CATALOG_FOLDER:  # the audit's, not the judge's
+        if not layout.audit_only(rel):
             members[f"kit/autograder/private/assignments/{assignment}/{rel.as_posix()}"] = path.read_text()
     members["kit/autograder/private/__init__.py"] = (layout.PRIVATE / "__init__.py").read_text()
     members["kit/autograder/private/solutions/__init__.py"] = (layout.SOLUTIONS / "__init__.py").read_text()

@@ -4,7 +4,7 @@
 with now, so a fix to a hidden suite or to grading.yml regrades exactly the submissions
 it touches, and `changes.csv` says which part moved (`autograder.grade.changes`):
 
-- suites: every file of the assignment's hidden suites (autograder/private/assignments/<a>/, its catalog aside),
+- suites: every file of the assignment's hidden suites (autograder/private/assignments/<a>/, its catalog and battery aside),
   the suites' shared files beside them, and its reference solution;
 - settings: the merged grading.yml's parts that score it (canonical JSON): its questions'
   points, the tolerances, devices, scoring and limits, and its training run's section
@@ -32,7 +32,8 @@ def _files(folder: Path, recursive: bool) -> list[Path]:
 def suites(assignment: str) -> str:
     """sha256 over the assignment's hidden suites, the shared suite files and its reference."""
     digest = hashlib.sha256()
-    own = [p for p in _files(layout.suite(assignment), True) if layout.catalog(assignment) not in p.parents]
+    folder = layout.suite(assignment)
+    own = [p for p in _files(folder, True) if not layout.audit_only(p.relative_to(folder))]
     files = own + _files(layout.SUITES, False)
     files.append(layout.SOLUTIONS / f"{assignment}.py")
     for path in files:

@@ -1,4 +1,4 @@
-"""Hostile battery cases (cases_training_run): the training lab's run in the grader.
+"""Hostile battery cases of this assignment (its folder's battery): the training lab's run in the grader.
 
 Registered into `cases.CASES` on import. The judge judges the run from what it
 computes itself (`private/assignments/seq2seq_attention/training.py`). The provided

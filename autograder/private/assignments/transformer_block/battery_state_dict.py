@@ -1,4 +1,4 @@
-"""Hostile battery cases (cases_state_dict): a graded class checked through its state_dict.
+"""Hostile battery cases of this assignment (its folder's battery_state_dict): a graded class checked through its state_dict.
 
 Registered into `cases.CASES` on import. The grader loads a module by the names of its
 state_dict, as a training run's load_state_dict does: a persistent buffer the contract

@@ -1,4 +1,4 @@
-"""Hostile battery cases (cases_by_hand): the by-hand answer cell of scaled_dot_product.
+"""Hostile battery cases of this assignment (its folder's battery): the by-hand answer cell of scaled_dot_product.
 
 Registered into `cases.CASES` on import. The reader reads that cell's literal
 numbers without running it (`autograder.judge.by_hand`): a cell that breaks

@@ -1,4 +1,4 @@
-"""Hostile battery cases (cases_transformer_run): the transformer lab's run in the grader.
+"""Hostile battery cases of this assignment (its folder's battery): the transformer lab's run in the grader.
 
 Registered into `cases.CASES` on import. The judge judges the run from what it
 computes itself (`private/assignments/transformer_block/training.py`). The provided

@@ -1,4 +1,4 @@
-"""Hostile battery cases (cases_drill): classic_attention's shapes drill.
+"""Hostile battery cases of this assignment (its folder's battery): classic_attention's shapes drill.
 
 Registered into `cases.CASES` on import. Two surfaces: the drill's answer cell,
 read as words without running it (`autograder.judge.by_hand.SHAPES_DRILL`: code,
