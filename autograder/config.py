@@ -5,10 +5,15 @@ in a checkout it is the top-level `grading.yml`): it holds every default, and
 nothing else in the kit restates them. A course's own file overrides it: the
 path given to `load`, else `$KIT_GRADING_YML`, else `grading.yml` in the
 current folder, else the packaged one. Its `assignments` replace the packaged
-ones; in the other sections each key it sets replaces the default's.
+ones, but for an assignment's run in the grader (`assignments.<name>.run`): each key it
+sets there replaces the packaged run's, as in the other sections each key it sets
+replaces the default's. An older file's top-level run section (`training_run`,
+`transformer_run`: the names the assignments' declarations keep) still works, with a
+one-line deprecation note.
 """
 
 import os
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -16,17 +21,10 @@ from pathlib import Path
 
 import yaml
 
-from autograder import schema
+from autograder import declarations, schema
 
-MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci", "scoring", "training_run", "transformer_run", "feedback")
-RUN_QUESTION = "training_run"  # the question an assignment's training run in the grader scores
-# grading.yml's settings of each assignment's run (default: the training lab's section)
-RUN_SECTIONS = {"transformer_block": "transformer_run"}
-
-
-def run_section(assignment):
-    """The grading.yml section that holds `assignment`'s training run."""
-    return RUN_SECTIONS.get(assignment, "training_run")
+MERGED_SECTIONS = ("tolerances", "devices", "limits", "ci", "scoring", "feedback")
+RUN_QUESTION = declarations.RUN_QUESTION
 
 
 class ConfigError(Exception):
@@ -82,15 +80,9 @@ class Config:
         otherwise (a number >= 0: `autograder.schema`)."""
         return float(((self.scoring.get("weights") or {}).get(question) or {}).get(test, 1))
 
-    @property
-    def training_run(self):
-        """The training lab's run in the grader (grading.yml `training_run`)."""
-        return dict(self.data.get("training_run") or {})
-
-    @property
-    def transformer_run(self):
-        """The transformer lab's run in the grader (grading.yml `transformer_run`)."""
-        return dict(self.data.get("transformer_run") or {})
+    def run(self, assignment):
+        """`assignment`'s run in the grader (grading.yml `assignments.<name>.run`; {}: none)."""
+        return dict(self.data["assignments"][assignment].get("run") or {})
 
     @property
     def ci(self):
@@ -145,7 +137,7 @@ def _load(path):
     own = _read(path)
     merged = dict(data)
     if "assignments" in own:
-        merged["assignments"] = own["assignments"]
+        merged["assignments"] = _with_packaged_runs(own["assignments"], data["assignments"])
     for section in MERGED_SECTIONS:
         if section in own:
             if not isinstance(own[section], dict):
@@ -154,8 +146,55 @@ def _load(path):
     for key, value in own.items():  # top-level settings (language): the course's own replace the defaults
         if key != "assignments" and key not in MERGED_SECTIONS:
             merged[key] = value
+    _move_legacy_runs(own, merged, data, path)
     _validate(merged, path)
     return Config(Path(path), merged)
+
+
+def _merged_run(default, own):
+    """A course's run over the packaged one, key by key (a run that is not a mapping is left
+    for the schema to name)."""
+    if not isinstance(own, dict) or not isinstance(default, dict):
+        return own
+    return {**default, **own}
+
+
+def _with_packaged_runs(own, packaged):
+    """A course's assignments, each one's run merged over the packaged run of its name."""
+    if not isinstance(own, dict):
+        return own
+    out = {}
+    for name, entry in own.items():
+        default = (packaged.get(name) or {}).get("run")
+        if isinstance(entry, dict) and default is not None:
+            entry = {**entry, "run": _merged_run(default, entry.get("run", {}))}
+        out[name] = entry
+    return out
+
+
+def _move_legacy_runs(own, merged, defaults, path):
+    """An older file's top-level run section (`training_run`...) becomes the run of the
+    assignments whose declaration names it: over the packaged run, under the file's own
+    `assignments.<name>.run`. One line on stderr says so."""
+    if not isinstance(merged.get("assignments"), dict):
+        return  # the schema names what is wrong with them
+    assignments = merged["assignments"] = dict(merged["assignments"])
+    own_assignments = own.get("assignments") if isinstance(own.get("assignments"), dict) else {}
+    for key, names in declarations.legacy_runs().items():
+        if key not in own:
+            continue
+        if not isinstance(own[key], dict):
+            raise ConfigError(f"{path}: section '{key}' is not a mapping")
+        merged.pop(key, None)
+        where = ", ".join(f"assignments.{n}.run" for n in names)
+        sys.stderr.write(f"{path}: '{key}' is deprecated: write its settings under {where}\n")
+        for name in names:
+            if not isinstance(assignments.get(name), dict):
+                continue
+            stated = own_assignments.get(name)
+            stated = stated.get("run", {}) if isinstance(stated, dict) else {}
+            packaged = (defaults["assignments"].get(name) or {}).get("run", {})
+            assignments[name] = {**assignments[name], "run": _merged_run(_merged_run(packaged, own[key]), stated)}
 
 
 def load(path=None):

@@ -3,7 +3,11 @@
 PACKAGE   this copy of the `autograder` package
 KIT_ROOT  the folder that holds it: a checkout, site-packages, or a zip's kit/
 PRIVATE   the one private root (`autograder/private/`): reference solutions,
-          hidden suites, the audit catalog. No worker ever reaches it.
+          the suites' shared library, one folder per assignment (its hidden
+          suites, its audit catalog). No worker ever reaches it.
+ASSIGNMENTS  the assignments' folders: `ASSIGNMENTS/<name>/` holds its suites
+          (test_<question>.py), `catalog/` and battery*.py (see `suite`, `catalog`,
+          `audit_only`).
 WORKER_SIDE  what of the package a worker may see: the protocol and the
           worker (see `autograder.sandbox.view`).
 COURSE    the course's own folder (master notebooks, examples, student
@@ -16,8 +20,10 @@ PACKAGE = Path(__file__).resolve().parent
 KIT_ROOT = PACKAGE.parent
 PRIVATE = PACKAGE / "private"
 SOLUTIONS = PRIVATE / "solutions"
-SUITES = PRIVATE / "suites"
-CATALOG = PRIVATE / "catalog"
+SUITES = PRIVATE / "suites"  # the suites' shared library: checks.py, trained.py, conftest.py, pytest.ini
+ASSIGNMENTS = PRIVATE / "assignments"
+CATALOG_FOLDER = "catalog"  # inside an assignment's folder: read by the audit only, no part of its suites
+BATTERY_PREFIX = "battery"  # its battery*.py: its hostile battery cases, the audit's too
 WORKER_SIDE = ("__init__.py", "protocol", "worker")
 COURSE = KIT_ROOT if (KIT_ROOT / "assignments").is_dir() else None
 
@@ -25,3 +31,19 @@ COURSE = KIT_ROOT if (KIT_ROOT / "assignments").is_dir() else None
 def has_private():
     """Whether this copy carries the private root (the public part does not)."""
     return (SUITES).is_dir()
+
+
+def suite(assignment):
+    """The folder of an assignment's hidden suites (its own folder under ASSIGNMENTS)."""
+    return ASSIGNMENTS / assignment
+
+
+def catalog(assignment):
+    """The folder of an assignment's audit catalog (known bugs and correct variants)."""
+    return ASSIGNMENTS / assignment / CATALOG_FOLDER
+
+
+def audit_only(rel):
+    """Whether a path inside an assignment's folder (relative to it) is the audit's (its
+    catalog, its battery cases): no part of its suites, of a score, or of a grading zip."""
+    return rel.parts[0] == CATALOG_FOLDER or rel.name.startswith(BATTERY_PREFIX)

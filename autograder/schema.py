@@ -10,7 +10,9 @@ A spec is a small object with `check(value, key)` that raises `Invalid(key, what
 `Int`, `Number`, `Bool`, `Text`, `Choice`, `ListOf`, `Section` (known keys, each with its
 spec, or any key whose name passes a test, for tables such as `questions`). A section's
 `rules` check what crosses keys (a d_model the heads divide). A new setting is one line
-here; its validation is then the same everywhere it is read.
+here; its validation is then the same everywhere it is read. An assignment's own settings
+(its run in the grader, `assignments.<name>.run`) are checked by the schema its declaration
+holds (`autograder.declarations`), never named here.
 """
 
 import difflib
@@ -196,6 +198,15 @@ class Section(Spec):
         return f"is not a setting of the kit (known: {known})" if known else "is not a setting of the kit"
 
 
+@dataclass(frozen=True)
+class Declared(Spec):
+    """A mapping whose keys its assignment's declaration says (`_runs_as_declared`)."""
+
+    def check(self, value: Any, key: str) -> None:
+        if not isinstance(value, dict):
+            raise Invalid(key, "must be a mapping", value)
+
+
 def identifier(name: Any) -> bool:
     return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
 
@@ -236,6 +247,7 @@ ASSIGNMENT = Section(
             },
             required=(),
         ),
+        "run": Declared(),
     },
     required=("questions",),
     rules=(_feedback_questions,),
@@ -289,75 +301,6 @@ LIMITS = Section(
 )
 
 
-def _thresholds_at_lengths(run: dict[str, Any], key: str) -> None:
-    """The training lab's per-length thresholds name only lengths the judge evaluates."""
-    lengths = set(run["eval_lengths"])
-    for name in ("accuracy", "gap_over_baseline"):
-        at = run["thresholds"][name]
-        if not set(at) <= lengths:
-            raise Invalid(
-                f"{key}.thresholds.{name}", f"must map lengths of eval_lengths {sorted(lengths)} to numbers", at
-            )
-
-
-def _heads_divide(run: dict[str, Any], key: str) -> None:
-    d_model, heads = run["sizes"]["d_model"], run["sizes"]["n_heads"]
-    if d_model % 2 or d_model % heads:
-        raise Invalid(f"{key}.sizes.d_model", "must be even and a multiple of n_heads", d_model)
-
-
-PER_LENGTH = Section(
-    names=lambda n: type(n) is int and n > 0, each=Number(), names_are="lengths of eval_lengths", nonempty=True
-)
-TRAINING_RUN = Section(
-    {
-        "seed": Int(0),
-        "steps": COUNT,
-        "batch_size": COUNT,
-        "max_len": COUNT,
-        "n_symbols": Int(2),
-        "sizes": Section({"emb_dim": COUNT, "hidden_dim": COUNT, "attn_dim": COUNT}),
-        "lr": POSITIVE,
-        "eval_lengths": ListOf(COUNT, nonempty=True),
-        "eval_per_length": COUNT,
-        "cpu_seconds": Number(0, above=True, unit="seconds"),
-        "eval_cpu_seconds": Number(0, above=True, unit="seconds"),
-        "thresholds": Section(
-            {
-                "accuracy": PER_LENGTH,
-                "gap_over_baseline": PER_LENGTH,
-                "zeroed_context_at_most": Number(),
-                "loss_ratio_at_most": Number(),
-            }
-        ),
-    },
-    rules=(_thresholds_at_lengths,),
-)
-TRANSFORMER_RUN = Section(
-    {
-        "seed": Int(0),
-        "steps": COUNT,
-        "batch_size": COUNT,
-        "length": Int(2),  # the reads-ahead check needs two prompt symbols
-        "n_symbols": Int(2),
-        "sizes": Section({"d_model": COUNT, "n_heads": COUNT, "d_ff": COUNT, "n_layers": COUNT}),
-        "lr": POSITIVE,
-        "eval_sequences": COUNT,
-        "cpu_seconds": Number(0, above=True, unit="seconds"),
-        "eval_cpu_seconds": Number(0, above=True, unit="seconds"),
-        "thresholds": Section(
-            {
-                "accuracy": Number(),
-                "positions_drop": Number(),
-                "reads_future_at_most": Number(),
-                "loss_ratio_at_most": Number(),
-            }
-        ),
-    },
-    rules=(_heads_divide,),
-)
-
-
 def _devices_have_tolerances(data: dict[str, Any], key: str) -> None:
     for device, dtypes in data["devices"].items():
         for dtype in dtypes:
@@ -366,6 +309,26 @@ def _devices_have_tolerances(data: dict[str, Any], key: str) -> None:
     for device in data.get("scoring", {}).get("evidence_devices", ()):
         if device not in data["devices"]:
             raise Invalid("scoring.evidence_devices", f"names {device}, which devices does not list", device)
+
+
+def _runs_as_declared(data: dict[str, Any], key: str) -> None:
+    """Each assignment's run is checked by its own schema (`autograder.declarations`). Where
+    the private root is absent nothing declares a run, and no run is read."""
+    from autograder import declarations, layout
+
+    if not layout.has_private():
+        return
+    for name, entry in data["assignments"].items():
+        declared = declarations.run(name)
+        where = f"assignments.{name}.run"
+        if "run" in entry:
+            if declared is None:
+                raise Invalid(where, "is not a setting of this assignment: it declares no training run", shown=False)
+            declared.schema.check(entry["run"], where)
+        elif declared is not None and declarations.RUN_QUESTION in entry["questions"]:
+            raise Invalid(
+                f"assignments.{name}", f"needs run (its {declarations.RUN_QUESTION} question's settings)", shown=False
+            )
 
 
 def _feedback_later_shows_more(data: dict[str, Any], key: str) -> None:
@@ -386,11 +349,9 @@ GRADING = Section(
         "devices": Section({d: DEVICE_DTYPES for d in DEVICES}, required=()),
         "scoring": SCORING,
         "limits": LIMITS,
-        "training_run": TRAINING_RUN,
-        "transformer_run": TRANSFORMER_RUN,
         "ci": Section({"pass_fraction": FRACTION}, required=()),
         "feedback": FEEDBACK,
     },
     required=("assignments", "tolerances", "devices", "limits"),
-    rules=(_devices_have_tolerances, _feedback_later_shows_more),
+    rules=(_devices_have_tolerances, _runs_as_declared, _feedback_later_shows_more),
 )

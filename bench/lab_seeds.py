@@ -2,11 +2,11 @@
 seed, the token accuracy by length of the attention model and of the baseline
 trained on the same batches, the attention model's accuracy with its encoder
 states zeroed, its loss ratio, the CPU seconds of its training, and whether every
-threshold of grading.yml `training_run` holds; then the worst seed's margin to
+threshold of grading.yml's run (`assignments.seq2seq_attention.run`) holds; then the worst seed's margin to
 each threshold. The grader's run uses grading.yml's seed; its thresholds must
 hold with a margin on every one of these.
 
-It runs the judge's own code (`autograder.private.suites.seq2seq_attention.training`:
+It runs the judge's own code (`autograder.private.assignments.seq2seq_attention.training`:
 the task, the judge-driven decoding, the ablation, the baseline) with the
 reference trained in this process (in the grader the worker trains the student's
 model; `bench/grade_one.py --assignment seq2seq_attention` measures that).
@@ -25,7 +25,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autograder import config  # noqa: E402
-from autograder.private.suites.seq2seq_attention import training  # noqa: E402
+from autograder.private.assignments.seq2seq_attention import training  # noqa: E402
 
 
 def one_seed(s):
@@ -55,7 +55,7 @@ def main():
     cfg = config.load()
     s0 = training.settings(cfg)
     print(
-        f"grading.yml training_run: {s0.steps} Adam steps x {s0.batch_size} sequences of 1..{s0.max_len}, "
+        f"grading.yml run: {s0.steps} Adam steps x {s0.batch_size} sequences of 1..{s0.max_len}, "
         f"{s0.n_symbols} symbols (chance {1 / s0.n_symbols:.3f}), E={s0.emb_dim} H={s0.hidden_dim} "
         f"A={s0.attn_dim}, lr {s0.lr:g}; lengths {list(s0.eval_lengths)}; thresholds: accuracy "
         f"{dict(s0.min_accuracy)}, gap {dict(s0.min_gap)}, zeroed <= {s0.max_zeroed}, "

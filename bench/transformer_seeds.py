@@ -2,7 +2,7 @@
 measured on the reference over seeds (docs/pages/transformer-contract.md, "The training
 run in the grader"). The settings and thresholds are grading.yml `transformer_run`; the
 task, the trainings and the judge's evaluation are the judge's own code
-(`autograder.private.suites.transformer_block.training`); this bench adds the figures the
+(`autograder.private.assignments.transformer_block.training`); this bench adds the figures the
 judge does not check.
 
 The task is reversal: `length` random symbols, SEP, the symbols reversed, trained as a
@@ -65,8 +65,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autograder import config  # noqa: E402
+from autograder.private.assignments.transformer_block import training  # noqa: E402
 from autograder.private.solutions import transformer_block as ref  # noqa: E402
-from autograder.private.suites.transformer_block import training  # noqa: E402
 
 OVERRIDABLE = [f for f in fields(training.Settings) if f.name != "seed"]
 

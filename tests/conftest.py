@@ -127,18 +127,31 @@ def forkserver():
 
 
 def suite_skeleton(tmp_path, assignment, monkeypatch):
-    """A hidden-suites folder of the judge's shape (its conftest, pytest.ini and package
-    files) holding one empty assignment folder, put in place of the kit's for this test:
-    a test writes the suite files it needs into the returned folder."""
+    """An assignments folder of the judge's shape holding one empty assignment folder, put in
+    place of the kit's for this test (the suites' shared library stays the kit's): a test
+    writes the suite files it needs into the returned folder."""
     import autograder.judge as judge
     from autograder import layout
 
-    suite = tmp_path / "suites"
-    (suite / assignment).mkdir(parents=True)
-    for f in ("conftest.py", "pytest.ini", "__init__.py"):
-        (suite / f).write_text((layout.SUITES / f).read_text())
-    monkeypatch.setattr(judge, "SUITES", suite)
-    return suite / assignment
+    folders = tmp_path / "assignments"
+    (folders / assignment).mkdir(parents=True)
+    (folders / "__init__.py").write_text((layout.ASSIGNMENTS / "__init__.py").read_text())
+    monkeypatch.setattr(judge, "ASSIGNMENTS", folders)
+    return folders / assignment
+
+
+def suite_files(pattern="*.py"):
+    """Every file of the hidden suites: their shared library and each assignment's suites
+    (its audit's parts aside, the catalog's student code and the battery's cases, and its
+    run's schema and text, staff-facing settings as autograder/schema.py's are)."""
+    from autograder import layout
+
+    def suites(root, p):
+        rel = p.relative_to(root)
+        own = rel.parts[1:]  # inside the assignment's folder
+        return root == layout.SUITES or not own or not (layout.audit_only(Path(*own)) or rel.name == "run.py")
+
+    return sorted(p for root in (layout.SUITES, layout.ASSIGNMENTS) for p in root.rglob(pattern) if suites(root, p))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ def test_the_catalog_reads_the_listed_assignments_and_keeps_a_coming_one_apart()
     from autograder.audit import catalog
 
     listed = set(config.load(ROOT / "grading.yml").assignments)
-    folders = {p.name for p in layout.CATALOG.iterdir() if p.is_dir() and not p.name.startswith("__")}
+    folders = {p.name for p in layout.ASSIGNMENTS.iterdir() if layout.catalog(p.name).is_dir()}
     coming = folders - listed
     assert all((layout.SOLUTIONS / f"{name}.py").is_file() for name in folders), sorted(folders)
     assert {e.assignment for e in catalog.entries()} == listed & folders

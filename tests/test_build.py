@@ -90,7 +90,8 @@ def test_question_names_agree_everywhere():
         assert list(cfg.questions(a)) == sorted(cfg.questions(a), key=list(cfg.questions(a)).index)
         assert set(tests) == set(cfg.questions(a)), "every question has public tests under its grading.yml name"
         suites = {
-            p.stem.removeprefix("test_") for p in (ROOT / "autograder" / "private" / "suites" / a).glob("test_*.py")
+            p.stem.removeprefix("test_")
+            for p in (ROOT / "autograder" / "private" / "assignments" / a).glob("test_*.py")
         }
         assert suites == set(cfg.questions(a)), "one hidden suite file per question"
 
@@ -106,3 +107,22 @@ def test_the_zip_slice_ships_what_provided_lists_even_when_no_reference_calls_it
     assert "def general_attention(" in classic and "def masked_softmax(" in classic
     for other in ("def additive_attention(", "def dot_attention(", "def concat_attention("):
         assert other not in classic
+
+
+def test_a_zip_carries_its_assignments_suites_and_nothing_of_the_audit():
+    """An assignment's folder holds its suites beside the audit's parts (catalog/, battery*.py):
+    the zip's private members are its suites, the shared library and references only."""
+    from autograder import layout
+    from autograder.build import package
+
+    for assignment in ASSIGNMENTS:
+        members = package.private_sources(assignment)
+        own = f"kit/autograder/private/assignments/{assignment}/"
+        mine = {n.removeprefix(own) for n in members if n.startswith(own)}
+        folder = layout.suite(assignment)
+        suites = {p.name for p in folder.glob("test_*.py")}
+        assert suites and suites <= mine, assignment
+        assert (folder / layout.CATALOG_FOLDER).is_dir() and not any(n.startswith("catalog/") for n in mine)
+        assert not any(n.startswith(layout.BATTERY_PREFIX) for n in mine), mine
+        others = [n for n in members if "/private/assignments/" in n and not n.startswith(own)]
+        assert others == ["kit/autograder/private/assignments/__init__.py"], others

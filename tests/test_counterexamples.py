@@ -18,7 +18,7 @@ import statistics
 import pytest
 import torch
 
-from autograder import config, messages
+from autograder import config, layout, messages
 from autograder.judge import counterexample as cx
 from autograder.judge import scoring
 from autograder.private.solutions import classic_attention as ref
@@ -427,7 +427,7 @@ def test_a_module_bug_of_the_catalog_shows_a_counterexample_on_its_own_question(
     from autograder.audit import run as audit_run
     from autograder.judge import grade
 
-    entry = catalog.load_entry(catalog.CATALOG / "multi_head" / "mha_no_out_proj.py")
+    entry = catalog.load_entry(layout.catalog("multi_head") / "mha_no_out_proj.py")
     (path,) = audit_run.fill_catalog([entry], tmp_path, lang)
     result = grade(path, cfg=CFG, lang=lang, pytest_args=["-k", "multi_head_attention"])
     lines = cx.lines_shown(result.questions["multi_head_attention"].lines)
@@ -465,7 +465,7 @@ def test_a_gradient_bug_shows_the_gradients_of_a_small_case(tmp_path, lang):
     from autograder.audit import run as audit_run
     from autograder.judge import grade
 
-    entry = catalog.load_entry(catalog.CATALOG / "classic_attention" / "dot_keys_detached.py")
+    entry = catalog.load_entry(layout.catalog("classic_attention") / "dot_keys_detached.py")
     (path,) = audit_run.fill_catalog([entry], tmp_path, lang)
     result = grade(path, cfg=CFG, lang=lang, pytest_args=["-k", "dot_attention"])
     lines = cx.lines_shown(result.questions["dot_attention"].lines)
@@ -507,7 +507,7 @@ def test_a_bug_only_in_float16_shows_a_case_sent_in_float16(tmp_path, lang):
     from autograder.audit import run as audit_run
     from autograder.judge import grade
 
-    source = tmp_path / "entries" / "classic_attention" / "half_only.py"
+    source = tmp_path / "classic_attention" / "catalog" / "half_only.py"  # a catalog entry's place
     source.parent.mkdir(parents=True)
     source.write_text(HALF_ONLY)
     (path,) = audit_run.fill_catalog([catalog.load_entry(source)], tmp_path, lang)
@@ -605,7 +605,7 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
     monkeypatch.setattr(checks, "assert_close", assert_close)
     monkeypatch.setattr(cx, "search", searched(real_search))
     monkeypatch.setattr(cx, "search_module", searched(real_module_search))
-    entries = [catalog.load_entry(catalog.CATALOG / a / f"{n}.py") for a, n in CHOSEN]
+    entries = [catalog.load_entry(layout.catalog(a) / f"{n}.py") for a, n in CHOSEN]
     for path in audit_run.fill_catalog(entries, tmp_path):
         result = grade(path, cfg=CFG, lang="en", pytest_args=["-k", "not training_run"])  # no lab training here
         assert result.status == "graded", result.internal_errors

@@ -148,7 +148,7 @@ def test_each_autograder_zip_after_setup_sh_grades_and_hides_the_answers(base_ve
         assert not any("/catalog/" in n or "/hostile/" in n or "/audit/" in n for n in names), a
         for other in ASSIGNMENTS:
             if other != a:
-                assert not any(f"/suites/{other}/" in n for n in names), (a, other)
+                assert not any(f"/assignments/{other}/" in n for n in names), (a, other)
         assert "pyproject.toml" not in " ".join(names) and "pip_install ./kit" not in text
 
         root = tmp_path / a

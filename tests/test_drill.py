@@ -23,8 +23,8 @@ from autograder.judge import by_hand, proxies
 from autograder.judge.notebook import Cell, Submission
 from autograder.judge.reader import SubmissionError, _submission_dict, read_bytes, read_file
 from autograder.judge.remote import Remote
+from autograder.private.assignments.classic_attention import drill
 from autograder.private.solutions import classic_attention as ca
-from autograder.private.suites.classic_attention import drill
 from conftest import EDITIONS, ROOT, grade, limits, template
 from conftest import code_cell as _code
 from conftest import notebook as _nb

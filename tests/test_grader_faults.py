@@ -53,7 +53,7 @@ def _rows(out):
 @pytest.mark.slow
 def test_a_suite_that_does_not_collect_is_a_loud_internal_error_and_resume_regrades(tmp_path):
     kit = _kit_copy(tmp_path)
-    suite = kit / "autograder/private/suites" / BROKEN
+    suite = kit / "autograder/private/assignments" / BROKEN
     good = suite.read_text()
     suite.write_text(good.replace("def test_vectorised(", "def test_vectorised(:", 1))  # one typo
     subs = tmp_path / "subs"

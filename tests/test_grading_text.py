@@ -29,11 +29,14 @@ def _cells(nb):
     return [(c["cell_type"], "".join(c["source"]), c) for c in nb["cells"]]
 
 
-def _cfg_with(tmp_path, **sections):
-    """A course's grading.yml: the kit's, with `sections` replacing its own (key by key)."""
+def _cfg_with(tmp_path, run=None, **sections):
+    """A course's grading.yml: the kit's, with `sections` replacing its own (key by key), and
+    the lab's run with the keys of `run`."""
     data = yaml.safe_load((ROOT / "grading.yml").read_text())
     for name, value in sections.items():
         data[name] = {**data[name], **value} if isinstance(value, dict) else value
+    if run:
+        data["assignments"][LAB]["run"].update(run)
     path = tmp_path / "grading.yml"
     path.write_text(yaml.safe_dump(data))
     return config.load(path)
@@ -117,7 +120,7 @@ def test_the_build_writes_a_changed_grading_yml_into_both_editions(tmp_path, mon
 
 
 def test_the_training_run_cell_states_every_threshold_and_follows_them(tmp_path):
-    run = CFG.training_run
+    run = CFG.run(LAB)
     text = grading_text.training_run(LAB, "en", CFG)
     th = run["thresholds"]
     assert f"at most {th['loss_ratio_at_most']:g} times" in text
@@ -129,7 +132,7 @@ def test_the_training_run_cell_states_every_threshold_and_follows_them(tmp_path)
     for value in (run["steps"], run["batch_size"], run["max_len"], run["cpu_seconds"], run["eval_per_length"]):
         assert f"{value:g}" in text
     assert 'grader.check("training_run")' in text and "grading.yml" not in text
-    stricter = _cfg_with(tmp_path, training_run={"thresholds": {**th, "accuracy": {4: 0.95, 12: 0.6}}})
+    stricter = _cfg_with(tmp_path, run={"thresholds": {**th, "accuracy": {4: 0.95, 12: 0.6}}})
     changed = grading_text.training_run(LAB, "pt-BR", stricter)
     assert "0.95 no comprimento 4 e 0.6 no comprimento 12" in changed
     assert changed != grading_text.training_run(LAB, "pt-BR", CFG)

@@ -12,6 +12,7 @@ import json
 
 import pytest
 import torch
+import yaml
 
 from autograder.audit.catalog import entries, fill, reference_sources
 from autograder.private.solutions import seq2seq_attention as ref
@@ -79,10 +80,10 @@ def test_train_step_keeps_its_points_when_encoder_and_loss_are_wrong(tmp_path):
     assert result.seconds < 120
 
 
-# -- the training run in the grader (private/suites/seq2seq_attention/training.py) ------------
+# -- the training run in the grader (private/assignments/seq2seq_attention/training.py) ------------
 def _settings(seed=None):
     from autograder import config
-    from autograder.private.suites.seq2seq_attention import training
+    from autograder.private.assignments.seq2seq_attention import training
 
     return training, training.settings(config.load(), seed=seed)
 
@@ -127,7 +128,7 @@ def test_the_run_judges_untrained_parameters_and_a_model_that_does_not_use_its_a
     import pytest
 
     from autograder import config
-    from autograder.private.suites.seq2seq_attention import test_training_run as suite
+    from autograder.private.assignments.seq2seq_attention import test_training_run as suite
 
     training, s = _settings()
     task = training.task(s)
@@ -165,18 +166,28 @@ def test_a_course_overrides_the_run_key_by_key_and_a_bad_threshold_is_one_line(t
 
     from autograder import config
 
-    good = tmp_path / "good.yml"
-    good.write_text("training_run:\n  steps: 400\n")
-    run = config.load(good).training_run
-    assert run["steps"] == 400 and run["thresholds"] == config.load().training_run["thresholds"]
-    bad = tmp_path / "bad.yml"
-    bad.write_text(
-        "training_run:\n  thresholds: {accuracy: {5: 0.9}, gap_over_baseline: {12: 0.2},"
-        " zeroed_context_at_most: 0.3, loss_ratio_at_most: 0.5}\n"
-    )
-    with pytest.raises(config.ConfigError, match=r"training_run.thresholds.accuracy must map lengths") as exc:
-        config.load(bad)
+    run = _with_run(tmp_path, {"steps": 400}).run(ASSIGNMENT)
+    assert run["steps"] == 400 and run["thresholds"] == config.load().run(ASSIGNMENT)["thresholds"]
+    bad = {
+        "thresholds": {
+            "accuracy": {5: 0.9},
+            "gap_over_baseline": {12: 0.2},
+            "zeroed_context_at_most": 0.3,
+            "loss_ratio_at_most": 0.5,
+        }
+    }
+    with pytest.raises(config.ConfigError, match=rf"{ASSIGNMENT}.run.thresholds.accuracy must map lengths") as exc:
+        _with_run(tmp_path, bad)
     assert "\n" not in str(exc.value)
+
+
+def _with_run(tmp_path, run):
+    """The Config of a course's grading.yml that lists the lab with `run` as its run."""
+    from autograder import config
+    from conftest import course_cfg
+
+    entry = {k: v for k, v in config.load().data["assignments"][ASSIGNMENT].items() if k != "run"}
+    return course_cfg(tmp_path, {"assignments": {ASSIGNMENT: {**entry, "run": run}}})
 
 
 def test_a_careless_run_setting_is_one_line_not_an_error_per_submission(tmp_path):
@@ -193,11 +204,8 @@ def test_a_careless_run_setting_is_one_line_not_an_error_per_submission(tmp_path
         ("n_symbols: 1", "n_symbols"),
         ("eval_lengths: []", "eval_lengths"),
     ):
-        path = tmp_path / "grading.yml"
-        path.write_text(f"training_run:\n  {text}\n")
-        config._load.cache_clear()
         with pytest.raises(config.ConfigError, match=named) as exc:
-            config.load(path)
+            _with_run(tmp_path, yaml.safe_load("{" + text + "}"))
         assert "\n" not in str(exc.value)
 
 
@@ -254,7 +262,7 @@ def test_the_run_counts_the_worse_of_the_students_modules_and_the_contracts(fork
     from autograder.judge import provided_source
     from autograder.judge.notebook import Cell, Submission
     from autograder.judge.remote import Remote
-    from autograder.private.suites.seq2seq_attention import test_training_run as suite
+    from autograder.private.assignments.seq2seq_attention import test_training_run as suite
     from conftest import limits
 
     training, s = _settings()

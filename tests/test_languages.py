@@ -14,7 +14,7 @@ CFG = config.load(ROOT / "grading.yml")
 
 
 def _buggy(tmp_path, lang=None, name="buggy"):
-    entry = load_entry(ROOT / "autograder/private/catalog/scaled_dot_product/sdpa_scaled_by_dk.py")
+    entry = load_entry(ROOT / "autograder/private/assignments/scaled_dot_product/catalog/sdpa_scaled_by_dk.py")
     nb = fill_entry(template("scaled_dot_product"), entry)
     if lang is None:
         nb["metadata"].pop("kit_language", None)

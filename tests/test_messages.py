@@ -20,10 +20,10 @@ from autograder import layout, messages
 from autograder.audit.catalog import fill, load_entry, reference_sources
 from autograder.audit.examples import TEMPLATES
 from autograder.judge.scoring import check_label
-from conftest import grade
+from conftest import grade, suite_files
 
 PACKAGE = layout.PACKAGE
-SUITES = layout.SUITES
+PRIVATE = layout.PRIVATE
 SUITES_YML = PACKAGE / "messages" / "suites.yml"
 
 
@@ -38,22 +38,22 @@ def _suites_keys():
 def _package_files():
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE)
-        if rel.parts[:2] == ("private", "catalog"):
+        if layout.CATALOG_FOLDER in rel.parts[:-1]:
             continue  # catalog entries are student code, not the kit's
         yield path
 
 
 def _suite_files():
-    return sorted(SUITES.rglob("*.py"))
+    return suite_files()
 
 
 def _test_functions():
     """{test function name: file} of every hidden suite."""
     out = {}
-    for path in sorted(SUITES.rglob("test_*.py")):
+    for path in suite_files("test_*.py"):
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-                out.setdefault(node.name, path.relative_to(SUITES))
+                out.setdefault(node.name, path.relative_to(PRIVATE))
     return out
 
 
@@ -141,7 +141,7 @@ def test_no_fail_call_in_the_suites_takes_english_prose():
             name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
             if name in ("fail", "caused"):
                 for arg in list(node.args) + [k.value for k in node.keywords]:
-                    bad += [f"{path.relative_to(SUITES)}:{node.lineno} {s!r}" for s in _prose_in(arg)]
+                    bad += [f"{path.relative_to(PRIVATE)}:{node.lineno} {s!r}" for s in _prose_in(arg)]
     assert not bad, f"failure messages written in the code, not the catalog: {bad}"
 
 
@@ -172,7 +172,7 @@ def test_no_english_prose_is_left_in_the_suites_code():
             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "addinivalue_line":
                 skip |= {id(n) for n in ast.walk(node)}
         bad += [
-            f"{path.relative_to(SUITES)}:{n.lineno} {n.value[:60]!r}"
+            f"{path.relative_to(PRIVATE)}:{n.lineno} {n.value[:60]!r}"
             for n in ast.walk(tree)
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip and words.search(n.value)
         ]
@@ -191,7 +191,7 @@ def test_no_suite_function_hides_t_under_a_local_name():
             names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
             names += [n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
             if "t" in names:
-                bad.append(f"{path.relative_to(SUITES)}:{fn.lineno}")
+                bad.append(f"{path.relative_to(PRIVATE)}:{fn.lineno}")
     assert not bad, bad
 
 
@@ -255,7 +255,7 @@ def graded_both(tmp_path_factory):
     assignment = "scaled_dot_product"
     sources = reference_sources(assignment)
     for bug in BUGS:
-        entry = load_entry(layout.CATALOG / assignment / f"{bug}.py")
+        entry = load_entry(layout.catalog(assignment) / f"{bug}.py")
         sources.update(entry.sources)
     template = TEMPLATES / f"{assignment}.ipynb"
     if not template.exists():  # one edition per language: the English one

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import config
+from autograder import config, layout
 from autograder.judge import KitPlugin, TestOutcome
 from autograder.judge.notebook import Cell, Submission
 from autograder.judge.remote import CallOrderError, Remote
@@ -87,7 +87,8 @@ def test_every_kind_of_look_runs_after_the_verdicts_and_still_shows(tmp_path, en
     from autograder.audit import catalog
     from autograder.audit import run as audit_run
 
-    (path,) = audit_run.fill_catalog([catalog.load_entry(catalog.CATALOG / f"{entry}.py")], tmp_path, "en")
+    assignment, name = entry.split("/")
+    (path,) = audit_run.fill_catalog([catalog.load_entry(layout.catalog(assignment) / f"{name}.py")], tmp_path, "en")
     result = grade(path, cfg=CFG, lang="en", pytest_args=["-k", question])
     assert result.status == "graded", result.notes
     lines = result.questions[question].lines

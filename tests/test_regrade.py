@@ -49,11 +49,11 @@ def test_the_settings_fingerprint_moves_with_what_scores_and_only_that(tmp_path)
             lambda d: d.update(language="en"),
             lambda d: d["ci"].update(pass_fraction=0.9),
             lambda d: d["limits"].update(export_metadata_mb=32),
-            lambda d: d["transformer_run"].update(steps=500),  # a run the assignment does not have
+            lambda d: d["assignments"]["transformer_block"]["run"].update(steps=500),  # another's run
         ]
     ):
         assert moved(change, f"n{n}.yml") == {a: False, other: False}, n
-    lab = _cfg(tmp_path, lambda d: d["transformer_run"].update(steps=500), "run.yml")
+    lab = _cfg(tmp_path, lambda d: d["assignments"]["transformer_block"]["run"].update(steps=500), "run.yml")
     assert fingerprint.settings(lab, "transformer_block") != fingerprint.settings(base, "transformer_block")
     assert fingerprint.settings(lab, "seq2seq_attention") == fingerprint.settings(base, "seq2seq_attention")
 
@@ -62,9 +62,10 @@ def test_the_suites_fingerprint_moves_with_the_assignments_suites_the_shared_fil
     tmp_path, monkeypatch
 ):
     private = tmp_path / "private"
-    shutil.copytree(layout.PRIVATE, private, ignore=shutil.ignore_patterns("catalog", "__pycache__"))
+    shutil.copytree(layout.PRIVATE, private, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(layout, "PRIVATE", private)
     monkeypatch.setattr(layout, "SUITES", private / "suites")
+    monkeypatch.setattr(layout, "ASSIGNMENTS", private / "assignments")
     monkeypatch.setattr(layout, "SOLUTIONS", private / "solutions")
     names = ("scaled_dot_product", "multi_head")
     before = {a: fingerprint.suites(a) for a in names}
@@ -75,13 +76,22 @@ def test_the_suites_fingerprint_moves_with_the_assignments_suites_the_shared_fil
         before.update({a: fingerprint.suites(a) for a in names})
         return now
 
-    assert touch(private / "suites" / "scaled_dot_product" / "test_padding_mask.py") == {
+    assert touch(private / "assignments" / "scaled_dot_product" / "test_padding_mask.py") == {
         "scaled_dot_product": True,
         "multi_head": False,
     }
     assert touch(private / "solutions" / "multi_head.py") == {"scaled_dot_product": False, "multi_head": True}
     assert touch(private / "suites" / "checks.py") == {"scaled_dot_product": True, "multi_head": True}
-    (private / "suites" / "multi_head" / "new_helper.py").write_text("X = 1\n")  # a file added counts too
+    # the catalog and the battery cases in the assignment's folder are the audit's: they score nothing
+    assert touch(layout.catalog("multi_head") / "mha_no_out_proj.py") == {
+        "scaled_dot_product": False,
+        "multi_head": False,
+    }
+    assert touch(private / "assignments" / "scaled_dot_product" / "battery.py") == {
+        "scaled_dot_product": False,
+        "multi_head": False,
+    }
+    (private / "assignments" / "multi_head" / "new_helper.py").write_text("X = 1\n")  # a file added counts too
     assert {a: fingerprint.suites(a) != before[a] for a in names} == {"scaled_dot_product": False, "multi_head": True}
 
 

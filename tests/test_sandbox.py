@@ -75,9 +75,9 @@ def test_worker_is_unprivileged_and_cannot_read_solutions_or_suites(remote):
     assert remote.call("whoami").value != 0
     reply = remote.call("read_solution")
     assert not reply.ok and "No module named" in reply.error, reply.error
-    suites = Path(autograder.__file__).parent / "private" / "suites"
-    listing = remote.call("list_suites", [str(suites)])
-    assert not listing.ok or listing.value == [], listing
+    for suites in ("suites", "assignments"):
+        listing = remote.call("list_suites", [str(Path(autograder.__file__).parent / "private" / suites)])
+        assert not listing.ok or listing.value == [], listing
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a root judge drops the worker to another uid")

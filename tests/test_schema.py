@@ -105,10 +105,59 @@ def test_cross_key_rules_name_the_key():
         data = copy.deepcopy(PACKAGED)
         del data["tolerances"]["float16"]
         schema.GRADING.check(data, "")
-    with pytest.raises(schema.Invalid, match=r"training_run.thresholds.accuracy must map lengths"):
-        run = copy.deepcopy(PACKAGED["training_run"])
-        run["thresholds"]["accuracy"] = {5: 0.9}
-        schema.TRAINING_RUN.check(run, "training_run")
+    with pytest.raises(schema.Invalid, match=r"assignments.seq2seq_attention.run.thresholds.accuracy must map lengths"):
+        data = copy.deepcopy(PACKAGED)
+        data["assignments"]["seq2seq_attention"]["run"]["thresholds"]["accuracy"] = {5: 0.9}
+        schema.GRADING.check(data, "")
+
+
+def test_each_run_is_checked_by_its_own_assignments_schema():
+    """An assignment's run is checked by the schema its declaration holds: one assignment's
+    keys are refused in another's run, and a run on an assignment that declares none is refused."""
+    from autograder import declarations
+
+    runs = {n: declarations.run(n) for n in PACKAGED["assignments"]}
+    trains = sorted(n for n, r in runs.items() if r is not None)
+    assert trains and all("run" in PACKAGED["assignments"][n] for n in trains)
+    for name in trains:
+        for other in trains:
+            if other != name:
+                data = copy.deepcopy(PACKAGED)
+                data["assignments"][name]["run"] = copy.deepcopy(PACKAGED["assignments"][other]["run"])
+                with pytest.raises(schema.Invalid, match=rf"^assignments\.{name}\.run"):
+                    schema.GRADING.check(data, "")
+        data = copy.deepcopy(PACKAGED)
+        del data["assignments"][name]["run"]
+        with pytest.raises(schema.Invalid, match=rf"assignments.{name} needs run"):
+            schema.GRADING.check(data, "")
+    plain = next(n for n, r in runs.items() if r is None)
+    data = copy.deepcopy(PACKAGED)
+    data["assignments"][plain]["run"] = {"steps": 1}
+    with pytest.raises(schema.Invalid, match=rf"assignments.{plain}.run is not a setting of this assignment"):
+        schema.GRADING.check(data, "")
+
+
+def test_an_old_top_level_run_section_still_works_with_one_deprecation_line(tmp_path, capfd):
+    """A course file of the layout before runs sat under their assignment: its run section
+    is the run of the assignment whose declaration names it, merged key by key, and stderr
+    says once, in one line, where it goes now; the new place wins over the old one."""
+    from autograder import declarations
+
+    for old, names in declarations.legacy_runs().items():
+        name = names[0]
+        packaged = PACKAGED["assignments"][name]["run"]
+        cfg = course_cfg(tmp_path, {old: {"steps": 7}})
+        assert cfg.run(name) == {**packaged, "steps": 7}
+        assert old not in cfg.data
+        err = capfd.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"'{old}' is deprecated" in err[0] and f"assignments.{name}.run" in err[0], err
+        entry = {**copy.deepcopy(PACKAGED["assignments"][name]), "run": {"steps": 9}}
+        cfg = course_cfg(tmp_path, {old: {"steps": 7, "seed": 3}, "assignments": {name: entry}})
+        assert cfg.run(name) == {**packaged, "steps": 9, "seed": 3}, "the new place wins, key by key"
+        capfd.readouterr()
+        entry = {**copy.deepcopy(PACKAGED["assignments"][name]), "run": {"steps": 9}}
+        assert course_cfg(tmp_path, {"assignments": {name: entry}}).run(name) == {**packaged, "steps": 9}
+        assert capfd.readouterr().err == "", "the new place says nothing"
 
 
 def test_grade_refuses_a_bad_course_file_before_grading_anything(tmp_path):

@@ -10,14 +10,14 @@ from autograder import config, layout
 from autograder.audit.catalog import fill_entry, load_entry
 from autograder.judge import scoring
 from autograder.judge.scoring import TestOutcome
-from conftest import ROOT, grade, suite_skeleton, template
+from conftest import ROOT, grade, suite_files, suite_skeleton, template
 
 CFG = config.load(ROOT / "grading.yml")
-CATALOG = layout.CATALOG
 
 
 def _notebook(tmp_path, entry_path):
-    entry = load_entry(CATALOG / entry_path)
+    assignment, name = entry_path.split("/")
+    entry = load_entry(layout.catalog(assignment) / name)
     path = tmp_path / f"{entry.name}.ipynb"
     path.write_text(json.dumps(fill_entry(template(entry.assignment), entry)))
     return path
@@ -101,13 +101,13 @@ def test_switched_off_the_callee_is_the_students_own(tmp_path):
 
 
 def _suite_files():
-    return sorted(p for p in layout.SUITES.rglob("*.py"))
+    return suite_files()
 
 
 def test_suites_use_fail_never_assert():
     """A plain `assert` in a suite becomes 'internal grader error'; checks call fail()."""
     found = [
-        f"{p.relative_to(layout.SUITES)}:{n.lineno}"
+        f"{p.relative_to(layout.PRIVATE)}:{n.lineno}"
         for p in _suite_files()
         for n in ast.walk(ast.parse(p.read_text()))
         if isinstance(n, ast.Assert)
@@ -117,7 +117,7 @@ def test_suites_use_fail_never_assert():
 
 def test_every_test_module_names_a_known_question():
     for assignment in CFG.assignments:
-        files = sorted((layout.SUITES / assignment).glob("test_*.py"))
+        files = sorted(layout.suite(assignment).glob("test_*.py"))
         assert files, assignment
         for p in files:
             tree = ast.parse(p.read_text())
@@ -161,7 +161,7 @@ def test_every_classic_question_names_every_family_check():
     names every one of them, so that no copy drifts."""
     import inspect
 
-    from autograder.private.suites.classic_attention import family
+    from autograder.private.assignments.classic_attention import family
 
     checks = {
         n
@@ -173,7 +173,7 @@ def test_every_classic_question_names_every_family_check():
     }
     assert len(checks) >= 8
     members = 0
-    for p in sorted((layout.SUITES / "classic_attention").glob("test_*.py")):
+    for p in sorted(layout.suite("classic_attention").glob("test_*.py")):
         tree = ast.parse(p.read_text())
         # the family's members describe their function in a module-level SPEC (the one-step
         # classic functions); masked_softmax and the shapes drill's batched questions are not

@@ -69,7 +69,7 @@ def test_a_persistent_buffer_fails_the_parameter_check_of_every_graded_class(ass
     )
     try:
         for name in graded_classes(assignment):
-            suite = importlib.import_module(f"autograder.private.suites.{assignment}.test_{question_name(name)}")
+            suite = importlib.import_module(f"autograder.private.assignments.{assignment}.test_{question_name(name)}")
             for persistent in (True, False):
                 assert remote.call("keep_persistent", [persistent]).ok
                 with language("en"):

@@ -1,5 +1,6 @@
 """The transformer lab's run in the grader (question training_run of transformer_block;
-`autograder/private/suites/transformer_block/training.py`, grading.yml `transformer_run`).
+`autograder/private/assignments/transformer_block/training.py`, grading.yml
+`assignments.transformer_block.run`).
 
 On grading.yml's seed the reference trained as the worker trains it passes every
 check, and a model trained without the positional encoding, or without the causal
@@ -7,7 +8,7 @@ mask (the bench's ablated trainings, through the judge's module), fails its own
 check; the judge refuses trained parameters that are not the contract's before it
 evaluates them; the notebook's cell states the run's numbers; a careless setting
 is one line. (What a submission's feedback says is the audit's and the battery's:
-catalog entries and `cases_transformer_run`.)
+catalog entries and its battery.py.)
 """
 
 import inspect
@@ -16,15 +17,16 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
-from autograder import config, schema
+from autograder import config, declarations, schema
 from autograder.build import grading_text
 from autograder.judge import provided_source
 from autograder.judge.notebook import Cell, Submission
 from autograder.judge.remote import Remote
+from autograder.private.assignments.transformer_block import training
 from autograder.private.solutions import transformer_block as ref
-from autograder.private.suites.transformer_block import training
-from conftest import ROOT, limits
+from conftest import ROOT, course_cfg, limits
 
 CFG = config.load(ROOT / "grading.yml")
 NAME = "transformer_block"
@@ -65,7 +67,7 @@ def test_the_reference_passes_every_check_and_each_ablation_fails_its_own(run):
 
 def _verdicts(outcome):
     """{check: its failure message or None} of the four hidden checks on an Outcome (no worker)."""
-    from autograder.private.suites.transformer_block import test_training_run as suite
+    from autograder.private.assignments.transformer_block import test_training_run as suite
 
     got, sub = {}, object()
     suite._RUNS[id(sub)] = (sub, outcome)
@@ -151,7 +153,7 @@ def test_the_task_is_the_seeds_and_the_notebook_states_the_run(tmp_path):
     assert all(torch.equal(x, y) for x, y in zip(a.batches, b.batches)) and len(a.batches) == s.steps
     assert a.batches[0].shape == (s.batch_size, 2 * s.length + 1)
     assert training.task(training.settings(CFG, seed=s.seed + 1)).batches[0].ne(a.batches[0]).any()
-    run = CFG.transformer_run
+    run = CFG.run(NAME)
     text = grading_text.render(grading_text.RUN_TAG, NAME, "en", CFG)
     th = run["thresholds"]
     for phrase in (
@@ -163,11 +165,15 @@ def test_the_task_is_the_seeds_and_the_notebook_states_the_run(tmp_path):
         f"within {run['cpu_seconds']:g} s of CPU",
     ):
         assert phrase in text, phrase
-    path = tmp_path / "grading.yml"
-    path.write_text("transformer_run:\n  steps: 123\n")
-    changed = grading_text.render(grading_text.RUN_TAG, NAME, "pt-BR", config.load(path))
+    changed = grading_text.render(grading_text.RUN_TAG, NAME, "pt-BR", _with_run(tmp_path, "steps: 123"))
     assert "123 passos do Adam" in changed
-    assert config.load(path).transformer_run["thresholds"] == run["thresholds"], "merged key by key"
+    assert _with_run(tmp_path, "steps: 123").run(NAME)["thresholds"] == run["thresholds"], "merged key by key"
+
+
+def _with_run(tmp_path, text):
+    """A course's grading.yml that lists the lab with `text` (YAML) as its run."""
+    entry = {k: v for k, v in CFG.data["assignments"][NAME].items() if k != "run"}
+    return course_cfg(tmp_path, {"assignments": {NAME: {**entry, "run": yaml.safe_load(text)}}})
 
 
 @pytest.mark.parametrize(
@@ -188,16 +194,14 @@ def test_the_task_is_the_seeds_and_the_notebook_states_the_run(tmp_path):
     ],
 )
 def test_a_careless_run_setting_is_one_line(tmp_path, text, named):
-    path = tmp_path / "grading.yml"
-    path.write_text(f"transformer_run:\n  {text}\n")
     with pytest.raises(config.ConfigError, match=named) as exc:
-        config.load(path)
-    assert "\n" not in str(exc.value) and "transformer_run" in str(exc.value)
+        _with_run(tmp_path, "{" + text + "}")
+    assert "\n" not in str(exc.value) and f"assignments.{NAME}.run" in str(exc.value)
 
 
 def test_a_run_section_without_its_keys_is_one_line():
-    with pytest.raises(schema.Invalid, match="transformer_run needs seed, steps") as exc:
-        schema.TRANSFORMER_RUN.check({"lr": 0.003}, "transformer_run")
+    with pytest.raises(schema.Invalid, match="run needs seed, steps") as exc:
+        declarations.run(NAME).schema.check({"lr": 0.003}, "run")
     assert "\n" not in str(exc.value)
 
 
@@ -220,7 +224,7 @@ class TransformerLM(TransformerLM):
             if t >= L and 2 * L - t - 1 >= 0:  # from SEP on: the prompt's symbol 2L - 1 - t comes next
                 out[torch.arange(B), t, tokens[:, 2 * L - t - 1]] = 10.0
         return out
-""".replace("LENGTH", str(CFG.transformer_run["length"]))
+""".replace("LENGTH", str(CFG.run(NAME)["length"]))
 )
 
 

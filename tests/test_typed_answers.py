@@ -41,13 +41,12 @@ import yaml
 from autograder import config, layout, messages
 from autograder.audit.catalog import fill, load_entry, reference_sources, reference_typed
 from autograder.judge import by_hand as typed_cells
+from autograder.private.assignments.scaled_dot_product.common import by_hand_answers
 from autograder.private.solutions import classic_attention as ca_ref
-from autograder.private.suites.scaled_dot_product.common import by_hand_answers
 from conftest import ROOT, grade, template
 
 CFG = config.load(ROOT / "grading.yml")
 PACKAGE = layout.PACKAGE
-SUITES = layout.SUITES
 TYPED_ASSIGNMENTS = ("classic_attention", "scaled_dot_product")
 
 # -- the answers, from the kit's sources --------------------------------------------
@@ -269,20 +268,17 @@ def _shown_keys():
     """(every key that can be shown under a typed question's assignment, the drill's own keys)."""
     cat = messages.catalog()
     suites = set(yaml.safe_load((PACKAGE / "messages" / "suites.yml").read_text(encoding="utf-8")))
-    others = [
-        SUITES / d
-        for d in layout.PACKAGE.joinpath("private", "suites").iterdir()
-        if d.is_dir() and d.name not in TYPED_ASSIGNMENTS
-    ]
+    others = [d for d in layout.ASSIGNMENTS.iterdir() if d.is_dir() and d.name not in TYPED_ASSIGNMENTS]
     paths = [
         p
         for p in sorted(PACKAGE.rglob("*.py"))
-        if not any(p.is_relative_to(o) for o in others) and not p.is_relative_to(layout.CATALOG)
+        if not any(p.is_relative_to(o) for o in others)
+        and layout.CATALOG_FOLDER not in p.relative_to(layout.PACKAGE).parts[:-1]
     ]
     named = _strings_in(paths)
-    labels = {f"check_{n[5:]}" for n in _test_names([SUITES / a for a in TYPED_ASSIGNMENTS])}
+    labels = {f"check_{n[5:]}" for n in _test_names([layout.suite(a) for a in TYPED_ASSIGNMENTS])}
     shown = {k for k in cat if k not in suites} | {k for k in suites if k in named or k in labels}
-    drill_dir = SUITES / "classic_attention"
+    drill_dir = layout.suite("classic_attention")
     drill_named = _strings_in([drill_dir / f for f in DRILL_FILES])
     drill_labels = {
         f"check_{n[5:]}"
@@ -383,7 +379,7 @@ SDP = "scaled_dot_product"
 
 
 def _entry(assignment, name):
-    return load_entry(layout.CATALOG / assignment / f"{name}.py")
+    return load_entry(layout.catalog(assignment) / f"{name}.py")
 
 
 def _still_broken():

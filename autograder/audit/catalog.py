@@ -13,7 +13,6 @@ from autograder import layout
 from autograder.judge import by_hand as typed_cells
 from autograder.judge.by_hand import TAG as BY_HAND_TAG
 
-CATALOG = layout.CATALOG
 SOLUTION_TAG = "kit-solution"
 
 
@@ -81,7 +80,7 @@ def load_entry(path):
     typed = _typed_texts(source, path)
     by_hand = typed.get(typed_cells.QUESTION)
     return Entry(
-        assignment=path.parent.name,
+        assignment=path.parent.parent.name,  # <assignment>/catalog/<entry>.py
         name=path.stem,
         path=path,
         description=str(meta.get("correct") if correct else meta.get("bug")),
@@ -120,7 +119,7 @@ def entries(assignment=None):
     from autograder import config
 
     names = [assignment] if assignment else config.load().assignments
-    dirs = [CATALOG / a for a in names if (CATALOG / a).is_dir()]
+    dirs = [layout.catalog(a) for a in names if layout.catalog(a).is_dir()]
     return [load_entry(p) for d in dirs for p in sorted(d.glob("*.py"))]
 
 
@@ -189,7 +188,7 @@ def reference_by_hand(assignment):
     module = importlib.import_module(f"autograder.private.solutions.{assignment}")
     if typed_cells.QUESTION not in getattr(module, "BY_HAND", {}):
         return None
-    common = importlib.import_module(f"autograder.private.suites.{assignment}.common")
+    common = importlib.import_module(f"autograder.private.assignments.{assignment}.common")
     answers = common.by_hand_answers()
     return "\n".join(
         f"{name} = [{', '.join(f'{x:.4f}' for x in answers[name].tolist())}]"

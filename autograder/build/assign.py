@@ -276,7 +276,7 @@ def _reference_lines(assignment):
 
 
 def _hidden_suite_lines(assignment):
-    folder = layout.SUITES / assignment
+    folder = layout.suite(assignment)
     lines = set()
     for f in sorted(folder.glob("*.py")) if folder.is_dir() else []:
         for line in f.read_text().split("\n"):

@@ -21,7 +21,7 @@ docstring, a message) that is not made in the translation, or to the
 translation alone, leaves a hash that no longer matches: `build --check`
 names it and exits 1. After changing both, record the pair with
 
-    python -m autograder.build.stamp classic_attention:cells.cell-006
+    python -m autograder.build.stamp <assignment>:cells.cell-006
 
 (a KEY prefix stamps every entry under it; without KEY only entries with no
 hash yet). The build's own texts (headers, the stub's message, the init cell,

@@ -6,8 +6,8 @@ reported (`devices`, `scoring.evidence_devices`), the tolerances, what the `meta
 device is, why a finite fill such as -1e9 fails in float16, the time and memory
 limits (`limits`), the packages the grader has and the order it runs the cells in
 (`judge.form.PACKAGES`: the same list the public checks hold a notebook to) and, in an assignment with a `training_run` question, the run the
-grader trains (its settings section: `training_run` for the training lab,
-`transformer_run` for the transformer lab, config.RUN_SECTIONS). Two kinds of generated
+grader trains (its settings, `assignments.<name>.run`, worded by the assignment's own
+declaration). Two kinds of generated
 markdown cell, each found by its tag in the master notebook:
 
 - `kit-grading`: the overview, one per assignment, after the opening cell;
@@ -25,7 +25,7 @@ import re
 from functools import cache
 
 from autograder import config as config_mod
-from autograder import layout
+from autograder import declarations, layout
 from autograder.build import texts
 from autograder.judge import form
 
@@ -42,7 +42,7 @@ def suite_uses(assignment):
     (device, dtype) pair of grading.yml (the `dd` fixture) and on the `meta` device.
     Read from the suite's source; an assignment without a suite here (the public part of
     the kit) is taken to use both, as three of the kit's four do."""
-    folder = layout.SUITES / assignment
+    folder = layout.suite(assignment)
     if not folder.is_dir():
         return True, True
     text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py")))
@@ -83,14 +83,6 @@ def _num(x):
 
 def _cfg(cfg):
     return cfg if cfg is not None else config_mod.load()
-
-
-run_section = config_mod.run_section
-
-
-def _run(assignment, cfg):
-    """`assignment`'s run settings (the cfg's `training_run` or `transformer_run`)."""
-    return getattr(cfg, run_section(assignment))
 
 
 def overview(assignment, lang, cfg=None):
@@ -149,7 +141,7 @@ def overview(assignment, lang, cfg=None):
     )
     out.append(_t("grading_packages", lang, packages=_join([f"`{p}`" for p in form.PACKAGES], lang)))
     if RUN_QUESTION in cfg.questions(assignment):
-        run = _run(assignment, cfg)
+        run = cfg.run(assignment)
         out.append(
             _t(
                 "grading_run_pointer",
@@ -169,80 +161,17 @@ def _at_lengths(mapping, lang):
 
 
 def training_run(assignment, lang, cfg=None):
-    """The `kit-grading-run` cell: the training run's settings and thresholds, in `lang`."""
+    """The `kit-grading-run` cell: the run's settings and thresholds, in `lang`, as the
+    assignment's declaration words them (`autograder.declarations.Run.text`)."""
     cfg = _cfg(cfg)
-    if run_section(assignment) == "transformer_run":
-        return transformer_run(assignment, lang, cfg)
-    run = cfg.training_run
-    th = run["thresholds"]
-    sizes = run["sizes"]
-    lengths = sorted(run["eval_lengths"])
-    return "\n".join(
-        [
-            _t("grading_run_title", lang, points=_num(cfg.questions(assignment)[RUN_QUESTION])),
-            "",
-            _t(
-                "grading_run_body",
-                lang,
-                steps=run["steps"],
-                lr=_num(run["lr"]),
-                batch_size=run["batch_size"],
-                max_len=run["max_len"],
-                n_symbols=run["n_symbols"],
-                chance=_num(round(1 / run["n_symbols"], 4)),
-                emb_dim=sizes["emb_dim"],
-                hidden_dim=sizes["hidden_dim"],
-                attn_dim=sizes["attn_dim"],
-                cpu_seconds=_num(run["cpu_seconds"]),
-                per_length=run["eval_per_length"],
-                lengths=_join([str(n) for n in lengths], lang),
-            ),
-            "",
-            _t("grading_run_loss", lang, ratio=_num(th["loss_ratio_at_most"])),
-            _t("grading_run_accuracy", lang, at=_at_lengths(th["accuracy"], lang)),
-            _t("grading_run_gap", lang, at=_at_lengths(th["gap_over_baseline"], lang)),
-            _t("grading_run_zeroed", lang, longest=lengths[-1], most=_num(th["zeroed_context_at_most"])),
-            "",
-            _t("grading_run_public", lang),
-        ]
-    )
+    declared = declarations.run(assignment)
+    if declared is None:
+        raise ValueError(f"{assignment} declares no training run")
+    return declared.text(cfg.run(assignment), cfg.questions(assignment)[RUN_QUESTION], lang)
 
 
-def transformer_run(assignment, lang, cfg=None):
-    """The transformer lab's `kit-grading-run` cell (grading.yml `transformer_run`), in `lang`."""
-    cfg = _cfg(cfg)
-    run = cfg.transformer_run
-    th = run["thresholds"]
-    sizes = run["sizes"]
-    return "\n".join(
-        [
-            _t("grading_run_title", lang, points=_num(cfg.questions(assignment)[RUN_QUESTION])),
-            "",
-            _t(
-                "grading_trun_body",
-                lang,
-                steps=run["steps"],
-                lr=_num(run["lr"]),
-                batch_size=run["batch_size"],
-                length=run["length"],
-                n_symbols=run["n_symbols"],
-                chance=_num(round(1 / run["n_symbols"], 4)),
-                d_model=sizes["d_model"],
-                n_heads=sizes["n_heads"],
-                d_ff=sizes["d_ff"],
-                n_layers=sizes["n_layers"],
-                cpu_seconds=_num(run["cpu_seconds"]),
-                eval_sequences=run["eval_sequences"],
-            ),
-            "",
-            _t("grading_trun_loss", lang, ratio=_num(th["loss_ratio_at_most"])),
-            _t("grading_trun_accuracy", lang, least=_num(th["accuracy"])),
-            _t("grading_trun_positions", lang, drop=_num(th["positions_drop"])),
-            _t("grading_trun_reads_ahead", lang, most=_num(th["reads_future_at_most"])),
-            "",
-            _t("grading_trun_public", lang),
-        ]
-    )
+# what an assignment's run text (its declaration's `Run.text`) builds its cell from
+phrase, number, listing, at_lengths = _t, _num, _join, _at_lengths
 
 
 def render(tag, assignment, lang, cfg=None):

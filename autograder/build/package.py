@@ -20,7 +20,8 @@ Layout (every member dated 1980-01-01, sorted, so rebuilding gives the same byte
     tests/<question>.py       otter's public tests
     kit/autograder/...        the package without private/, audit/, demo/
     kit/autograder/grading.yml    the course's grading.yml, this assignment only
-    kit/autograder/private/suites/{checks.py,trained.py,conftest.py,pytest.ini,<assignment>/}
+    kit/autograder/private/suites/{checks.py,trained.py,conftest.py,pytest.ini}
+    kit/autograder/private/assignments/<assignment>/ (its suites; not its catalog or battery)
     kit/autograder/private/solutions/<assignment>.py (+ provided functions)
 """
 
@@ -127,12 +128,14 @@ def private_sources(assignment):
     earlier assignments' modules (sliced: nothing else of them)."""
     members = {}
     suites = layout.SUITES
-    # the suites' shared files: every plain file beside the assignments' folders (checks.py,
+    # the suites' shared library: every plain file of its folder (checks.py,
     # trained.py, conftest.py, pytest.ini, ...), so a new shared module ships without a list to update
     for path in sorted(p for p in suites.iterdir() if p.is_file() and p.suffix in (".py", ".ini")):
         members[f"kit/autograder/private/suites/{path.name}"] = path.read_text()
-    for rel, path in _files(suites / assignment):
-        members[f"kit/autograder/private/suites/{assignment}/{rel.as_posix()}"] = path.read_text()
+    members["kit/autograder/private/assignments/__init__.py"] = (layout.ASSIGNMENTS / "__init__.py").read_text()
+    for rel, path in _files(layout.suite(assignment)):
+        if not layout.audit_only(rel):
+            members[f"kit/autograder/private/assignments/{assignment}/{rel.as_posix()}"] = path.read_text()
     members["kit/autograder/private/__init__.py"] = (layout.PRIVATE / "__init__.py").read_text()
     members["kit/autograder/private/solutions/__init__.py"] = (layout.SOLUTIONS / "__init__.py").read_text()
     whole = (layout.SOLUTIONS / f"{assignment}.py").read_text()

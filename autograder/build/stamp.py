@@ -1,7 +1,7 @@
 """`python -m autograder.build.stamp [KEY ...]`: record that two languages agree.
 
 After changing a text in both languages, stamp its translation entry
-(`classic_attention:cells.cell-006`, a prefix such as `classic_attention:messages`,
+(`<assignment>:cells.cell-006`, a prefix such as `<assignment>:messages`,
 or `texts:stub` for the build's own texts); with no KEY, only entries that have
 no hash yet are stamped. See `autograder.build.editions`."""
 

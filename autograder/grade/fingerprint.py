@@ -4,7 +4,7 @@
 with now, so a fix to a hidden suite or to grading.yml regrades exactly the submissions
 it touches, and `changes.csv` says which part moved (`autograder.grade.changes`):
 
-- suites: every file of the assignment's hidden suites (autograder/private/suites/<a>/),
+- suites: every file of the assignment's hidden suites (autograder/private/assignments/<a>/, its catalog and battery aside),
   the suites' shared files beside them, and its reference solution;
 - settings: the merged grading.yml's parts that score it (canonical JSON): its questions'
   points, the tolerances, devices, scoring and limits, and its training run's section
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import layout
-from autograder.config import RUN_QUESTION, Config, run_section
+from autograder.config import RUN_QUESTION, Config
 
 NOT_SCORING_LIMITS = ("export_metadata_mb",)  # read by `grade` before any judge starts
 
@@ -32,7 +32,9 @@ def _files(folder: Path, recursive: bool) -> list[Path]:
 def suites(assignment: str) -> str:
     """sha256 over the assignment's hidden suites, the shared suite files and its reference."""
     digest = hashlib.sha256()
-    files = _files(layout.SUITES / assignment, True) + _files(layout.SUITES, False)
+    folder = layout.suite(assignment)
+    own = [p for p in _files(folder, True) if not layout.audit_only(p.relative_to(folder))]
+    files = own + _files(layout.SUITES, False)
     files.append(layout.SOLUTIONS / f"{assignment}.py")
     for path in files:
         digest.update(path.relative_to(layout.PRIVATE).as_posix().encode() + b"\0")
@@ -53,7 +55,7 @@ def scoring_settings(cfg: Config, assignment: str) -> dict[str, Any]:
         "limits": limits,
     }
     if RUN_QUESTION in questions:
-        parts["run"] = cfg.data.get(run_section(assignment))
+        parts["run"] = cfg.run(assignment)
     return parts
 
 

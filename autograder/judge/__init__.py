@@ -1,7 +1,7 @@
 """The trusted judge: grade one submission with the hidden suites.
 
 Never executes student code. The hidden suites
-(`autograder/private/suites/<assignment>/test_<question>.py`) run here, in
+(`autograder/private/assignments/<assignment>/test_<question>.py`) run here, in
 pytest, in this process; the student's code runs in a sandboxed worker
 (`remote.Remote`) and only plain tensors come back. How the outcomes become
 scores and feedback: `scoring`.
@@ -36,7 +36,11 @@ if TYPE_CHECKING:  # imported where a judge starts its own
 
 warm.without_dynamo()  # the suites' meta-device references import no torch._dynamo (~2 s a judge)
 
-SUITES = layout.SUITES
+SUITES = layout.SUITES  # the suites' shared library: its pytest.ini, and its conftest.py as their plugin
+ASSIGNMENTS = (
+    layout.ASSIGNMENTS
+)  # one folder per assignment; pytest's rootdir, so a nodeid is <assignment>/<file>::<test>
+SUITES_PLUGIN = "autograder.private.suites.conftest"
 MAX_PUBLIC_LINES = 5  # failed public checks shown under a question
 PROVIDED_PRELUDE = "import math\n\nimport torch\nfrom torch import nn\n\n"
 
@@ -356,7 +360,7 @@ def _run_suites(
 ) -> tuple[int | pytest.ExitCode, str]:
     args = [
         # unraisableexception/threadexception: their clean-up runs gc.collect five times (~0.2 s a submission)
-        str(SUITES / assignment),
+        str(ASSIGNMENTS / assignment),
         "-q",
         "-p",
         "no:cacheprovider",
@@ -368,9 +372,16 @@ def _run_suites(
         "no:threadexception",
         "--import-mode=importlib",
         "--rootdir",
-        str(SUITES),
+        str(ASSIGNMENTS),
         "-c",
         str(SUITES / "pytest.ini"),
+        # pytest loads a conftest.py only beside the ini file or below it, and the assignments'
+        # folders are not below the shared library's: its conftest.py is named as a plugin
+        "-p",
+        SUITES_PLUGIN,
+        # an assignment's catalog (the audit's variants, read as text) sits in its folder: no suite
+        "-o",
+        f"norecursedirs={layout.CATALOG_FOLDER} .* __pycache__",
         "--no-header",
         "-o",
         "console_output_style=classic",
@@ -409,10 +420,10 @@ def _forget_suites() -> None:
     next submission graded in this process would collect it empty, without an error."""
     import sys
 
-    root = str(SUITES.resolve())
+    roots = (str(SUITES.resolve()), str(ASSIGNMENTS.resolve()))
     for mod_name, mod in list(sys.modules.items()):
         path = getattr(mod, "__file__", None)
-        if isinstance(path, str) and path.startswith(root):
+        if isinstance(path, str) and path.startswith(roots):
             del sys.modules[mod_name]
 
 

@@ -1,7 +1,7 @@
 """Functions handed to a student's code as arguments, answered by the judge.
 
-A question whose answer is a test (classic_attention's `test_attention_shapes`:
-the student's regression test, `test(attention)`) is graded by calling it in
+A question whose answer is a test (the student's regression test,
+`test(attention)`) is graded by calling it in
 the worker with `attention` a stand-in: the worker's `_proxy` sends each call's
 tensors to the judge (a callback, plain data both ways), and a `Recorder`
 answers it here with a trusted function (the reference, or a broken variant

@@ -1,9 +1,10 @@
 """Read a submission file in a limited helper process; never run it.
 
 The judge never parses the student's file itself: `read_file(path, ...)`
-starts a fresh interpreter (`python -I -S`, the standard library and five
-modules of the kit: this one, `sourcecheck`, `by_hand`, `form` and `text`, loaded without the
-judge package's `__init__`) that limits itself before it reads a byte
+starts a fresh interpreter (`python -I -S`, the standard library and six
+modules of the kit: this one, `sourcecheck`, `by_hand`, `form`, `text` and
+`protocol.forbidden`, loaded without the judge package's `__init__`) that limits itself
+before it reads a byte
 (`RLIMIT_AS` and `RLIMIT_DATA` of `limits.reader_memory_mb`, `RLIMIT_CPU` of
 `limits.reader_seconds`), gets the file on its standard input, and answers
 with plain JSON on its standard output. The judge waits for it with a

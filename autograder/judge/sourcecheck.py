@@ -28,7 +28,7 @@ import re
 from collections.abc import Container, Iterable, Iterator
 from typing import Any, Protocol
 
-FORBIDDEN = ("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention")
+from autograder.protocol.forbidden import FORBIDDEN
 
 # What switches off or replaces the tracing of torch calls that the worker's
 # operation counter relies on (the vectorisation and from-scratch checks).

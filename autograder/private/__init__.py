@@ -2,8 +2,10 @@
 
     solutions/  reference implementations (one source per function; in a
                 checkout this is the top-level `solutions/` folder)
-    suites/     the hidden pytest suites, one folder per assignment
-    catalog/    known buggy and correct implementations (the mutation audit)
+    suites/     the hidden suites' shared library (checks, conftest, pytest.ini)
+    assignments/<name>/   an assignment's hidden pytest suites, and its
+                catalog/ of known buggy and correct implementations (the
+                mutation audit)
 
 Only the judge imports from here. No worker can reach it: a worker's file
 system holds the interpreter, its libraries and the worker side of the kit

@@ -16,6 +16,7 @@ connect to it) and leaves an autograder-like zip holding a solution in its
 temporary folder (no case may read it).
 """
 
+import importlib
 import json
 import os
 import socket
@@ -30,20 +31,18 @@ from pathlib import Path
 import yaml
 
 from autograder import config as config_mod
-from autograder import layout, release
+from autograder import declarations, layout, release
 from autograder.audit.hostile import (  # noqa: F401 - they register cases
     cases_batch,
-    cases_by_hand,
     cases_deaths,
-    cases_drill,
     cases_judge,
     cases_malformed,
     cases_stand_in,
-    cases_state_dict,
-    cases_training_run,
-    cases_transformer_run,
 )
 from autograder.audit.hostile.cases import BATTERY, CASES, SECRET_ENV, reference
+
+for _module in declarations.battery_modules():  # each assignment's own cases register on import
+    importlib.import_module(_module)
 
 MAX_RESULTS_BYTES = 200_000  # no case may inflate results.json past this
 SHORT_LIMITS = {

@@ -558,13 +558,15 @@ def _():
     max_score=FULL - 2,
     questions_zero=["causal_mask"],
     questions_keep_full=others("causal_mask"),
-    leak_files=["private/suites/scaled_dot_product/test_causal_mask.py"],
+    leak_files=["private/assignments/scaled_dot_product/test_causal_mask.py"],
     root_only=ROOT_WHY,
 )
 def _():
     return ipynb(
         replace_function(
-            reference(demo=False), "causal_mask", _raise_file("private/suites/scaled_dot_product/test_causal_mask.py")
+            reference(demo=False),
+            "causal_mask",
+            _raise_file("private/assignments/scaled_dot_product/test_causal_mask.py"),
         )
     )
 
@@ -1162,7 +1164,10 @@ def _():
     max_score=FULL - 2,
     questions_zero=["causal_mask"],
     questions_keep_full=others("causal_mask"),
-    leak_files=["private/solutions/scaled_dot_product.py", "private/suites/scaled_dot_product/test_causal_mask.py"],
+    leak_files=[
+        "private/solutions/scaled_dot_product.py",
+        "private/assignments/scaled_dot_product/test_causal_mask.py",
+    ],
 )
 def _():
     return ipynb(
@@ -1588,7 +1593,7 @@ def _():
 
 def _catalog_source(assignment, entry):
     """A catalog entry's code (its header and imports dropped), to append as a notebook cell."""
-    text = (layout.CATALOG / assignment / f"{entry}.py").read_text()
+    text = (layout.catalog(assignment) / f"{entry}.py").read_text()
     body = text.split('"""', 2)[2]
     return "\n".join(line for line in body.splitlines() if not line.startswith(("import ", "from ")))
 
