@@ -176,7 +176,11 @@ class GradeResult:
         check run (`checks`: question, check, cases, failed, evidence_failed, causes as
         indices into `causes`), each likely cause once (`causes`: its text as the
         student read it, its catalog key and fields, so it counts the same in every
-        language), and what a person should look at (`flags`)."""
+        language; its words in the feedback's), and what a person should look at (`flags`)."""
+        with messages.language(self.language):
+            return self._records()
+
+    def _records(self) -> dict[str, Any]:
         causes: list[dict[str, Any]] = []
         checks: list[dict[str, Any]] = []
         for q in self.questions.values():

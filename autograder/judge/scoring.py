@@ -33,11 +33,6 @@ MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's
 MAX_LINE_CHARS = 700
 
 
-def cause_markers() -> tuple[str, ...]:
-    """ "Likely cause:" in every language (a failure message's symptom ends where one starts)."""
-    return tuple(t("cause_marker", lang) for lang in LANGUAGES)
-
-
 def is_failure_line(line: str) -> bool:
     """Whether a feedback line reports one failure (`FAIL test: ...`, in any language)."""
     return line.startswith(tuple(t("fail_prefix", lang) + " " for lang in LANGUAGES))

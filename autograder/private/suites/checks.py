@@ -990,7 +990,7 @@ def judge_in_dtype(got, expected, right_in_float64, what, cfg, dtype, device, hi
             fail(
                 caused(
                     t("nonfinite_in_dtype", what=f"{what} -> {n}", n=int(bad.sum()), dtype=wire.dtype_name(dtype)),
-                    t(overflow_cause),
+                    Msg(overflow_cause),
                 )
             )
     if dtype == torch.float64 and str(device) == "cpu":
@@ -1198,7 +1198,7 @@ GROWS = ("batch", "sequence_length", "query_length", "rows", "heads")
 def ops_grew(name, counts, what_grows, cause_key="cause_python_loop"):
     """Fail: the count of torch operations grew with `what_grows` (one of GROWS)."""
     grew, over = growth(what_grows)
-    fail(caused(t("ops_grew", name=name, small=counts[0], large=counts[1], grew=grew), t(cause_key, over=over)))
+    fail(caused(t("ops_grew", name=name, small=counts[0], large=counts[1], grew=grew), Msg(cause_key, over=over)))
 
 
 def check_vectorised(sub, name, small, large, what_grows, **opts):

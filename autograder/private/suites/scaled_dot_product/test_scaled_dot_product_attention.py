@@ -67,7 +67,7 @@ def _alternatives(q, k, v, mask):
     ):
         if d_k == d_v and cause == "cause_sdpa_divided_by_sqrt_dv":
             continue
-        out.append((t(cause), masked_softmax(scores * factor, mask, dim=-1)))
+        out.append((c.Msg(cause), masked_softmax(scores * factor, mask, dim=-1)))
     out.append((c.Msg("cause_softmax_over_queries"), masked_softmax(right, mask, dim=-2)))
     if mask is not None:
         m = mask.cpu()
