@@ -75,7 +75,7 @@ def full_text(symptom: str, cause: Msg | None, lang: str | None = None) -> str:
     return f"{symptom}{t('cause_marker', lang)} {cause.render(lang)}" if cause is not None else symptom
 
 
-class Failure(pytest.fail.Exception):  # type: ignore[misc,name-defined]  # pytest's Failed: a failed test, not an error
+class Failure(pytest.fail.Exception):  # type: ignore[name-defined]  # pytest's Failed: a failed test, not an error
     """A check that failed because of the student's code. `symptom`: its words (text up to the
     cause, `Said.symptom`); `cause`: a `Msg` or None; `form`: about a typed answer's form
     (`checks.fail_form`); `explain`: a second look that returns a `Said` with a cause (or None);

@@ -51,7 +51,7 @@ def fail(symptom, cause=None, form=False):
     """Fail the check: `symptom` is its words or a `Said` (`caused`), `cause` a `Msg` or None."""
     if isinstance(symptom, Said):
         if cause is not None:
-            raise TypeError("fail(Said, cause): the Said holds its cause")
+            raise TypeError(symptom, cause)  # a Said holds its cause already
         symptom, cause = symptom.symptom, symptom.cause
     raise Failure(symptom, cause, form=form)
 
