@@ -72,15 +72,17 @@ def test_a_cause_is_data_that_never_becomes_text():
     assert (failed.value.symptom, failed.value.cause) == ("symptom. ", cause)
 
 
-def _graded(tmp_path, monkeypatch, suite, lang):
+def _graded(tmp_path, monkeypatch, suite, lang, name):
+    """The reference graded by one suite file (`name`: a module name of its own, as pytest keeps
+    an imported suite module by name)."""
     folder = suite_skeleton(tmp_path / lang, "scaled_dot_product", monkeypatch)
     (folder / "__init__.py").write_text("")
-    (folder / "test_causal_mask.py").write_text(suite)
+    (folder / f"{name}.py").write_text(suite)
     return grade(REFERENCE, cfg=CFG, lang=lang)
 
 
 def test_causes_count_by_key_in_every_language_and_after_a_wording_change(tmp_path, monkeypatch):
-    results = {lang: _graded(tmp_path, monkeypatch, CAUSED_SUITE, lang) for lang in messages.LANGUAGES}
+    results = {lang: _graded(tmp_path, monkeypatch, CAUSED_SUITE, lang, "test_caused") for lang in messages.LANGUAGES}
     for lang, result in results.items():
         assert result.status == "graded", result.internal_errors
         lines = result.questions["causal_mask"].lines
@@ -112,7 +114,8 @@ def test_causes_count_by_key_in_every_language_and_after_a_wording_change(tmp_pa
         again.questions = questions
         [cause] = again.records()["causes"]
         assert (cause["key"], cause["text"]) == ("cause_mask_ignored", "the mask is never applied (reworded).")
-        assert "Likely cause: the mask is never applied (reworded)." in questions["causal_mask"].lines[1]
+        said = questions["causal_mask"].lines[1]
+        assert said.startswith("Likely cause") and said.endswith(": the mask is never applied (reworded)."), said
     finally:
         entry.update(before)
 
@@ -120,7 +123,7 @@ def test_causes_count_by_key_in_every_language_and_after_a_wording_change(tmp_pa
 def test_a_check_failing_with_bare_words_is_the_kits_fault(tmp_path, monkeypatch):
     """pytest.fail(text) carries no parts to record: the judge reports it to the staff as its
     own fault (internal_error), never scores the student on words it would have to parse."""
-    result = _graded(tmp_path, monkeypatch, WORDS_ONLY_SUITE, "en")
+    result = _graded(tmp_path, monkeypatch, WORDS_ONLY_SUITE, "en", "test_words_only")
     assert result.status == "internal_error"
     assert any("test_values" in e for e in result.internal_errors), result.internal_errors
     assert not result.records()["causes"]
