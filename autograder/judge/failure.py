@@ -91,9 +91,6 @@ class Failure(pytest.fail.Exception):  # type: ignore[name-defined]  # pytest's 
         self.explain: Callable[[], Said | None] | None = None
 
     def again(self) -> "Failure":
-        """A fresh exception with the same parts (a failure kept and raised for each check)."""
-        out = Failure(self.symptom, self.cause, self.form)
-        out.explain = self.explain
-        if hasattr(self, "counterexample"):
-            out.counterexample = self.counterexample
-        return out
+        """A fresh exception with the same words and cause (a failure kept and raised again for
+        each check that reads it); its second looks stay with the check that found it."""
+        return Failure(self.symptom, self.cause, self.form)
