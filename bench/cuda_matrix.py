@@ -130,6 +130,7 @@ def main(argv=None):
     from autograder import config
     from autograder.audit import examples as examples_mod
     from autograder.judge import grade
+    from autograder.judge.failure import full_text
 
     cfg = config.load()
     assignments = [a for a in cfg.assignments if not args.assignment or a in args.assignment]
@@ -154,7 +155,8 @@ def main(argv=None):
             bad.append(f"{a}/{name}")
             for o in result.outcomes:
                 if not o.passed and name == "reference":
-                    print(f"    FAIL {o.question} {o.test}[{o.case}]: {o.message[:300]}")
+                    said = full_text(o.message, o.cause, result.language)
+                    print(f"    FAIL {o.question} {o.test}[{o.case}]: {said[:300]}")
     if skipped:
         print(f"past --budget-s {args.budget_s:g}: {len(skipped)} not graded ({', '.join(skipped[:5])}...)")
     audit_rc = 0

@@ -21,6 +21,7 @@ import torch
 from autograder import config, layout, messages
 from autograder.judge import counterexample as cx
 from autograder.judge import scoring
+from autograder.judge.failure import Msg
 from autograder.private.solutions import classic_attention as ref
 from conftest import ROOT
 from ptbr import english_in
@@ -287,7 +288,7 @@ def test_what_the_student_reads():
 
 
 def test_the_feedback_shows_it_once_under_the_likely_causes():
-    marker = messages.t("cause_marker", "en")
+    bug = Msg("cause_mask_ignored")
     lines = ["Smallest input found where ...: f(x=[1])", "Your output: y=[2]", "Expected output: y=[3]"]
     outcomes = {
         "test_shapes_and_values": [
@@ -296,10 +297,11 @@ def test_the_feedback_shows_it_once_under_the_likely_causes():
                 "test_shapes_and_values",
                 "",
                 False,
-                f"f(x) -> y: wrong. {marker} a bug",
+                "f(x) -> y: wrong. ",
+                cause=bug,
                 counterexample=tuple(lines),
             ),
-            scoring.TestOutcome("q", "test_shapes_and_values", "", False, f"f(x) -> y: wrong. {marker} a bug"),
+            scoring.TestOutcome("q", "test_shapes_and_values", "", False, "f(x) -> y: wrong. ", cause=bug),
         ],
         "test_gradients": [
             scoring.TestOutcome("q", "test_gradients", "", False, "f(x): wrong too", counterexample=("other",))

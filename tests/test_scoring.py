@@ -9,6 +9,7 @@ import pytest
 from autograder import config, layout
 from autograder.audit.catalog import fill_entry, load_entry
 from autograder.judge import scoring
+from autograder.judge.failure import Msg
 from autograder.judge.scoring import TestOutcome
 from conftest import ROOT, grade, suite_files, suite_skeleton, template
 
@@ -24,16 +25,25 @@ def _notebook(tmp_path, entry_path):
 
 
 def _outcomes(*rows):
-    return [TestOutcome("causal_mask", t, case, ok, msg, evidence=ev) for t, case, ok, msg, ev in rows]
+    """Rows of (test, case, passed, message, evidence): a message is its symptom's words, or
+    (words, the cause's catalog key)."""
+    return [
+        TestOutcome("causal_mask", t, case, ok, *(msg if isinstance(msg, tuple) else (msg, None)), evidence=ev)
+        for t, case, ok, msg, ev in rows
+    ]
+
+
+def _said(symptom, key):  # a symptom and its likely cause, as checks.caused leaves them
+    return (f"{symptom}. ", Msg(key))
 
 
 def test_evidence_cases_are_reported_and_never_scored():
     base = [
         ("test_values", "", True, "", False),
         ("test_device_argument", "cpu", True, "", False),
-        ("test_device_argument", "meta", False, "on device cpu. Likely cause: no device=.", False),
+        ("test_device_argument", "meta", False, _said("on device cpu", "cause_no_device_short"), False),
     ]
-    cuda = [("test_device_argument", "cuda", False, "on device cpu. Likely cause: no device=.", True)]
+    cuda = [("test_device_argument", "cuda", False, _said("on device cpu", "cause_no_device_short"), True)]
     without = scoring.score(CFG, "scaled_dot_product", _outcomes(*base))["causal_mask"]
     with_cuda = scoring.score(CFG, "scaled_dot_product", _outcomes(*base, *cuda))["causal_mask"]
     assert without.score == with_cuda.score == 1.5
@@ -44,16 +54,16 @@ def test_evidence_cases_are_reported_and_never_scored():
 
 def test_feedback_gives_a_summary_and_each_cause_once():
     rows = [
-        ("test_values", "", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
-        ("test_grads", "", False, "grad of f(x): 9 of 9 differ. Likely cause: not scaled.", False),
-        ("test_dtype", "cpu-float32", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
-        ("test_dtype", "cpu-float16", False, "f(x) -> w: 3 of 9 values differ. Likely cause: not scaled.", False),
+        ("test_values", "", False, _said("f(x) -> w: 3 of 9 values differ", "cause_not_softmax_last"), False),
+        ("test_grads", "", False, _said("grad of f(x): 9 of 9 differ", "cause_not_softmax_last"), False),
+        ("test_dtype", "cpu-float32", False, _said("f(x) -> w: 3 of 9 values differ", "cause_not_softmax_last"), False),
+        ("test_dtype", "cpu-float16", False, _said("f(x) -> w: 3 of 9 values differ", "cause_not_softmax_last"), False),
         ("test_other", "", True, "", False),
     ]
     q = scoring.score(CFG, "scaled_dot_product", _outcomes(*rows))["causal_mask"]
     assert q.lines[0] == "Failed 3 of 4 checks: values, grads, dtype."
-    assert q.lines[1] == "Likely cause: not scaled."
-    assert sum("not scaled" in line for line in q.lines) == 1
+    assert q.lines[1] == "Likely cause: rows do not sum to 1 along the key axis: not a softmax over dim=-1?"
+    assert sum("rows do not sum to 1" in line for line in q.lines) == 1
     assert "FAIL test_dtype[cpu-float32, cpu-float16]: f(x) -> w: 3 of 9 values differ" in q.lines
     assert q.score == round(2 * 1 / 4, 2)
 

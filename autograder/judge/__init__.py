@@ -21,6 +21,7 @@ from autograder import __version__, layout, messages, release
 from autograder import config as config_mod
 from autograder.faults import KitFault
 from autograder.judge import detect, form_causes, scoring
+from autograder.judge.failure import Failure, Msg, Said
 from autograder.judge.notebook import Cell, Submission, SubmissionError, load_submission
 from autograder.judge.remote import Remote
 from autograder.judge.scoring import MAX_LINE_CHARS, QuestionResult, TestOutcome  # noqa: F401 - re-exported
@@ -180,19 +181,24 @@ class GradeResult:
         """Plain data for class reports (`autograder.report`), beside the words: every
         check run (`checks`: question, check, cases, failed, evidence_failed, causes as
         indices into `causes`), each likely cause once (`causes`: its text as the
-        student read it, its catalog key and fields where it is one of the suites'
-        `cause_*` messages, so it counts the same in every language), and what a
-        person should look at (`flags`)."""
+        student read it, its catalog key and fields, so it counts the same in every
+        language; its words in the feedback's), and what a person should look at (`flags`)."""
+        with messages.language(self.language):
+            return self._records()
+
+    def _records(self) -> dict[str, Any]:
         causes: list[dict[str, Any]] = []
         checks: list[dict[str, Any]] = []
         for q in self.questions.values():
             for record in q.checks:
                 indices: list[int] = []
-                for text in record["causes"]:
+                cause: Msg
+                for cause in record["causes"]:
+                    text = cause.render().strip()
                     found = next((n for n, c in enumerate(causes) if c["text"] == text), None)
                     if found is None:
-                        key, fields = scoring.cause_id(text)
-                        causes.append({"text": text, "key": key, "fields": fields, "questions": [], "checks": []})
+                        fields = cause.field_texts()
+                        causes.append({"text": text, "key": cause.key, "fields": fields, "questions": [], "checks": []})
                         found = len(causes) - 1
                     c = causes[found]
                     if q.name not in c["questions"]:
@@ -285,12 +291,15 @@ class KitPlugin:
             weight = float(mark.args[0]) if mark is not None and mark.args else None
             passed = report.outcome == "passed"
             message = ""
+            cause: Msg | None = None
             shown: tuple[str, ...] = ()
             form = False
             if not passed:
                 exc = call.excinfo
-                if exc is not None and exc.type is pytest.fail.Exception:
-                    message = str(exc.value.msg)  # type: ignore[attr-defined]  # a pytest.fail.Exception (above)
+                # a suite fails a check with a Failure (its parts, never a text to split); anything
+                # else, a bare pytest.fail included, is the kit's own fault
+                if exc is not None and isinstance(exc.value, Failure):
+                    message, cause = exc.value.symptom, exc.value.cause
                     lines = getattr(exc.value, "counterexample", None)  # checks.counterexample_on_failure
                     if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
                         shown = tuple(lines[:4])  # a module's shows its parameters too
@@ -298,7 +307,7 @@ class KitPlugin:
                         look = getattr(exc.value, kind, None)
                         if callable(look):
                             self._looks.append((len(self.outcomes), kind, look))
-                    form = getattr(exc.value, "form", False) is True  # checks.fail_form
+                    form = exc.value.form  # checks.fail_form
                 else:
                     # The kit's own error (a suite's, a stand-in's, the machine's): tell the student nothing
                     # hidden. One the kit raised itself says what failed; any other, its traceback.
@@ -313,6 +322,7 @@ class KitPlugin:
                     case,
                     passed,
                     message,
+                    cause=cause,
                     evidence=item.get_closest_marker("evidence") is not None,
                     weight=weight,
                     prop=item.get_closest_marker("property") is not None,
@@ -325,7 +335,7 @@ class KitPlugin:
         """Run the failures' second looks at the student's code (a counterexample search, a
         likely cause's call), in the order of their checks, once no verdict call is left
         (`Remote.end_verdicts`): what they tell the student's code reaches no score. A look
-        gives a failure its counterexample's lines, or its message with the cause it found."""
+        gives a failure its counterexample's lines, or its symptom with the cause it found (a `Said`)."""
         self._remote.end_verdicts()
         for index, kind, look in self._looks:
             try:
@@ -333,8 +343,8 @@ class KitPlugin:
             except Exception as exc:  # noqa: BLE001 - the kit's own code: reported to the staff, never hidden
                 self.internal_errors.append(f"{self.outcomes[index].test} ({kind}): {type(exc).__name__}: {exc}")
                 continue
-            if kind == "explain" and isinstance(found, str):
-                self.outcomes[index] = replace(self.outcomes[index], message=found)
+            if kind == "explain" and isinstance(found, Said):
+                self.outcomes[index] = replace(self.outcomes[index], message=found.symptom, cause=found.cause)
             elif kind == "counterexample" and isinstance(found, list) and all(isinstance(x, str) for x in found):
                 self.outcomes[index] = replace(self.outcomes[index], counterexample=tuple(found[:4]))
 

@@ -22,21 +22,15 @@ from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from autograder.judge.failure import Msg, full_text
 from autograder.judge.text import one_line
-from autograder.messages import LANGUAGES, catalog, check_label, t  # noqa: F401 - check_label re-exported
+from autograder.messages import LANGUAGES, check_label, t  # noqa: F401 - check_label re-exported
 
 if TYPE_CHECKING:
-    import re
-
     from autograder.config import Config
 
 MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's code prints or raises
 MAX_LINE_CHARS = 700
-
-
-def cause_markers() -> tuple[str, ...]:
-    """ "Likely cause:" in every language (a failure message's symptom ends where one starts)."""
-    return tuple(t("cause_marker", lang) for lang in LANGUAGES)
 
 
 def is_failure_line(line: str) -> bool:
@@ -56,7 +50,8 @@ class TestOutcome:
     test: str  # the test function: one check
     case: str  # the parametrisation id, or ""
     passed: bool
-    message: str = ""
+    message: str = ""  # a failure's symptom: its words up to where its cause starts
+    cause: Msg | None = None  # its likely cause (`judge.failure`), rendered where it is shown
     evidence: bool = False  # reported, never scored
     weight: float | None = None  # from the test's `weight` mark
     prop: bool = False  # a `property` check: earns at most the value checks' share
@@ -78,14 +73,12 @@ class QuestionResult:
     form_lines: list[str] = field(default_factory=list)
 
 
-def split_cause(message: str) -> tuple[str, str | None]:
-    """(symptom, likely cause or None) of one failure message."""
-    found = [(message.find(m), m) for m in cause_markers() if m in message]
-    if not found:
-        return message.strip(), None
-    at, marker = min(found)
-    symptom = message[:at].rstrip()
-    return (symptom[:-1] if symptom.endswith(".") else symptom), message[at + len(marker) :].strip()
+def _symptom(outcome: TestOutcome) -> str:
+    """A failure's symptom as its feedback line shows it (the full stop before a cause dropped)."""
+    if outcome.cause is None:
+        return outcome.message.strip()
+    symptom = outcome.message.rstrip()
+    return symptom[:-1] if symptom.endswith(".") else symptom
 
 
 def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str]]:
@@ -94,14 +87,14 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
     evidence = [name for name, items in checks.items() if any(not i.passed and i.evidence for i in items)]
     if not failed and not evidence:
         return [], []
-    causes: list[str] = []
-    merged: dict[str, dict[tuple[str, str | None, bool], list[str]]] = {}
-    where: dict[str, list[str]] = {}
+    causes: list[Msg] = []
+    merged: dict[str, dict[tuple[str, Msg | None, bool], list[str]]] = {}
+    where: dict[Msg, list[str]] = {}
     for test in failed + [name for name in evidence if name not in failed]:
         for i in checks[test]:
             if i.passed:
                 continue
-            symptom, cause = split_cause(i.message)
+            symptom, cause = _symptom(i), i.cause
             if cause and cause not in causes:
                 causes.append(cause)
             if cause and test not in where.setdefault(cause, []):
@@ -125,15 +118,15 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
     else:
         lines.append(t("summary_only_evidence", total=total))
 
-    def scope(cause: str) -> str:  # which checks a cause explains, when not every failed one
+    def scope(cause: Msg) -> str:  # which checks a cause explains, when not every failed one
         tests = where[cause]
         return "" if set(tests) >= set(failed) else f" ({', '.join(check_label(name) for name in tests)})"
 
     if len(causes) == 1:
-        lines.append(one_line(t("likely_cause_one", scope=scope(causes[0]), cause=causes[0]), MAX_LINE_CHARS))
+        lines.append(one_line(t("likely_cause_one", scope=scope(causes[0]), cause=_words(causes[0])), MAX_LINE_CHARS))
     else:
         lines += [
-            one_line(t("likely_cause_numbered", n=n, scope=scope(c), cause=c), MAX_LINE_CHARS)
+            one_line(t("likely_cause_numbered", n=n, scope=scope(c), cause=_words(c)), MAX_LINE_CHARS)
             for n, c in enumerate(causes, 1)
         ]
     # the question's counterexample (the first its failures carry), under its causes
@@ -146,39 +139,9 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
     return lines + details, failed
 
 
-def _template_pattern(template: str) -> "re.Pattern[str]":
-    """A regex matching what `template.format(**fields)` renders, each field a named group."""
-    import re
-    import string
-
-    out: list[str] = []
-    seen: set[str] = set()
-    for literal, name, _, _ in string.Formatter().parse(template):
-        out.append(re.escape(literal))
-        if name:
-            out.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
-            seen.add(name)
-    return re.compile("".join(out) + r"\.?")
-
-
-_CAUSE_PATTERNS: "list[tuple[str, re.Pattern[str]]]" = []
-
-
-def cause_id(text: str) -> tuple[str | None, dict[str, Any] | None]:
-    """(catalog key, fields) of a likely cause's text in any language (the suites'
-    `cause_*` messages), or (None, None): a class report counts one cause across
-    languages and words it in its own."""
-    if not _CAUSE_PATTERNS:
-        for key, entry in catalog().items():
-            if key.startswith("cause_"):
-                for template in entry.values():
-                    _CAUSE_PATTERNS.append((key, _template_pattern(template.strip().rstrip("."))))
-    text = text.strip()
-    for key, pattern in _CAUSE_PATTERNS:
-        m = pattern.fullmatch(text)
-        if m:
-            return key, m.groupdict()
-    return None, None
+def _words(cause: Msg) -> str:
+    """A likely cause's words in the language in force."""
+    return cause.render().strip()
 
 
 def _form_lines(checks: dict[str, list[TestOutcome]]) -> list[str]:
@@ -186,7 +149,7 @@ def _form_lines(checks: dict[str, list[TestOutcome]]) -> list[str]:
     lines: list[str] = []
     for test, items in checks.items():
         for i in items:
-            line = one_line(f"{t('fail_prefix')} {test}: {i.message}", MAX_LINE_CHARS)
+            line = one_line(f"{t('fail_prefix')} {test}: {full_text(i.message, i.cause)}", MAX_LINE_CHARS)
             if i.form and not i.passed and line not in lines:
                 lines.append(line)
     return lines[:MAX_LINES_PER_QUESTION]
@@ -194,15 +157,15 @@ def _form_lines(checks: dict[str, list[TestOutcome]]) -> list[str]:
 
 def check_records(checks: dict[str, list[TestOutcome]], gated: Container[str] = ()) -> list[dict[str, Any]]:
     """Plain data per check of one question, from {test: [outcomes]}: cases scored,
-    failed, failed on an evidence device, the likely causes its failures gave, and
+    failed, failed on an evidence device, the likely causes its failures gave (`Msg`s), and
     (`gated`) whether it is a property check held back by wrong values."""
     records: list[dict[str, Any]] = []
     for test, items in checks.items():
         scored = [i for i in items if not i.evidence]
-        causes: list[str] = []
+        causes: list[Msg] = []
         for i in items:
             if not i.passed:
-                cause = split_cause(i.message)[1]
+                cause = i.cause
                 if cause and cause not in causes:
                     causes.append(cause)
         record: dict[str, Any] = {

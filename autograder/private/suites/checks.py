@@ -1,16 +1,17 @@
 """What the hidden suites share: calling the submission, checking what came back,
 and failure messages that name the bug without showing hidden data.
 
-Every check that fails calls `fail(message)`. A message says what was checked,
+Every check that fails calls `fail(symptom, cause)` (raising `failure.Failure`). A symptom says what was checked,
 what came back against what was expected (shapes, dtypes, devices, the max
 abs error and its index), and a likely cause when the output shows one. It
 never prints the hidden inputs or the expected tensors.
 
 Every text a student reads comes from the message catalog (`t(key, ...)`,
-`autograder/messages/suites.yml`, in each of the course's languages),
-rendered when the check fails: the language is the one in force then. A
-likely cause follows its symptom after the catalog's `cause_marker`
-("Likely cause:"), which the judge splits failure messages on.
+`autograder/messages/suites.yml`, in each of the course's languages). A
+symptom is rendered when the check fails (the language is the one in force
+then); a likely cause stays data, `Msg(key, **fields)`, beside the symptom
+(`caused`), never inside its words: the judge renders it where it is shown
+and a class report counts it by key.
 
 The yardstick is always the reference (`solutions/`, run here in the judge in
 float64 on the CPU) or torch's own modules, never the student's code.
@@ -24,6 +25,7 @@ import pytest
 import torch
 
 from autograder.judge import counterexample
+from autograder.judge.failure import Failure, Msg, Said
 from autograder.judge.remote import CallOptions, cell_label
 from autograder.messages import LANGUAGES, MessageError, t
 from autograder.protocol import wire
@@ -45,19 +47,20 @@ def judge_cfg():
     return _CFG[0]
 
 
-def fail(message):
-    pytest.fail(message, pytrace=False)
+def fail(symptom, cause=None, form=False):
+    """Fail the check: `symptom` is its words or a `Said` (`caused`), `cause` a `Msg` or None."""
+    if isinstance(symptom, Said):
+        if cause is not None:
+            raise TypeError(symptom, cause)  # a Said holds its cause already
+        symptom, cause = symptom.symptom, symptom.cause
+    raise Failure(symptom, cause, form=form)
 
 
 def fail_form(message):
     """A typed answer that is missing, cannot be read or is not complete: about its form, never
     whether it is right, so a student reads it even where the course holds back which answers
     are wrong until the deadline (`autograder.release`)."""
-    try:
-        fail(message)
-    except pytest.fail.Exception as exc:
-        exc.form = True  # type: ignore[attr-defined]
-        raise
+    fail(message, form=True)
 
 
 def once_per_submission(store, sub, make):
@@ -68,14 +71,14 @@ def once_per_submission(store, sub, make):
     key = id(sub)
     if key in store and store[key][0] is sub:
         kept = store[key][1]
-        if isinstance(kept, str):
-            fail(kept)
+        if isinstance(kept, Failure):
+            raise kept.again()
         return kept
     store.clear()  # the previous submission's: never needed again
     try:
         kept = make()
-    except pytest.fail.Exception as exc:
-        store[key] = (sub, exc.msg)
+    except Failure as exc:
+        store[key] = (sub, exc)
         raise
     store[key] = (sub, kept)
     return kept
@@ -87,35 +90,21 @@ def typed_answers(data, missing, missing_cause, unreadable, rule_cause):
     Fails with the message keys given (literal at each caller, as the catalog's test
     reads them) when there is no such cell or it breaks the cell's rule."""
     if data is None:
-        fail_form(caused(t(missing), t(missing_cause)))
+        fail_form(caused(t(missing), Msg(missing_cause)))
     where = ", ".join(cell_label(label, index) for index, label in zip(data["cells"], data["labels"]))
     problem = data["problem"]
     if problem is not None:
-        fail_form(caused(t(unreadable, cell=where), t(rule_cause, reason=t(problem["key"], **problem["fields"]))))
+        fail_form(caused(t(unreadable, cell=where), Msg(rule_cause, reason=Msg(problem["key"], **problem["fields"]))))
     return data["answers"]
 
 
 # -- messages -------------------------------------------------------------------
-def marker(lang=None):
-    """ "Likely cause:" in the language in force (or `lang`)."""
-    return t("cause_marker", lang)
-
-
 def caused(symptom, cause, sep=" "):
-    """`symptom` followed by its likely cause after the marker (just `symptom` when there is none)."""
-    return f"{symptom}{sep}{marker()} {cause}" if cause else symptom
-
-
-def has_cause(message):
-    """Whether a message (or an error line) already states a likely cause, in any language."""
-    return any(marker(lang).rstrip(":") in message for lang in LANGUAGES)
-
-
-def split_symptom(message):
-    """The part of a failure message before its likely cause (in any language)."""
-    at = [message.find(f" {marker(lang)}") for lang in LANGUAGES]
-    at = [i for i in at if i >= 0]
-    return message[: min(at)] if at else message
+    """`symptom` (its words) with its likely cause (a `Msg`, or None: just the symptom), for
+    `fail`; `sep` ends the symptom where a cause follows it ("Likely cause: ..." once rendered)."""
+    if isinstance(symptom, Said):  # a symptom that has its cause already keeps it
+        return symptom
+    return Said(f"{symptom}{sep}", cause) if cause is not None else symptom
 
 
 def raised_prefixes(type_name=""):
@@ -145,24 +134,24 @@ def padding_leak_cause(weights, allowed, unmasked):
     no mask at all."""
     leak = weights[~allowed].abs().max()
     if weights[allowed].abs().max() < 1e-6:
-        return t("cause_polarity_real_token")
+        return Msg("cause_polarity_real_token")
     if matches(weights, unmasked):
         return mask_ignored()
     if leak > 1e-6:
-        return t("cause_after_softmax_or_zero_fill")
-    return t("cause_finite_fill_use_inf")
+        return Msg("cause_after_softmax_or_zero_fill")
+    return Msg("cause_finite_fill_use_inf")
 
 
 def mask_ignored():
-    return t("cause_mask_ignored")
+    return Msg("cause_mask_ignored")
 
 
 def in_place():
-    return t("cause_in_place")
+    return Msg("cause_in_place")
 
 
 def detached():
-    return t("cause_detached")
+    return Msg("cause_detached")
 
 
 # -- inputs -------------------------------------------------------------------
@@ -230,9 +219,9 @@ def describe_call(name, args, kwargs=None):
 WEAK_CAUSES = ("cause_broadcast",)
 
 
-def is_weak(message):
-    """Whether the likely cause in `message` is one of WEAK_CAUSES (in any language)."""
-    return any(t(key, lang) in message for key in WEAK_CAUSES for lang in LANGUAGES)
+def is_weak(cause):
+    """Whether a likely cause (a `Msg` or None) is one of WEAK_CAUSES."""
+    return cause is not None and cause.key in WEAK_CAUSES
 
 
 # What an error raised by the student's code usually means: (substrings of the
@@ -356,17 +345,30 @@ def error_hint(error):
     """A likely cause for an error line the worker reported (or None)."""
     for needles, cause in ERROR_CAUSES:
         if any(n in error for n in needles):
-            return t(cause)
+            return Msg(cause)
     return None
 
 
-def with_cause(error, cause=None):
-    """The worker's error line followed by a likely cause when one is known."""
+def with_cause(error, cause=None, frame=None):
+    """The worker's error line with a likely cause when one is known: a `Said` for `fail`, or
+    the line alone. `frame(line)`: the symptom that holds the line at its end (the call it
+    answers before it: `after(what)`)."""
     error = error.rstrip()
     cause = cause if cause is not None else error_hint(error)
-    if not cause or has_cause(error):
-        return error
-    return caused(error if error.endswith((".", "!", "?", ":")) else f"{error}.", cause)
+    frame = frame or (lambda line: line)
+    if cause is None:
+        return frame(error)
+    return caused(frame(error if error.endswith((".", "!", "?", ":")) else f"{error}."), cause)
+
+
+def after(what):
+    """A `with_cause` frame: the error line after `what` (the call it answers)."""
+    return lambda line: f"{what} {line}"
+
+
+def gradients_of(what):
+    """A `with_cause` frame: the worker's error about the gradients of `what`."""
+    return lambda line: t("gradients_of", what=what, error=line)
 
 
 @contextlib.contextmanager
@@ -377,28 +379,28 @@ def explain_errors(cause):
     (`fail_explained`): it runs after the submission's last verdict call."""
     try:
         yield
-    except pytest.fail.Exception as exc:
-        message = str(exc.msg)
-        if not reports_raise(message) or (has_cause(message) and not is_weak(message)):
+    except Failure as exc:
+        symptom = exc.symptom
+        if not reports_raise(symptom) or (exc.cause is not None and not is_weak(exc.cause)):
             raise
-        inner = getattr(exc, "explain", None)  # a narrower explain_errors' look, tried first
+        inner = exc.explain  # a narrower explain_errors' look, tried first
 
         def explain():
             why = cause()
             if not why:
                 return None
-            return caused(f"{split_symptom(message).rstrip().rstrip('.')}.", why)
+            return caused(f"{symptom.rstrip().rstrip('.')}.", why)
 
         exc.explain = explain if inner is None else (lambda: inner() or explain())
         raise
 
 
 def fail_explained(message, explain):
-    """Fail with `message`; `explain()` returns it with a likely cause, or None. A cause
+    """Fail with `message`; `explain()` returns a `Said` with a likely cause, or None. A cause
     that calls the student's code again (`sub.probe`) is a second look: it runs once every
     verdict call of the submission is made (`KitPlugin.second_looks`), so that what it
     tells the student's code reaches no score."""
-    exc = pytest.fail.Exception(message, pytrace=False)
+    exc = Failure(message)
     exc.explain = explain
     raise exc
 
@@ -407,7 +409,7 @@ def call(sub, name, args, kwargs=None, **opts):
     """Call the student's `name`; fail with its error unless it returned."""
     reply = sub.call(name, args, kwargs, CallOptions(**opts))
     if not reply.ok:
-        fail(f"{describe_call(name, args, kwargs)} {with_cause(reply.error)}")
+        fail(with_cause(reply.error, frame=after(describe_call(name, args, kwargs))))
     return reply
 
 
@@ -434,7 +436,7 @@ def _kind(v):
 def tensor(value, what):
     if not isinstance(value, torch.Tensor):
         number = isinstance(value, (int, float)) and not isinstance(value, bool)  # as the wire brings a Python number
-        fail(caused(t("not_a_tensor", what=what, got=_kind(value)), t("cause_python_number") if number else None))
+        fail(caused(t("not_a_tensor", what=what, got=_kind(value)), Msg("cause_python_number") if number else None))
     return value
 
 
@@ -483,7 +485,7 @@ def check_no_persistent_buffer(reply, want, what):
         short = extra[0].rsplit(".", 1)[-1]
         fail(
             caused(
-                t("lab_persistent_buffer", module=what, name=extra[0]), t("cause_lab_persistent_buffer", short=short)
+                t("lab_persistent_buffer", module=what, name=extra[0]), Msg("cause_lab_persistent_buffer", short=short)
             )
         )
 
@@ -496,17 +498,14 @@ def check_meta(x, what, shape=None, dtype=None, device=None, hint=None):
     if shape is not None and tuple(x.shape) != tuple(shape):
         got, want = tuple(x.shape), tuple(shape)
         cause = hint(got, want) if hint else None
-        fail(
-            t("shape_differs", what=what, got=got, expected=want)
-            + (caused("", cause, ". ") if cause else shape_hint(got, want))
-        )
+        fail(caused(t("shape_differs", what=what, got=got, expected=want), cause or shape_cause(got, want), ". "))
     if dtype is not None and x.dtype != dtype:
-        cause = t("cause_created_float32") if dtype != torch.float32 and x.dtype == torch.float32 else None
+        cause = Msg("cause_created_float32") if dtype != torch.float32 and x.dtype == torch.float32 else None
         fail(
             caused(t("dtype_differs", what=what, got=wire.dtype_name(x.dtype), expected=wire.dtype_name(dtype)), cause)
         )
     if device is not None and not same_device(device_of(x), device):
-        fail(caused(t("device_differs", what=what, got=device_of(x), expected=device), t("cause_no_device_short")))
+        fail(caused(t("device_differs", what=what, got=device_of(x), expected=device), Msg("cause_no_device_short")))
 
 
 def shape_cause(got, want):
@@ -517,19 +516,14 @@ def shape_cause(got, want):
         and got[0] == want[0] * want[1]
         and tuple(got[1:]) == tuple(want[2:])
     ):
-        return t("cause_axes_folded")
+        return Msg("cause_axes_folded")
     if len(got) == len(want) and sorted(got) == sorted(want):
-        return t("cause_axes_swapped")
+        return Msg("cause_axes_swapped")
     if len(got) == len(want) + 1 and 1 in got:
-        return t("cause_singleton_axis")
+        return Msg("cause_singleton_axis")
     if len(got) > len(want):
-        return t("cause_silent_broadcasting")
+        return Msg("cause_silent_broadcasting")
     return None
-
-
-def shape_hint(got, want):
-    """ ". Likely cause: ..." for a wrong shape, to append to its symptom (or "")."""
-    return caused("", shape_cause(got, want), ". ")
 
 
 # -- values -------------------------------------------------------------------
@@ -558,8 +552,11 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
     g, e = got.detach().double().cpu(), expected.detach().double().cpu()
     if g.shape != e.shape:
         fail(
-            t("shape_differs", what=what, got=tuple(g.shape), expected=tuple(e.shape))
-            + shape_hint(tuple(g.shape), tuple(e.shape))
+            caused(
+                t("shape_differs", what=what, got=tuple(g.shape), expected=tuple(e.shape)),
+                shape_cause(tuple(g.shape), tuple(e.shape)),
+                ". ",
+            )
         )
     why = None
     bad_nan = torch.isnan(g) & ~torch.isnan(e)
@@ -587,7 +584,7 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
         if cause is None and dtype == torch.float64 and not bad_nan.any():
             atol32, rtol32 = cfg.tolerance(torch.float32)
             if bool((err <= atol32 + rtol32 * e.abs()).all()):
-                cause = t("cause_float32_detour")
+                cause = Msg("cause_float32_detour")
         fail(caused(f"{what}: {why}.", cause))
 
 
@@ -600,16 +597,16 @@ def weights_hint(got, expected, mask=None):
     if torch.isnan(g).any():
         if mask is not None and (~mask.expand_as(g)).all(-1).any():
             return dead_rows_cause(g, ~mask.cpu().expand_as(g).any(-1))
-        return t("cause_nan_overflow")
+        return Msg("cause_nan_overflow")
     if g.dim() >= 2:
         sums_last = g.sum(-1)
         sums_prev = g.sum(-2)
         if not torch.allclose(sums_last, e.sum(-1), atol=sum_tol) and torch.allclose(
             sums_prev, torch.ones_like(sums_prev), atol=sum_tol
         ):
-            return t("cause_columns_sum_to_one")
+            return Msg("cause_columns_sum_to_one")
         if g.shape[-1] == g.shape[-2] and torch.allclose(g.transpose(-1, -2), e, atol=1e-4):
-            return t("cause_weights_transposed")
+            return Msg("cause_weights_transposed")
     m = mask.cpu().expand_as(g) if mask is not None else torch.ones_like(g, dtype=torch.bool)
     if g.dim() >= 1 and g.shape[-1] > 1:
         n = m.sum(-1, keepdim=True)
@@ -620,24 +617,24 @@ def weights_hint(got, expected, mask=None):
             and torch.allclose(g[live], uniform[live], atol=1e-6)
             and not torch.allclose(e[live], uniform[live], atol=1e-3)
         ):
-            return t("cause_uniform_weights")
+            return Msg("cause_uniform_weights")
     if mask is not None:
         dead = ~m.any(-1)  # rows with no allowed key
         if dead.any() and g[dead].abs().max() > 0 and (g[~dead] - e[~dead]).abs().max() < 1e-4:
-            return dead_rows_cause(g, dead) or t("cause_dead_row_nonzero")
+            return dead_rows_cause(g, dead) or Msg("cause_dead_row_nonzero")
         leak = g[~m].abs()
         if leak.numel() and leak.max() > 0:
             inside = g[m].abs()
             if inside.numel() and inside.max() < 1e-6:
-                return t("cause_polarity_where_false")
-            return t("cause_masked_keys_leak")
+                return Msg("cause_polarity_where_false")
+            return Msg("cause_masked_keys_leak")
         allowed = m.any(-1)
         rows = g.sum(-1)
         if allowed.any() and not torch.allclose(rows[allowed], torch.ones_like(rows[allowed]), atol=sum_tol):
-            return t("cause_not_renormalised")
+            return Msg("cause_not_renormalised")
     rows = g.sum(-1)
     if not torch.allclose(rows, e.sum(-1), atol=sum_tol):
-        return t("cause_not_softmax_last")
+        return Msg("cause_not_softmax_last")
     return None
 
 
@@ -651,16 +648,16 @@ def dead_rows_cause(weights, dead, unmasked=None):
     if rows.numel() == 0:
         return None
     if torch.isnan(rows).any():
-        return t("cause_dead_nan")
+        return Msg("cause_dead_nan")
     if unmasked is not None and matches(weights, unmasked.expand(w.shape)):
         return mask_ignored()
     T = rows.shape[-1]
     if torch.allclose(rows, torch.full_like(rows, 1.0 / T), atol=1e-3):
-        return t("cause_dead_uniform")
+        return Msg("cause_dead_uniform")
     if unmasked is not None:
         plain = unmasked.detach().double().cpu().expand(w.shape)[dead]
         if torch.allclose(rows, plain, atol=1e-4):
-            return t("cause_dead_additive_mask")
+            return Msg("cause_dead_additive_mask")
     return None
 
 
@@ -993,7 +990,7 @@ def judge_in_dtype(got, expected, right_in_float64, what, cfg, dtype, device, hi
             fail(
                 caused(
                     t("nonfinite_in_dtype", what=f"{what} -> {n}", n=int(bad.sum()), dtype=wire.dtype_name(dtype)),
-                    t(overflow_cause),
+                    Msg(overflow_cause),
                 )
             )
     if dtype == torch.float64 and str(device) == "cpu":
@@ -1034,13 +1031,7 @@ def check_grads(
         check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints)
     grads = reply.grads or {}
     if "error" in grads:
-        fail(
-            t(
-                "gradients_of",
-                what=what,
-                error=with_cause(grads_error(grads["error"]), error_hint(grads["error"]) or detached()),
-            )
-        )
+        fail(with_cause(grads_error(grads["error"]), error_hint(grads["error"]) or detached(), gradients_of(what)))
     r_args = [
         a.detach().clone().requires_grad_(i in grad_args) if isinstance(a, torch.Tensor) else a
         for i, a in enumerate(args)
@@ -1059,10 +1050,12 @@ def check_grads(
             fail(caused(t("no_gradient_reached", what=label), detached()))
         try:
             assert_close(gg, rg, label, cfg, torch.float64)
-        except pytest.fail.Exception as exc:
+        except Failure as exc:
             # the outputs were right (checked above): the forward pass computes the function, its
-            # graph does not, which is what a path cut from autograd does
-            failure = pytest.fail.Exception(caused(exc.msg, t("cause_gradient_path_cut")), pytrace=False)
+            # graph does not, which is what a path cut from autograd does (a cause found already stays)
+            failure = Failure(
+                *((exc.symptom, exc.cause) if exc.cause else (f"{exc.symptom} ", Msg("cause_gradient_path_cut")))
+            )
             if fresh is None and isinstance(gg, torch.Tensor) and gg.shape == rg.shape:  # a second look
                 failure.counterexample = lambda: _gradient_counterexample(
                     sub, cfg, name, args, kwargs, ref_fn, out_names, grad_args, opts
@@ -1143,19 +1136,13 @@ def check_finite_grads(sub, name, args, kwargs, out_names, seed, **opts):
     what = describe_call(name, args, kwargs)
     grads = reply.grads or {}
     if "error" in grads:
-        fail(
-            t(
-                "gradients_of",
-                what=what,
-                error=with_cause(grads_error(grads["error"]), error_hint(grads["error"]) or detached()),
-            )
-        )
+        fail(with_cause(grads_error(grads["error"]), error_hint(grads["error"]) or detached(), gradients_of(what)))
     for i, g in enumerate(grads.get("inputs") or []):
         if isinstance(g, torch.Tensor) and not torch.isfinite(g.double()).all():
             fail(
                 caused(
                     t("grad_nonfinite_dead_row", what=t("gradient_wrt_argument", what=what, i=i + 1)),
-                    t("cause_grad_unguarded"),
+                    Msg("cause_grad_unguarded"),
                 )
             )
     return reply
@@ -1211,7 +1198,7 @@ GROWS = ("batch", "sequence_length", "query_length", "rows", "heads")
 def ops_grew(name, counts, what_grows, cause_key="cause_python_loop"):
     """Fail: the count of torch operations grew with `what_grows` (one of GROWS)."""
     grew, over = growth(what_grows)
-    fail(caused(t("ops_grew", name=name, small=counts[0], large=counts[1], grew=grew), t(cause_key, over=over)))
+    fail(caused(t("ops_grew", name=name, small=counts[0], large=counts[1], grew=grew), Msg(cause_key, over=over)))
 
 
 def check_vectorised(sub, name, small, large, what_grows, **opts):
@@ -1241,7 +1228,7 @@ def no_tracing_tampering(sub, name):
         fail(t("source_checks_missing", name=name))
     found = findings.get("tracing") or []
     if found:
-        fail(caused(t("tracing_tampered", name=name, finding=finding_text(found[0])), t("cause_tracing")))
+        fail(caused(t("tracing_tampered", name=name, finding=finding_text(found[0])), Msg("cause_tracing")))
 
 
 def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
@@ -1259,9 +1246,9 @@ def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
         if excused.get(f) not in provided
     )
     if found:
-        fail(caused(t("builtin_in_source", name=name, finding=finding_text(found[0])), t("cause_builtin_source")))
+        fail(caused(t("builtin_in_source", name=name, finding=finding_text(found[0])), Msg("cause_builtin_source")))
     if reply.forbidden_seen:
-        fail(caused(t("builtin_called", name=name, builtin=reply.forbidden_seen[0]), t("cause_builtin_traced")))
+        fail(caused(t("builtin_called", name=name, builtin=reply.forbidden_seen[0]), Msg("cause_builtin_traced")))
     return reply
 
 
@@ -1270,15 +1257,17 @@ def expect_value_error(sub, name, args, kwargs=None, why="", **opts):
     reply = sub.call(name, args, kwargs, CallOptions(**opts))
     what = describe_call(name, args, kwargs)
     if reply.ok:
-        fail(caused(t("returned_no_value_error", what=what, why=why), t("cause_sizes_unchecked")))
+        fail(caused(t("returned_no_value_error", what=what, why=why), Msg("cause_sizes_unchecked")))
     if raised(reply.error, "AssertionError"):
         fail(
-            caused(t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why), t("cause_assert_sizes"))
+            caused(
+                t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why), Msg("cause_assert_sizes")
+            )
         )
     if not raised(reply.error, "ValueError"):
         fail(
             caused(
                 t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why),
-                t("cause_sizes_checked_late"),
+                Msg("cause_sizes_checked_late"),
             )
         )

@@ -22,7 +22,6 @@ where it runs and answers wrongly (d_s == d_h).
 import torch
 
 from autograder.faults import Refused, contract
-from autograder.messages import t
 from autograder.private.solutions import classic_attention as ref
 from autograder.private.solutions.classic_attention import masked_softmax
 from autograder.private.suites import checks as c
@@ -158,7 +157,7 @@ def hints(args, kwargs):
                 with torch.no_grad():
                     out = fn(*plain, mask)[index]
                 if tuple(out.shape) == tuple(got.shape) and c.matches(got, out):
-                    return t(key)
+                    return c.Msg(key)
             return c.weights_hint(got, expected, _keys(mask)) if index == 1 else None
 
         return hint
@@ -173,12 +172,12 @@ def shape_hints(args):
 
     def context(got, want):
         if len(got) == 3 and got[-1] == d_s != d_h:
-            return t("cause_drill_context_projected")
+            return c.Msg("cause_drill_context_projected")
         return None
 
     def weights(got, want):
         if len(got) == 3 and tuple(got) == (B, T_enc, T_dec):
-            return t("cause_drill_weights_transposed")
+            return c.Msg("cause_drill_weights_transposed")
         return None
 
     return {"context": context, "weights": weights}

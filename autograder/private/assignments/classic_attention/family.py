@@ -71,15 +71,15 @@ def hints(spec, args, kwargs):
     def context(g, e):
         T = args[1].shape[1]
         if T > 1 and c.matches(g, e / T):
-            return t("cause_context_mean")
+            return c.Msg("cause_context_mean")
         w = None
         if mask is not None:
             with torch.no_grad():
                 w = spec["ref"](*[a.detach().double().cpu() for a in args])[1]
             if c.matches(g, (w.unsqueeze(1) @ args[1].detach().double().cpu()).squeeze(1)):
-                return t("cause_context_unmasked")
+                return c.Msg("cause_context_unmasked")
         if torch.isnan(g).any():
-            return t("cause_context_nan")
+            return c.Msg("cause_context_nan")
         return None
 
     return {"weights": weights, "context": context}
@@ -92,9 +92,9 @@ def shape_hints(args):
 
     def context(got, want):
         if len(got) == 2 and got[0] == want[0] and got[1] != d_h and got[1] in sizes:
-            return t("cause_context_projected", size=got[1], d_h=d_h)
+            return c.Msg("cause_context_projected", size=got[1], d_h=d_h)
         if len(got) == 2 and got[0] == want[0] and got[1] == args[1].shape[1]:
-            return t("cause_context_t_entries")
+            return c.Msg("cause_context_t_entries")
         return None
 
     return {"context": context}
@@ -122,7 +122,7 @@ def shapes_and_values(sub, cfg, spec):
                 torch.ones_like(sums),
                 t("weights_summed_keys", what=spec["name"]),
                 cfg,
-                hint=lambda g, e: t("cause_rows_not_one_t"),
+                hint=lambda g, e: c.Msg("cause_rows_not_one_t"),
             )
 
 
@@ -148,7 +148,7 @@ def padding(sub, cfg, spec):
         got["context"],
         t("context_after_padded", name=spec["name"]),
         cfg,
-        hint=lambda g, e: t("cause_padded_influence_context"),
+        hint=lambda g, e: c.Msg("cause_padded_influence_context"),
     )
 
 

@@ -3,7 +3,6 @@
 import pytest
 import torch
 
-from autograder.messages import t
 from autograder.private.assignments.classic_attention import family
 from autograder.private.assignments.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 from autograder.private.solutions import classic_attention as ref
@@ -27,13 +26,13 @@ def _alternatives(s, H, W_a, U_a, v_a):
     q = (s @ W_a.T).unsqueeze(1)  # (B, 1, d_attn)
     k = H @ U_a.T  # (B, T, d_attn)
     out = [
-        (t("cause_additive_no_tanh"), (q + k) @ v_a),
-        (t("cause_additive_relu"), torch.relu(q + k) @ v_a),
-        (t("cause_additive_sigmoid"), torch.sigmoid(q + k) @ v_a),
-        (t("cause_tanh_summed"), torch.tanh(q + k).sum(-1)),
+        (c.Msg("cause_additive_no_tanh"), (q + k) @ v_a),
+        (c.Msg("cause_additive_relu"), torch.relu(q + k) @ v_a),
+        (c.Msg("cause_additive_sigmoid"), torch.sigmoid(q + k) @ v_a),
+        (c.Msg("cause_tanh_summed"), torch.tanh(q + k).sum(-1)),
     ]
     if s.shape[-1] == H.shape[-1]:
-        out.append((t("cause_additive_swapped"), torch.tanh((s @ U_a.T).unsqueeze(1) + H @ W_a.T) @ v_a))
+        out.append((c.Msg("cause_additive_swapped"), torch.tanh((s @ U_a.T).unsqueeze(1) + H @ W_a.T) @ v_a))
     return out
 
 

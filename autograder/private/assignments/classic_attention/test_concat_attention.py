@@ -3,7 +3,6 @@
 import pytest
 import torch
 
-from autograder.messages import t
 from autograder.private.assignments.classic_attention import family
 from autograder.private.assignments.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 from autograder.private.solutions import classic_attention as ref
@@ -24,9 +23,9 @@ def _alternatives(s, H, W_a, v_a):
     s_t = s.unsqueeze(1).expand(B, T, s.shape[-1])
     sh = torch.cat([s_t, H], dim=-1) @ W_a.T
     return [
-        (t("cause_concat_order"), torch.tanh(torch.cat([H, s_t], dim=-1) @ W_a.T) @ v_a),
-        (t("cause_concat_no_tanh"), sh @ v_a),
-        (t("cause_tanh_summed"), torch.tanh(sh).sum(-1)),
+        (c.Msg("cause_concat_order"), torch.tanh(torch.cat([H, s_t], dim=-1) @ W_a.T) @ v_a),
+        (c.Msg("cause_concat_no_tanh"), sh @ v_a),
+        (c.Msg("cause_tanh_summed"), torch.tanh(sh).sum(-1)),
     ]
 
 

@@ -17,7 +17,7 @@ def _alternatives(s, H):
     """(likely cause, scores) of the usual mistakes, from the inputs (for the failure message only)."""
     scores = (H @ s.unsqueeze(-1)).squeeze(-1)
     d = s.shape[-1]
-    return [(t("cause_dot_divided_sqrt_d"), scores / d**0.5), (t("cause_dot_divided_d"), scores / d)]
+    return [(c.Msg("cause_dot_divided_sqrt_d"), scores / d**0.5), (c.Msg("cause_dot_divided_d"), scores / d)]
 
 
 SPEC["alternatives"] = _alternatives
@@ -51,7 +51,7 @@ def _scale_hint(got, s, H):
     scores = (H.double() @ s.double().unsqueeze(-1)).squeeze(-1)
     for cause, factor in (("cause_dot_divided_sqrt_d", 8**-0.5), ("cause_dot_divided_d", 1 / 8)):
         if torch.allclose(got.double(), torch.softmax(scores * factor, -1), atol=1e-6):
-            return t(cause)
+            return c.Msg(cause)
     return None
 
 

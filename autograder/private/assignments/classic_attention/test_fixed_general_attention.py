@@ -42,7 +42,7 @@ def test_shapes_and_values(sub, cfg):
                 torch.ones_like(sums),
                 t("weights_summed_keys", what=NAME),
                 cfg,
-                hint=lambda g, e: t("cause_rows_not_one_t"),
+                hint=lambda g, e: c.Msg("cause_rows_not_one_t"),
             )
 
 
@@ -71,7 +71,7 @@ def test_padding(sub, cfg):
         got["context"],
         t("context_after_padded", name=NAME),
         cfg,
-        hint=lambda g, e: t("cause_padded_influence_context"),
+        hint=lambda g, e: c.Msg("cause_padded_influence_context"),
     )
 
 

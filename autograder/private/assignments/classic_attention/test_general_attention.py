@@ -4,7 +4,6 @@ import math
 
 import pytest
 
-from autograder.messages import t
 from autograder.private.assignments.classic_attention import family
 from autograder.private.assignments.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 from autograder.private.solutions import classic_attention as ref
@@ -23,11 +22,11 @@ def _alternatives(s, H, W):
     out = []
     if s.shape[-1] == H.shape[-1]:
         out += [
-            (t("cause_general_w_transposed"), ((H @ W) * s.unsqueeze(1)).sum(-1)),
-            (t("cause_general_no_w"), (H * s.unsqueeze(1)).sum(-1)),
+            (c.Msg("cause_general_w_transposed"), ((H @ W) * s.unsqueeze(1)).sum(-1)),
+            (c.Msg("cause_general_no_w"), (H * s.unsqueeze(1)).sum(-1)),
         ]
     d = s.shape[-1]
-    out.append((t("cause_general_scaled"), ((H @ W.T) * s.unsqueeze(1)).sum(-1) / math.sqrt(d)))
+    out.append((c.Msg("cause_general_scaled"), ((H @ W.T) * s.unsqueeze(1)).sum(-1) / math.sqrt(d)))
     return out
 
 

@@ -34,7 +34,7 @@ def _dim_hint(dim):
             return None
         for axis in range(g.dim()):
             if axis != dim % g.dim() and torch.allclose(g.sum(axis), torch.ones(()).double(), atol=1e-3):
-                return t("cause_dim_ignored", axis=axis, dim=dim)
+                return c.Msg("cause_dim_ignored", axis=axis, dim=dim)
         return None
 
     return h
@@ -110,9 +110,9 @@ def _stable_hints(scores, mask):
             m = mask.expand(scores.shape)
             leak = got.double()[~m].abs()
             if leak.numel() and leak.max() > 1e-6 and scores[m].max() < -1e5:
-                return t("cause_finite_fill_below")
+                return c.Msg("cause_finite_fill_below")
         if torch.isnan(got).any() or (mask is not None and got.double().sum(-1).abs().max() < 0.5):
-            return t("cause_unstable_exp")
+            return c.Msg("cause_unstable_exp")
         return c.weights_hint(got, expected, mask)
 
     return {"weights": h}

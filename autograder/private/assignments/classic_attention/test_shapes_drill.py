@@ -40,27 +40,27 @@ def given(sub, name):
 
 def _tensor_cause(got):
     if got == "projected":
-        return t("cause_drill_tensor_made")
+        return c.Msg("cause_drill_tensor_made")
     if got in ("decoder_states", "encoder_states", "mask"):
-        return t("cause_drill_tensor_fits", name=got)
-    return t("cause_drill_tensor_later", name=got)
+        return c.Msg("cause_drill_tensor_fits", name=got)
+    return c.Msg("cause_drill_tensor_later", name=got)
 
 
 def _shape_cause(sub, got):
     if "batch_size" in got and ANSWER["wrong_tensor"] == "W":
-        return t("cause_drill_shape_batch")
+        return c.Msg("cause_drill_shape_batch")
     if sorted(got) == sorted(ANSWER["right_shape"]):
-        return t("cause_drill_shape_as_it_is")
-    return t("cause_drill_shape_other")
+        return c.Msg("cause_drill_shape_as_it_is")
+    return c.Msg("cause_drill_shape_other")
 
 
 def _fix_cause(got):
     return (
-        t("cause_drill_fix_reshape")
+        c.Msg("cause_drill_fix_reshape")
         if got == "reshape"
-        else t("cause_drill_fix_project")
+        else c.Msg("cause_drill_fix_project")
         if got == "project"
-        else t("cause_drill_fix_other")
+        else c.Msg("cause_drill_fix_other")
     )
 
 

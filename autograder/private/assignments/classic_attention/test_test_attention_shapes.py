@@ -84,14 +84,16 @@ def passes_reference(sub, cfg):
     reply, recorder = made["reference"]
     if not reply.ok:
         if not recorder.calls:
-            c.fail(c.caused(t("drill_test_failed_reference", error=reply.error), t("cause_drill_test_no_call")))
-        c.fail(c.caused(t("drill_test_failed_reference", error=reply.error), t("cause_drill_test_too_strict")))
+            c.fail(c.caused(t("drill_test_failed_reference", error=reply.error), c.Msg("cause_drill_test_no_call")))
+        c.fail(c.caused(t("drill_test_failed_reference", error=reply.error), c.Msg("cause_drill_test_too_strict")))
     if not recorder.calls:
-        c.fail(c.caused(t("drill_test_never_called"), t("cause_drill_test_no_call")))
+        c.fail(c.caused(t("drill_test_never_called"), c.Msg("cause_drill_test_no_call")))
     after, _ = made[AFTER]
     if not after.ok:
         c.fail(
-            c.caused(t("drill_test_failed_reference_after", error=after.error), t("cause_drill_test_not_repeatable"))
+            c.caused(
+                t("drill_test_failed_reference_after", error=after.error), c.Msg("cause_drill_test_not_repeatable")
+            )
         )
 
 
@@ -108,14 +110,14 @@ def miss(sub, cfg, variant):
         shows = proxies.exposes(recorder.calls, fn, REF, tolerances, values=False, raising=True)
         return c.caused(
             t("drill_test_passed_variant", what=what),
-            t("cause_drill_test_ignores_outputs") if shows else t(miss_key),
+            c.Msg("cause_drill_test_ignores_outputs") if shows else c.Msg(miss_key),
         )
     if recorder.last_raised or not proxies.failed_by_assertion(reply.error):
         return c.caused(
-            t("drill_test_crashed_variant", what=what, error=reply.error), t("cause_drill_test_crash_not_caught")
+            t("drill_test_crashed_variant", what=what, error=reply.error), c.Msg("cause_drill_test_crash_not_caught")
         )
     if not proxies.exposes(recorder.calls, fn, REF, tolerances):
-        return c.caused(t("drill_test_failed_unexposed", what=what), t("cause_drill_test_fails_anyway"))
+        return c.caused(t("drill_test_failed_unexposed", what=what), c.Msg("cause_drill_test_fails_anyway"))
     return None
 
 
@@ -182,7 +184,9 @@ def test_passes_your_fix(sub, cfg):
         return
     reply = run_test(sub, cfg, CallOptions(call_with=[{"own": FIXED}], isolate=["masked_softmax"]))
     if not reply.ok:
-        c.fail(c.caused(t("drill_test_failed_own", name=FIXED, error=reply.error), t("cause_drill_test_too_strict")))
+        c.fail(
+            c.caused(t("drill_test_failed_own", name=FIXED, error=reply.error), c.Msg("cause_drill_test_too_strict"))
+        )
 
 
 def test_catches_the_provided_bug(sub, cfg):

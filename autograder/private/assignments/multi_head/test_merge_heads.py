@@ -22,7 +22,7 @@ def hint(x):
             ("cause_merge_interleaved", x.permute(0, 2, 3, 1).reshape(B, T, n * d)),
         ):
             if c.matches(got, alt):
-                return t(cause)
+                return c.Msg(cause)
         return None
 
     return h

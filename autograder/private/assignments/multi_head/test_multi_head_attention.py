@@ -196,22 +196,22 @@ def _alternatives(case):
     alts = []
     if h > 1:
         alts += [
-            (t("cause_mha_scaled_by_embed_dim"), _manual(case, scale=D**-0.5)),
-            (t("cause_mha_scaled_by_d_head"), _manual(case, scale=1 / d)),
+            (c.Msg("cause_mha_scaled_by_embed_dim"), _manual(case, scale=D**-0.5)),
+            (c.Msg("cause_mha_scaled_by_d_head"), _manual(case, scale=1 / d)),
         ]
     alts += [
-        (t("cause_mha_not_scaled"), _manual(case, scale=1.0)),
-        (t("cause_mha_no_out_proj"), _manual(case, out_proj=False)),
-        (t("cause_mha_kv_swapped"), _manual(case, swap_kv=True)),
-        (t("cause_mha_values_by_k_proj"), _manual(case, v_proj="k_proj")),
-        (t("cause_mha_values_by_q_proj"), _manual(case, v_proj="q_proj")),
+        (c.Msg("cause_mha_not_scaled"), _manual(case, scale=1.0)),
+        (c.Msg("cause_mha_no_out_proj"), _manual(case, out_proj=False)),
+        (c.Msg("cause_mha_kv_swapped"), _manual(case, swap_kv=True)),
+        (c.Msg("cause_mha_values_by_k_proj"), _manual(case, v_proj="k_proj")),
+        (c.Msg("cause_mha_values_by_q_proj"), _manual(case, v_proj="q_proj")),
     ]
     if h > 1:
         alts += [
-            (t("cause_mha_split_view"), _manual(case, split="view")),
-            (t("cause_mha_split_interleaved"), _manual(case, split="interleaved")),
-            (t("cause_mha_merge_no_transpose"), _manual(case, merge="no_transpose")),
-            (t("cause_mha_merge_interleaved"), _manual(case, merge="interleaved")),
+            (c.Msg("cause_mha_split_view"), _manual(case, split="view")),
+            (c.Msg("cause_mha_split_interleaved"), _manual(case, split="interleaved")),
+            (c.Msg("cause_mha_merge_no_transpose"), _manual(case, merge="no_transpose")),
+            (c.Msg("cause_mha_merge_interleaved"), _manual(case, merge="interleaved")),
         ]
     if case.T_q == case.T_k and (
         case.mask is None
@@ -220,10 +220,10 @@ def _alternatives(case):
             torch.ones(case.T_q, case.T_k, dtype=torch.bool).tril().expand(case.B, 1, case.T_q, case.T_k),
         )
     ):
-        alts.append((t("cause_mha_always_causal"), _manual(case, mask="causal")))
+        alts.append((c.Msg("cause_mha_always_causal"), _manual(case, mask="causal")))
     if case.mask is not None:
         alts += [
-            (t("cause_polarity_may_attend"), _manual(case, mask="inverted")),
+            (c.Msg("cause_polarity_may_attend"), _manual(case, mask="inverted")),
             (c.mask_ignored(), _manual(case, mask="ignored")),
         ]
     return alts
@@ -243,8 +243,8 @@ def hints(case):
                 return cause
         if torch.isnan(g).any():
             if case.mask is not None and (~case.mask).all(-1).any():
-                return t("cause_nan_dead_row_guard")
-            return t("cause_nan_overflow_short")
+                return c.Msg("cause_nan_dead_row_guard")
+            return c.Msg("cause_nan_overflow_short")
         return None
 
     def weights(g, e):
@@ -269,33 +269,33 @@ def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", *
 
         def explain():
             cause = _simpler_call_works(sub, case, args, kwargs, dtype, device)
-            return f"{what} {_join(reply.error, cause)}" if cause else None
+            return _join(what, reply.error, cause) if cause else None
 
-        c.fail_explained(f"{what} {_join(reply.error, None)}", explain)
-    cause = t("cause_mha_meta_device") if device == "meta" and "device" in reply.error else None
-    c.fail(f"{what} {_join(reply.error, cause)}")
+        c.fail_explained(_join(what, reply.error, None), explain)
+    cause = c.Msg("cause_mha_meta_device") if device == "meta" and "device" in reply.error else None
+    c.fail(_join(what, reply.error, cause))
 
 
 def _simpler_call_works(sub, case, args, kwargs, dtype, device):
     """The likely cause of an error when a simpler call works (a second look: `sub.probe`)."""
     options = CallOptions(**case.opts(dtype, device))
     if kwargs.get("mask") is not None and sub.probe(NAME, args, options=options).ok:
-        return t("cause_mha_mask_as_is", shape=tuple(kwargs["mask"].shape))
+        return c.Msg("cause_mha_mask_as_is", shape=tuple(kwargs["mask"].shape))
     if case.T_q != case.T_k:
         q, k, v = args
         same = [q, _fit(k, case.T_q), _fit(v, case.T_q)]
         if sub.probe(NAME, same, options=options).ok:
-            return t("cause_mha_cross_attention", T_q=case.T_q, T_k=case.T_k)
+            return c.Msg("cause_mha_cross_attention", T_q=case.T_q, T_k=case.T_k)
     return None
 
 
-def _join(error, cause):
-    """The worker's error line and a likely cause, punctuated."""
+def _join(what, error, cause):
+    """The worker's error line after `what`, with a likely cause (a `Said`), punctuated."""
     error = error.rstrip()
     cause = cause or c.error_hint(error)
     if not cause:
-        return error
-    return c.caused(error if error.endswith(":") else f"{error.rstrip('.!')}.", cause)
+        return f"{what} {error}"
+    return c.caused(f"{what} {error}" if error.endswith(":") else f"{what} {error.rstrip('.!')}.", cause)
 
 
 def _fit(x, T):
@@ -320,7 +320,7 @@ def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, p
         c.fail(
             c.caused(
                 t("mha_has_the_bias", module=f"MultiHeadAttention({case.D}, {case.h}, bias=False)", name=extra[0]),
-                t("cause_bias_not_passed"),
+                c.Msg("cause_bias_not_passed"),
             )
         )
     got = c.outputs(reply.value, what, OUT)
@@ -330,7 +330,7 @@ def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, p
         c.fail(
             c.caused(
                 t("shape_differs", what=f"{what} -> weights", got=tuple(w.shape), expected=want_w),
-                t("cause_mha_weights_averaged"),
+                c.Msg("cause_mha_weights_averaged"),
                 ". ",
             )
         )
@@ -374,7 +374,7 @@ def test_parameters(sub, cfg):
                 name = f"{p}.{kind}"
                 if kind == "bias" and not bias:
                     if name in params:
-                        c.fail(c.caused(t("mha_has_a_bias", module=what, name=name), t("cause_bias_not_passed")))
+                        c.fail(c.caused(t("mha_has_a_bias", module=what, name=name), c.Msg("cause_bias_not_passed")))
                     continue
                 if name not in params:
                     c.fail(
@@ -502,7 +502,7 @@ def test_causal_structure(sub, cfg):
             got["output"][:, :s],
             t("output_after_future_change", what=case.describe(), s=s),
             cfg,
-            hint=lambda g, e: t("cause_future_leak_heads"),
+            hint=lambda g, e: c.Msg("cause_future_leak_heads"),
         )
 
 
@@ -525,7 +525,7 @@ def test_padding_structure(sub, cfg):
         got["output"],
         t("output_after_padded_change", what=case.describe()),
         cfg,
-        hint=lambda g, e: t("cause_padded_influence_heads"),
+        hint=lambda g, e: c.Msg("cause_padded_influence_heads"),
     )
 
 
@@ -599,7 +599,7 @@ def test_gradients(sub, cfg):
                 c.fail(
                     c.caused(
                         t("no_gradient_reached_parameter", what=label),
-                        t("cause_parameter_unused", proj=name.split(".")[0]),
+                        c.Msg("cause_parameter_unused", proj=name.split(".")[0]),
                     )
                 )
             c.assert_close(g, rg, label, cfg, torch.float64)
@@ -650,11 +650,12 @@ def test_value_error_when_not_divisible(sub, cfg):
         reply = sub.call(NAME, options=CallOptions(construct={"args": [D, h], "kwargs": {}}, invoke=False))
         what = f"MultiHeadAttention({D}, {h})"
         if reply.ok:
-            c.fail(c.caused(t("mha_constructed", what=what, D=D, h=h), t("cause_init_unchecked")))
+            c.fail(c.caused(t("mha_constructed", what=what, D=D, h=h), c.Msg("cause_init_unchecked")))
         if not c.raised(reply.error, "ValueError"):
             c.fail(
                 c.caused(
-                    t("mha_raised_other", what=what, error=reply.error.rstrip(), D=D, h=h), t("cause_init_checked_late")
+                    t("mha_raised_other", what=what, error=reply.error.rstrip(), D=D, h=h),
+                    c.Msg("cause_init_checked_late"),
                 )
             )
 

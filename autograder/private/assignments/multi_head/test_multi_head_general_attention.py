@@ -84,25 +84,25 @@ def _alternatives(args, mask):
     d = d_h // n
     alts = []
     if d > 1:
-        alts.append((t("cause_mhl_scaled_d_head"), _manual(args, mask, scale=math.sqrt(d))))
+        alts.append((c.Msg("cause_mhl_scaled_d_head"), _manual(args, mask, scale=math.sqrt(d))))
     if n > 1:
         alts += [
-            (t("cause_mhl_scaled_d_h"), _manual(args, mask, scale=math.sqrt(d_h))),
-            (t("cause_mhl_split_view"), _manual(args, mask, split="view")),
-            (t("cause_mhl_w_view"), _manual(args, mask, w_split="view")),
-            (t("cause_mhl_first_block"), _manual(args, mask, w_split="first")),
-            (t("cause_mhl_one_attention"), _manual(args, mask, one_attention=True)),
+            (c.Msg("cause_mhl_scaled_d_h"), _manual(args, mask, scale=math.sqrt(d_h))),
+            (c.Msg("cause_mhl_split_view"), _manual(args, mask, split="view")),
+            (c.Msg("cause_mhl_w_view"), _manual(args, mask, w_split="view")),
+            (c.Msg("cause_mhl_first_block"), _manual(args, mask, w_split="first")),
+            (c.Msg("cause_mhl_one_attention"), _manual(args, mask, one_attention=True)),
         ]
     if n > 1 and d > 1:
         alts += [
-            (t("cause_mhl_interleaved"), _manual(args, mask, split="interleaved", w_split="interleaved")),
-            (t("cause_mhl_context_interleaved"), _manual(args, mask, merge="interleaved")),
+            (c.Msg("cause_mhl_interleaved"), _manual(args, mask, split="interleaved", w_split="interleaved")),
+            (c.Msg("cause_mhl_context_interleaved"), _manual(args, mask, merge="interleaved")),
         ]
     if mask is not None:
         if B == n:
-            alts.append((t("cause_mhl_mask_no_head_axis"), _manual(args, mask, mask_as="no_head_axis")))
+            alts.append((c.Msg("cause_mhl_mask_no_head_axis"), _manual(args, mask, mask_as="no_head_axis")))
         alts += [
-            (t("cause_polarity_may_attend"), _manual(args, mask, mask_as="inverted")),
+            (c.Msg("cause_polarity_may_attend"), _manual(args, mask, mask_as="inverted")),
             (c.mask_ignored(), _manual(args, mask, mask_as="ignored")),
         ]
     return alts
@@ -129,7 +129,7 @@ def hints(args, kwargs):
             if c.matches(g, ctx):
                 return cause
         if torch.isnan(g).any():
-            return t("cause_context_nan")
+            return c.Msg("cause_context_nan")
         return None
 
     return {"weights": weights, "context": context}
@@ -143,14 +143,14 @@ def shape_hints(args):
 
     def weights(got, want):
         if tuple(got) == (B, T):
-            return t("cause_mhl_weights_merged") if n > 1 else t("cause_mhl_weights_no_head_axis")
+            return c.Msg("cause_mhl_weights_merged") if n > 1 else c.Msg("cause_mhl_weights_no_head_axis")
         return None
 
     def context(got, want):
         if tuple(got) == (B, n, d):
-            return t("cause_mhl_context_not_merged")
+            return c.Msg("cause_mhl_context_not_merged")
         if n > 1 and tuple(got) == (B, d):
-            return t("cause_mhl_context_one_head")
+            return c.Msg("cause_mhl_context_one_head")
         return None
 
     return {"weights": weights, "context": context}
@@ -162,7 +162,7 @@ def mask_cause(sub, args, kwargs):
 
     def cause():
         if kwargs.get("mask") is not None and sub.probe(NAME, args, {}).ok:
-            return t("cause_mhl_mask_no_head_axis")
+            return c.Msg("cause_mhl_mask_no_head_axis")
         return None
 
     return cause
@@ -204,7 +204,7 @@ def test_shapes_and_values(sub, cfg):
                 torch.ones_like(sums),
                 t("weights_summed_keys", what=describe(args, kwargs)),
                 cfg,
-                hint=lambda g, e: t("cause_rows_not_one_t"),
+                hint=lambda g, e: c.Msg("cause_rows_not_one_t"),
             )
 
 
@@ -251,14 +251,14 @@ def test_heads_independent(sub, cfg):
                 got["weights"][:, k],
                 t("mhl_head_changed", what=describe(args, kwargs), j=j, k=k, a=j * d, b=(j + 1) * d),
                 cfg,
-                hint=lambda g, e: t("cause_mhl_heads_mixed"),
+                hint=lambda g, e: c.Msg("cause_mhl_heads_mixed"),
             )
             c.assert_close(
                 again["context"][:, block(k, d)],
                 got["context"][:, block(k, d)],
                 t("mhl_context_changed", what=describe(args, kwargs), j=j, k=k, a=k * d, b=(k + 1) * d),
                 cfg,
-                hint=lambda g, e: t("cause_mhl_heads_mixed"),
+                hint=lambda g, e: c.Msg("cause_mhl_heads_mixed"),
             )
 
 
@@ -285,7 +285,7 @@ def test_padding(sub, cfg):
         got["context"],
         t("context_after_padded", name=what),
         cfg,
-        hint=lambda g, e: t("cause_padded_influence_context"),
+        hint=lambda g, e: c.Msg("cause_padded_influence_context"),
     )
 
 

@@ -27,7 +27,7 @@ def hint(x):
             ("cause_split_interleaved", x.reshape(B, T, d, n).permute(0, 3, 1, 2)),
         ):
             if c.matches(got, alt):
-                return t(cause)
+                return c.Msg(cause)
         return None
 
     return h

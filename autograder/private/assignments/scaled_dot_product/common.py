@@ -43,17 +43,23 @@ def check_mask(got, expected, what, device="cpu", variants=(), shape_hint=None):
         g_shape, e_shape = tuple(got.shape), tuple(expected.shape)
         cause = shape_hint(g_shape, e_shape) if shape_hint else None
         c.fail(
-            t("shape_differs", what=what, got=g_shape, expected=e_shape)
-            + (c.caused("", cause, ". ") if cause else c.shape_hint(g_shape, e_shape))
+            c.caused(
+                t("shape_differs", what=what, got=g_shape, expected=e_shape),
+                cause or c.shape_cause(g_shape, e_shape),
+                ". ",
+            )
         )
     if got.dtype != torch.bool:
         c.fail(
-            c.caused(t("mask_dtype_differs", what=what, got=c.wire.dtype_name(got.dtype)), t("cause_mask_number_dtype"))
+            c.caused(
+                t("mask_dtype_differs", what=what, got=c.wire.dtype_name(got.dtype)), c.Msg("cause_mask_number_dtype")
+            )
         )
     if not c.same_device(c.device_of(got), device):
         c.fail(
             c.caused(
-                t("mask_device_differs", what=what, got=c.device_of(got), expected=device), t("cause_no_device_short")
+                t("mask_device_differs", what=what, got=c.device_of(got), expected=device),
+                c.Msg("cause_no_device_short"),
             )
         )
     if str(device) == "meta":

@@ -200,7 +200,7 @@ def _known(got, name, cfg):
     lands near the right numbers, so those mistakes must match closely."""
     for key, alt in _alternatives()[name]:
         if _matches(got, alt, 1.5 * tolerance(cfg) if key.startswith("cause_by_hand_rounded") else _near(cfg)):
-            return t(key)
+            return c.Msg(key)
     return None
 
 
@@ -209,15 +209,15 @@ def _rounding(got, want, cfg):
     number near the expected one."""
     for places in range(decimals(cfg)):
         if _matches(got, want.round(decimals=places), 1e-9):
-            return t("cause_by_hand_few_decimals", places=places, decimals=decimals(cfg))
-    return t("cause_by_hand_rounded", tol=f"{tolerance(cfg):g}") if _matches(got, want, _near(cfg)) else None
+            return c.Msg("cause_by_hand_few_decimals", places=places, decimals=decimals(cfg))
+    return c.Msg("cause_by_hand_rounded", tol=f"{tolerance(cfg):g}") if _matches(got, want, _near(cfg)) else None
 
 
 def scores_hint(cfg):
     def hint(got, want, off):
         cause = _known(got, "scores", cfg) or _rounding(got, want, cfg)
         if cause is None and len(off) == 1:
-            cause = t("cause_by_hand_one_score", i=off[0], number=off[0] + 1)
+            cause = c.Msg("cause_by_hand_one_score", i=off[0], number=off[0] + 1)
         return cause
 
     return hint
@@ -230,9 +230,9 @@ def weights_hint(sub, cfg):
         if cause is None:
             cause = _from_your(sub, cfg, got, "weights")
         if cause is None and abs(float(got.sum()) - 1) > 1.5 * tolerance(cfg):
-            cause = t("cause_by_hand_sum", sum=f"{float(got.sum()):.4g}")
+            cause = c.Msg("cause_by_hand_sum", sum=f"{float(got.sum()):.4g}")
         if cause is None and _matches(got.sort().values, want.sort().values, near):
-            cause = t("cause_by_hand_order")
+            cause = c.Msg("cause_by_hand_order")
         return cause or _rounding(got, want, cfg)
 
     return hint
@@ -254,7 +254,7 @@ def _from_your(sub, cfg, got, name):
         and _off(prev, reference()[before], tolerance(cfg))
         and not _off(got, _step(name, prev), _step_tolerance(name, cfg))
     ):
-        return t(FOLLOW[name])
+        return c.Msg(FOLLOW[name])
     return None
 
 
@@ -301,13 +301,13 @@ def step_hint(name, prev, cfg, extra=()):
         near = _near(cfg)
         for key, alt in list(_step_alternatives(name, prev)) + list(extra):
             if _matches(got, alt, near):
-                return t(key)
+                return c.Msg(key)
         if not _off(got, reference()[name], tolerance(cfg)):
-            return t(RIGHT_ALONE[name])
+            return c.Msg(RIGHT_ALONE[name])
         if name == "weights" and abs(float(got.sum()) - 1) > 1.5 * tolerance(cfg):
-            return t("cause_by_hand_sum", sum=f"{float(got.sum()):.4g}")
+            return c.Msg("cause_by_hand_sum", sum=f"{float(got.sum()):.4g}")
         if name == "weights" and _matches(got.sort().values, _step(name, prev).sort().values, near):
-            return t("cause_by_hand_order")
+            return c.Msg("cause_by_hand_order")
         return None
 
     return hint

@@ -3,7 +3,6 @@
 import pytest
 import torch
 
-from autograder.messages import t
 from autograder.private.assignments.scaled_dot_product.common import check_mask
 from autograder.private.solutions import scaled_dot_product as ref
 from autograder.private.suites import checks as c
@@ -16,12 +15,12 @@ LENGTHS = [5, 2, 8, 1]  # the most telling size first: its failure message names
 def _variants(T):
     ones = torch.ones(T, T, dtype=torch.bool)
     return [
-        (t("cause_causal_all_false"), torch.zeros(T, T, dtype=torch.bool)),
-        (t("cause_causal_triu"), ones.triu()),
-        (t("cause_causal_no_diagonal"), ones.tril(-1)),
-        (t("cause_causal_marks_hidden"), ones.triu(1)),
-        (t("cause_causal_offset"), ones.tril(1)),
-        (t("cause_causal_all_true"), ones),
+        (c.Msg("cause_causal_all_false"), torch.zeros(T, T, dtype=torch.bool)),
+        (c.Msg("cause_causal_triu"), ones.triu()),
+        (c.Msg("cause_causal_no_diagonal"), ones.tril(-1)),
+        (c.Msg("cause_causal_marks_hidden"), ones.triu(1)),
+        (c.Msg("cause_causal_offset"), ones.tril(1)),
+        (c.Msg("cause_causal_all_true"), ones),
     ]
 
 

@@ -24,11 +24,11 @@ def _variants(lengths, max_len):
     pos = torch.arange(max_len).unsqueeze(0)
     n = lengths.cpu().long().unsqueeze(1)
     return [
-        (t("cause_padding_transposed"), (pos < n).T),
-        (t("cause_padding_off_by_one"), pos <= n),
-        (t("cause_padding_inverted"), pos >= n),
-        (t("cause_padding_inverted_off_by_one"), pos > n),
-        (t("cause_padding_all_true"), torch.ones(n.shape[0], max_len, dtype=torch.bool)),
+        (c.Msg("cause_padding_transposed"), (pos < n).T),
+        (c.Msg("cause_padding_off_by_one"), pos <= n),
+        (c.Msg("cause_padding_inverted"), pos >= n),
+        (c.Msg("cause_padding_inverted_off_by_one"), pos > n),
+        (c.Msg("cause_padding_all_true"), torch.ones(n.shape[0], max_len, dtype=torch.bool)),
     ]
 
 
@@ -41,10 +41,10 @@ def _check(sub, lengths, max_len=None, device="cpu"):
     if not reply.ok:
         cause = None
         if "device" in reply.error:
-            cause = t("cause_padding_arange_device")
+            cause = c.Msg("cause_padding_arange_device")
         elif device == "meta" and "meta" in reply.error:
-            cause = t("cause_padding_meta_values")
-        c.fail(f"{what} {c.with_cause(reply.error, cause)}")
+            cause = c.Msg("cause_padding_meta_values")
+        c.fail(c.with_cause(reply.error, cause, c.after(what)))
     check_mask(
         reply.value,
         expected,
@@ -62,7 +62,7 @@ def _shape_hint(lengths, max_len):
     def h(got, want):
         longest = int(lengths.cpu().max()) if lengths.numel() else 0
         if max_len is not None and max_len != longest and tuple(got) == (want[0], longest):
-            return t("cause_max_len_ignored", longest=longest, max_len=max_len)
+            return c.Msg("cause_max_len_ignored", longest=longest, max_len=max_len)
         return None
 
     return h

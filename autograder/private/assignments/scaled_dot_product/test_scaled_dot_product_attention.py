@@ -67,22 +67,22 @@ def _alternatives(q, k, v, mask):
     ):
         if d_k == d_v and cause == "cause_sdpa_divided_by_sqrt_dv":
             continue
-        out.append((t(cause), masked_softmax(scores * factor, mask, dim=-1)))
-    out.append((t("cause_softmax_over_queries"), masked_softmax(right, mask, dim=-2)))
+        out.append((c.Msg(cause), masked_softmax(scores * factor, mask, dim=-1)))
+    out.append((c.Msg("cause_softmax_over_queries"), masked_softmax(right, mask, dim=-2)))
     if mask is not None:
         m = mask.cpu()
         out += [
-            (t("cause_polarity_may_attend"), masked_softmax(right, ~m)),
+            (c.Msg("cause_polarity_may_attend"), masked_softmax(right, ~m)),
             (c.mask_ignored(), masked_softmax(right)),
-            (t("cause_zero_fill"), torch.softmax(right.masked_fill(~m, 0.0), -1)),
-            (t("cause_mask_after_softmax"), torch.softmax(right, -1) * m),
+            (c.Msg("cause_zero_fill"), torch.softmax(right.masked_fill(~m, 0.0), -1)),
+            (c.Msg("cause_mask_after_softmax"), torch.softmax(right, -1) * m),
         ]
         if (~m).all(-1).any():
-            out.append((t("cause_sdpa_dead_uniform"), torch.softmax(right.masked_fill(~m, -1e9), -1)))
+            out.append((c.Msg("cause_sdpa_dead_uniform"), torch.softmax(right.masked_fill(~m, -1e9), -1)))
     alts = [(cause, w @ v, w) for cause, w in out]
     w = masked_softmax(right, mask)
     if w.shape[-1] == w.shape[-2]:
-        alts.append((t("cause_sdpa_weights_transposed"), w @ v, w.transpose(-1, -2)))
+        alts.append((c.Msg("cause_sdpa_weights_transposed"), w @ v, w.transpose(-1, -2)))
     return alts
 
 
@@ -101,8 +101,8 @@ def hints(args, kwargs):
                 return cause
         if torch.isnan(g).any():
             if mask is not None and (~mask).all(-1).any():
-                return t("cause_nan_dead_row_guard")
-            return t("cause_nan_overflow")
+                return c.Msg("cause_nan_dead_row_guard")
+            return c.Msg("cause_nan_overflow")
         return None
 
     def weights(g, e):
@@ -122,7 +122,7 @@ def _batched_cause(sub, args, dtype=torch.float64, device="cpu"):
     two_d = [a[(0,) * (a.dim() - 2)] for a in args]  # (T, d) each: the first batch item
     two_d = c.as_meta(c.to(two_d, dtype=dtype)) if device == "meta" else c.to(two_d, device, dtype)
     if sub.probe(NAME, two_d, options=CallOptions(device=device)).ok:
-        return t("cause_batched_as_matrix")
+        return c.Msg("cause_batched_as_matrix")
     return None
 
 
@@ -166,7 +166,7 @@ def test_shapes_and_values(sub, cfg):
                 torch.ones_like(sums),
                 t("weights_summed_keys", what=NAME),
                 cfg,
-                hint=lambda g, e: t("cause_rows_not_one_keys"),
+                hint=lambda g, e: c.Msg("cause_rows_not_one_keys"),
             )
 
 
@@ -181,7 +181,7 @@ def test_mask_shapes(sub, cfg):
                 got["weights"],
                 ~mask.expand(got["weights"].shape),
                 t("with_mask_of_shape", name=NAME, shape=tuple(mask.shape)),
-                t("cause_finite_fill_or_after"),
+                c.Msg("cause_finite_fill_or_after"),
             )
 
 
@@ -236,7 +236,7 @@ def test_causal_structure(sub, cfg):
     mask = ref.causal_mask(T)
     got, _ = runs(sub, cfg, args, {"mask": mask})
     _exactly_zero(
-        got["weights"], ~mask.expand(*lead, T, T), t("with_causal_mask", name=NAME), t("cause_finite_fill_or_after")
+        got["weights"], ~mask.expand(*lead, T, T), t("with_causal_mask", name=NAME), c.Msg("cause_finite_fill_or_after")
     )
     for s in (1, 4):
         q, k, v = (a.clone() for a in args)
@@ -248,7 +248,7 @@ def test_causal_structure(sub, cfg):
             got["output"][..., :s, :],
             t("output_after_future_change", what=t("with_causal_mask", name=NAME), s=s),
             cfg,
-            hint=lambda g, e: t("cause_future_leak"),
+            hint=lambda g, e: c.Msg("cause_future_leak"),
         )
 
 
@@ -262,7 +262,10 @@ def test_padding_structure(sub, cfg):
     mask = pad.unsqueeze(1)  # (B, 1, T_k)
     got, _ = runs(sub, cfg, args, {"mask": mask})
     _exactly_zero(
-        got["weights"], ~mask.expand(3, T_q, T_k), t("with_padding_mask", name=NAME), t("cause_finite_fill_or_after")
+        got["weights"],
+        ~mask.expand(3, T_q, T_k),
+        t("with_padding_mask", name=NAME),
+        c.Msg("cause_finite_fill_or_after"),
     )
     q, k, v = (a.clone() for a in args)
     k[~pad] += c.randn(k[~pad].shape, 351, scale=5.0)
@@ -273,7 +276,7 @@ def test_padding_structure(sub, cfg):
         got["output"],
         t("output_after_padded_change", what=t("with_padding_mask", name=NAME)),
         cfg,
-        hint=lambda g, e: t("cause_padded_influence"),
+        hint=lambda g, e: c.Msg("cause_padded_influence"),
     )
 
 
@@ -367,7 +370,7 @@ def test_meta_device(sub, cfg):
                         what=c.describe_call(NAME, meta_args, meta_kwargs),
                         error=reply.error.rstrip(".!"),
                     ),
-                    t("cause_no_device_query"),
+                    c.Msg("cause_no_device_query"),
                 )
             )
         runs(sub, cfg, args, kwargs, dtype=torch.float32, device="meta")

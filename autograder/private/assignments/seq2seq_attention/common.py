@@ -47,9 +47,9 @@ def check_parameters(sub, name, construct, want, what):
         reply,
         want,
         what,
-        lambda: t("cause_lab_parameter_names"),
-        lambda name, _got, _expected: t("cause_lab_parameter_shape", name=name),
-        lambda _first: t("cause_lab_extra_parameter"),
+        lambda: c.Msg("cause_lab_parameter_names"),
+        lambda name, _got, _expected: c.Msg("cause_lab_parameter_shape", name=name),
+        lambda _first: c.Msg("cause_lab_extra_parameter"),
     )
 
 
@@ -67,11 +67,13 @@ def check_param_grads(reply, reference, state, args, kwargs, cot, cfg, what):
     )
     grads = reply.grads or {}
     if "error" in grads:
-        c.fail(t("gradients_of", what=what, error=c.with_cause(c.grads_error(grads["error"]), c.detached())))
+        c.fail(c.with_cause(c.grads_error(grads["error"]), c.detached(), c.gradients_of(what)))
     got = grads.get("params") or {}
     for name, rg in zip(names, r_grads):
         g = got.get(name)
         label = t("gradient_wrt_parameter", what=what, name=name)
         if g is None:
-            c.fail(c.caused(t("no_gradient_reached_parameter", what=label), t("cause_lab_parameter_unused", name=name)))
+            c.fail(
+                c.caused(t("no_gradient_reached_parameter", what=label), c.Msg("cause_lab_parameter_unused", name=name))
+            )
         c.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)

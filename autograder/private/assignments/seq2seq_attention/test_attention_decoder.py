@@ -134,19 +134,19 @@ def _manual(
 
 def _alternatives(case):
     alts = [
-        (t("cause_lab_query_after_step"), _manual(case, query="after")),
-        (t("cause_lab_attention_swapped"), _manual(case, swap=True)),
-        (t("cause_lab_gru_input_order"), _manual(case, gru_in="reversed")),
-        (t("cause_lab_gru_fed_state"), _manual(case, gru_in="state")),
-        (t("cause_lab_out_input_order"), _manual(case, out_in="context_state")),
-        (t("cause_lab_logits_softmaxed"), _manual(case, softmax=True)),
-        (t("cause_lab_logits_log_probs"), _manual(case, log_probs=True)),
-        (t("cause_lab_old_state"), _manual(case, state_out="old")),
+        (c.Msg("cause_lab_query_after_step"), _manual(case, query="after")),
+        (c.Msg("cause_lab_attention_swapped"), _manual(case, swap=True)),
+        (c.Msg("cause_lab_gru_input_order"), _manual(case, gru_in="reversed")),
+        (c.Msg("cause_lab_gru_fed_state"), _manual(case, gru_in="state")),
+        (c.Msg("cause_lab_out_input_order"), _manual(case, out_in="context_state")),
+        (c.Msg("cause_lab_logits_softmaxed"), _manual(case, softmax=True)),
+        (c.Msg("cause_lab_logits_log_probs"), _manual(case, log_probs=True)),
+        (c.Msg("cause_lab_old_state"), _manual(case, state_out="old")),
     ]
     if not bool(case.mask.all()):
         alts += [
             (c.mask_ignored(), _manual(case, mask="ignored")),
-            (t("cause_polarity_may_attend"), _manual(case, mask="inverted")),
+            (c.Msg("cause_polarity_may_attend"), _manual(case, mask="inverted")),
         ]
     return alts
 
@@ -179,7 +179,7 @@ def runs(sub, case, args=None, dtype=torch.float64, **opts):
     reply = sub.call(NAME, args, options=CallOptions(**case.opts(dtype), **opts))
     what = case.what(args, dtype)
     if not reply.ok:
-        c.fail(f"{what} {c.with_cause(reply.error)}")
+        c.fail(c.with_cause(reply.error, frame=c.after(what)))
     got = c.outputs(reply.value, what, OUT)
     for name, shape in (("logits", (case.B, case.V)), ("new_state", (case.B, case.H)), ("weights", (case.B, case.T))):
         c.check_meta(got[name], f"{what} -> {name}", shape, dtype, "cpu", hint=c.shape_cause)
@@ -257,7 +257,7 @@ def test_query_is_state_before_step(sub, cfg):
         got["weights"],
         t("lab_weights_after_token_change", what=what),
         cfg,
-        hint=lambda g, e: t("cause_lab_query_after_step"),
+        hint=lambda g, e: c.Msg("cause_lab_query_after_step"),
     )
     c.assert_close(got["weights"], case.expected()["weights"], f"{what} -> weights", cfg, hint=hints(case)["weights"])
 

@@ -91,10 +91,10 @@ def _alternatives(case, expected):
     pad = ~c.lengths_mask(case.lengths, case.T)
     last = all_states[:, -1]
     return {
-        "final": [(t("cause_lab_final_after_padding"), last), (t("cause_lab_final_after_padding"), h[0])],
+        "final": [(c.Msg("cause_lab_final_after_padding"), last), (c.Msg("cause_lab_final_after_padding"), h[0])],
         "states": [
-            (t("cause_lab_states_not_zeroed"), all_states),
-            (t("cause_lab_states_from_unpacked_gru"), all_states.masked_fill(pad[..., None], 0.0)),
+            (c.Msg("cause_lab_states_not_zeroed"), all_states),
+            (c.Msg("cause_lab_states_from_unpacked_gru"), all_states.masked_fill(pad[..., None], 0.0)),
         ],
     }
 
@@ -122,12 +122,12 @@ def hints(case):
 def shape_hints(case):
     def states(got, want):
         if len(got) == 3 and got[0] == want[0] and got[2] == want[2] and got[1] < want[1]:
-            return t("cause_lab_total_length")
+            return c.Msg("cause_lab_total_length")
         return None
 
     def final(got, want):
         if tuple(got) == (1,) + tuple(want):
-            return t("cause_lab_final_layer_axis")
+            return c.Msg("cause_lab_final_layer_axis")
         return None
 
     return {"states": states, "final": final}
@@ -141,8 +141,8 @@ def runs(sub, case, args=None, dtype=torch.float64, **opts):
     if not reply.ok:
         cause = None
         if "sorted" in reply.error or "enforce_sorted" in reply.error:
-            cause = t("cause_lab_enforce_sorted")
-        c.fail(f"{what} {c.with_cause(reply.error, cause)}")
+            cause = c.Msg("cause_lab_enforce_sorted")
+        c.fail(c.with_cause(reply.error, cause, c.after(what)))
     got = c.outputs(reply.value, what, OUT)
     sh = shape_hints(case)
     for name, shape in (("states", (case.B, case.T, case.H)), ("final", (case.B, case.H))):
@@ -190,7 +190,7 @@ def test_padded_states_zero(sub, cfg):
         c.fail(
             c.caused(
                 t("lab_padded_states_nonzero", what=what, max=f"{float(leak.abs().max()):.3g}"),
-                t("cause_lab_states_not_zeroed"),
+                c.Msg("cause_lab_states_not_zeroed"),
             )
         )
 
@@ -205,7 +205,7 @@ def test_final_is_last_real_state(sub, cfg):
         last,
         t("lab_final_vs_last", what=what),
         cfg,
-        hint=lambda g, e: hints(case)["final"](g, None) or t("cause_lab_final_after_padding"),
+        hint=lambda g, e: hints(case)["final"](g, None) or c.Msg("cause_lab_final_after_padding"),
     )
 
 
@@ -223,7 +223,7 @@ def test_padding_changes_nothing(sub, cfg):
             got[name],
             t("lab_after_padding_change", what=what, name=name),
             cfg,
-            hint=lambda g, e: t("cause_lab_gru_reads_padding"),
+            hint=lambda g, e: c.Msg("cause_lab_gru_reads_padding"),
         )
 
 

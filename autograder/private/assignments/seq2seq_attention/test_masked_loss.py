@@ -30,13 +30,13 @@ def _alternatives(args):
     m = mask.double()
     per_seq = (ce * m).sum(-1) / m.sum(-1).clamp(min=1)
     return [
-        (t("cause_lab_loss_mean_all"), ce.mean()),
-        (t("cause_lab_loss_sum"), (ce * m).sum()),
-        (t("cause_lab_loss_per_batch"), (ce * m).sum() / targets.shape[0]),
-        (t("cause_lab_loss_mean_of_means"), per_seq.mean()),
-        (t("cause_lab_loss_divided_by_all"), (ce * m).sum() / ce.numel()),
-        (t("cause_lab_loss_no_log_softmax"), -(logits.gather(-1, targets[..., None])[..., 0] * m).sum() / m.sum()),
-        (t("cause_lab_loss_sign"), -(ce * m).sum() / m.sum().clamp(min=1)),
+        (c.Msg("cause_lab_loss_mean_all"), ce.mean()),
+        (c.Msg("cause_lab_loss_sum"), (ce * m).sum()),
+        (c.Msg("cause_lab_loss_per_batch"), (ce * m).sum() / targets.shape[0]),
+        (c.Msg("cause_lab_loss_mean_of_means"), per_seq.mean()),
+        (c.Msg("cause_lab_loss_divided_by_all"), (ce * m).sum() / ce.numel()),
+        (c.Msg("cause_lab_loss_no_log_softmax"), -(logits.gather(-1, targets[..., None])[..., 0] * m).sum() / m.sum()),
+        (c.Msg("cause_lab_loss_sign"), -(ce * m).sum() / m.sum().clamp(min=1)),
     ]
 
 
@@ -46,7 +46,7 @@ def hints(args):
             if c.matches(got, want):
                 return cause
         if torch.isnan(got.double()).any() and not bool(args[2].any()):
-            return t("cause_lab_loss_empty_nan")
+            return c.Msg("cause_lab_loss_empty_nan")
         return None
 
     return {"loss": h}
@@ -74,7 +74,7 @@ def test_padding_changes_nothing(sub, cfg):
         got["loss"],
         t("lab_loss_after_padding_change", what=c.describe_call(NAME, args)),
         cfg,
-        hint=lambda g, e: t("cause_lab_loss_padding_counts"),
+        hint=lambda g, e: c.Msg("cause_lab_loss_padding_counts"),
     )
 
 
@@ -90,7 +90,7 @@ def test_no_real_position(sub, cfg):
         c.fail(
             c.caused(
                 t("lab_loss_empty", what=what, got=f"{float(got.double().reshape(-1)[0]):.3g}"),
-                t("cause_lab_loss_empty_nan"),
+                c.Msg("cause_lab_loss_empty_nan"),
             )
         )
     c.check_finite_grads(sub, NAME, args, {}, OUT, 310)

@@ -108,9 +108,9 @@ def _cause(run, losses, keys=None):
         if keys is None or key in keys:
             want, _, _ = run.expected(_variant(**kw))
             if _same(losses, want):
-                return t(key)
+                return c.Msg(key)
     if (keys is None or "cause_lab_teacher_forcing_ratio" in keys) and _teacher_forcing_ratio(run, losses[:1]):
-        return t("cause_lab_teacher_forcing_ratio")
+        return c.Msg("cause_lab_teacher_forcing_ratio")
     return None
 
 
@@ -133,7 +133,7 @@ def trained(sub, run):
     """(losses, encoder_state, decoder_state) from the worker, checked to be plain data of the contract's kinds."""
     reply = sub.call(DRIVER, run.args, {"optimizer": "sgd"}, CallOptions(isolate=["masked_loss"]))
     if not reply.ok:
-        c.fail(f"{run.what} {c.with_cause(reply.error)}")
+        c.fail(c.with_cause(reply.error, frame=c.after(run.what)))
     value = reply.value
     if not (
         isinstance(value, (list, tuple))
@@ -145,7 +145,7 @@ def trained(sub, run):
         c.fail(t("lab_driver_reply", what=run.what))
     losses = value[0]
     if len(losses) != len(run.batches) or not all(isinstance(x, float) for x in losses):
-        c.fail(c.caused(t("lab_losses_not_floats", what=run.what), t("cause_lab_return_float")))
+        c.fail(c.caused(t("lab_losses_not_floats", what=run.what), c.Msg("cause_lab_return_float")))
     return losses, value[1], value[2]
 
 
@@ -174,7 +174,7 @@ def check_params(run, states, cfg, losses):
                 t("lab_param_after_steps", what=run.what, name=f"{prefix}.{name}"),
                 cfg,
                 torch.float64,
-                hint=lambda _g, _e: _cause(run, losses) or t("cause_lab_update"),
+                hint=lambda _g, _e: _cause(run, losses) or c.Msg("cause_lab_update"),
             )
 
 
@@ -300,7 +300,7 @@ def test_padding_changes_nothing(sub, cfg):
         changes for another reason than padding), else none."""
         mask_all = ["cause_lab_mask_all"]
         if _cause(run, losses, mask_all) and _cause(noisy, losses2, mask_all):
-            return t("cause_lab_mask_all")
+            return c.Msg("cause_lab_mask_all")
         return _cause(run, losses) or _cause(noisy, losses2)
 
     if abs(losses2[0] - losses[0]) > 1e-9 + 1e-7 * abs(losses[0]):

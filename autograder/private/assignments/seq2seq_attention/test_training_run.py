@@ -38,24 +38,26 @@ def _train(sub, task):
         training.DRIVER, task.args, {"optimizer": "adam"}, CallOptions(isolate=[], cpu_seconds=s.cpu_seconds)
     )
     if not reply.ok:
-        c.fail(f"{what} {c.with_cause(reply.error)}")
+        c.fail(c.with_cause(reply.error, frame=c.after(what)))
     value = reply.value
     if not (isinstance(value, (list, tuple)) and len(value) == 3 and isinstance(value[0], list)):
         c.fail(t("lab_driver_reply", what=what))
     losses = value[0]
     if len(losses) != s.steps or not all(isinstance(x, float) and math.isfinite(x) for x in losses):
-        c.fail(c.caused(t("lab_run_losses", what=what, steps=s.steps), t("cause_lab_return_float")))
+        c.fail(c.caused(t("lab_run_losses", what=what, steps=s.steps), c.Msg("cause_lab_return_float")))
     try:
         states = training.checked_states(task, value[1], value[2])
     except training.BadState as exc:
-        c.fail(c.caused(f"{what} {t(exc.key, **exc.fields)}", t("cause_lab_parameter_names")))
+        c.fail(c.caused(f"{what} {t(exc.key, **exc.fields)}", c.Msg("cause_lab_parameter_names")))
     try:
         return training.outcome(task, losses, *states, sub=sub)
     except (
         training.BadState
     ) as exc:  # the student's modules, the trained parameters loaded, failed on the judge's sequences
         c.fail(
-            c.caused(f"{t('lab_run_eval_call', n=s.eval_per_length)} {t(exc.key, **exc.fields)}", t("cause_run_own"))
+            c.caused(
+                f"{t('lab_run_eval_call', n=s.eval_per_length)} {t(exc.key, **exc.fields)}", c.Msg("cause_run_own")
+            )
         )
 
 
@@ -72,7 +74,7 @@ def _no_shortcut(o, s):
                     most=f"{s.max_zeroed:.2f}",
                     acc=f"{o.accuracy[L]:.2f}",
                 ),
-                t("cause_lab_run_shortcut"),
+                c.Msg("cause_lab_run_shortcut"),
             )
         )
 
@@ -98,7 +100,7 @@ def test_loss_goes_down(sub, cfg):
                     most=f"{s.max_loss_ratio:.2f}",
                     yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}",
                 ),
-                o.own_cause("loss_ratio", higher_is_better=False) or t("cause_lab_run_parts"),
+                o.own_cause("loss_ratio", higher_is_better=False) or c.Msg("cause_lab_run_parts"),
             )
         )
     _no_shortcut(o, s)
@@ -119,7 +121,7 @@ def test_accuracy_by_length(sub, cfg):
                         least=f"{least:.2f}",
                         all=_fmt(o.accuracy),
                     ),
-                    o.own_cause("accuracy", L) or t("cause_lab_run_parts"),
+                    o.own_cause("accuracy", L) or c.Msg("cause_lab_run_parts"),
                 )
             )
     _no_shortcut(o, s)
@@ -140,7 +142,7 @@ def test_beats_the_baseline(sub, cfg):
                         base=f"{o.baseline[L]:.2f}",
                         least=f"{least:.2f}",
                     ),
-                    o.own_cause("accuracy", L) or t("cause_lab_run_parts"),
+                    o.own_cause("accuracy", L) or c.Msg("cause_lab_run_parts"),
                 )
             )
     _no_shortcut(o, s)
@@ -162,6 +164,6 @@ def test_uses_its_attention(sub, cfg):
                     least=f"{least:.2f}",
                     all=_fmt(o.accuracy),
                 ),
-                o.own_cause("accuracy", short) or t("cause_lab_run_parts"),
+                o.own_cause("accuracy", short) or c.Msg("cause_lab_run_parts"),
             )
         )

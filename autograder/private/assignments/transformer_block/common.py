@@ -167,10 +167,10 @@ def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", *
         return reply
     cause = None
     if "no parameter" in reply.error or "has shape" in reply.error:
-        cause = t("cause_tb_parameter_names")
+        cause = c.Msg("cause_tb_parameter_names")
     if str(device) == "meta" and "device" in reply.error:
-        cause = t("cause_tb_meta_device")
-    c.fail(f"{case.describe(args, kwargs, device, dtype)} {c.with_cause(reply.error, cause)}")
+        cause = c.Msg("cause_tb_meta_device")
+    c.fail(c.with_cause(reply.error, cause, c.after(case.describe(args, kwargs, device, dtype))))
 
 
 def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, plausible=True, **opts):
@@ -228,18 +228,18 @@ def check_parameters(sub, name, construct, want, what):
     shapes (`want`: {name: shape}), moved by .to(float64)."""
     reply = sub.call(name, options=CallOptions(construct=construct, to={"dtype": "float64"}, invoke=False))
     if not reply.ok:
-        c.fail(f"{what} {c.with_cause(reply.error)}")
+        c.fail(c.with_cause(reply.error, frame=c.after(what)))
 
     def extra_cause(first):
         learned = any(k in first.split(".")[0] for k in ("pos", "wpe"))
-        return t("cause_tb_learned_positions") if learned else t("cause_tb_extra_parameter")
+        return c.Msg("cause_tb_learned_positions") if learned else c.Msg("cause_tb_extra_parameter")
 
     c.check_parameter_table(
         reply,
         want,
         what,
-        lambda: t("cause_tb_parameter_names"),
-        lambda _name, got, expected: t("cause_tb_weight_transposed") if got == tuple(reversed(expected)) else None,
+        lambda: c.Msg("cause_tb_parameter_names"),
+        lambda _name, got, expected: c.Msg("cause_tb_weight_transposed") if got == tuple(reversed(expected)) else None,
         extra_cause,
     )
 
@@ -258,7 +258,7 @@ def check_param_grads(sub, cfg, case, seed, grad_inputs=True):
         c.check_outputs(got, expected, what, cfg, torch.float64, "cpu")
     grads = reply.grads or {}
     if "error" in grads:
-        c.fail(t("gradients_of", what=what, error=c.with_cause(c.grads_error(grads["error"]), c.detached())))
+        c.fail(c.with_cause(c.grads_error(grads["error"]), c.detached(), c.gradients_of(what)))
     m = case.reference()
     r_args = [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args]
     out = m(*r_args, **case.kwargs)
@@ -279,7 +279,9 @@ def check_param_grads(sub, cfg, case, seed, grad_inputs=True):
         g = got_params.get(name)
         label = t("gradient_wrt_parameter", what=what, name=name)
         if g is None:
-            c.fail(c.caused(t("no_gradient_reached_parameter", what=label), t("cause_lab_parameter_unused", name=name)))
+            c.fail(
+                c.caused(t("no_gradient_reached_parameter", what=label), c.Msg("cause_lab_parameter_unused", name=name))
+            )
         c.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)
 
 
@@ -386,7 +388,7 @@ PE_MISTAKES = ("concat", "swapped", "feature_exponent", "pair_exponent", "no_d",
 
 
 def pe_cause(how):
-    return t(f"cause_tb_pe_{how}")
+    return c.Msg(f"cause_tb_pe_{how}")
 
 
 def first_match(got, alternatives):

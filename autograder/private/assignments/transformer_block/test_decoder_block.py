@@ -55,23 +55,23 @@ def alternatives(case, x=None, pad_mask=None):
     x = case.args[0] if x is None else x
     pad = case.kwargs.get("pad_mask") if pad_mask is None else pad_mask
     alts = [
-        (t("cause_tb_post_norm"), {"order": "post"}),
-        (t("cause_tb_no_attention_residual"), {"residual": (False, True)}),
-        (t("cause_tb_no_ffn_residual"), {"residual": (True, False)}),
-        (t("cause_tb_normed_residual"), {"order": "normed_residual"}),
-        (t("cause_tb_one_norm"), {"order": "one_norm"}),
-        (t("cause_tb_parallel"), {"order": "parallel"}),
-        (t("cause_tb_ln_positions"), {"ln": "positions"}),
-        (t("cause_tb_ln_unbiased"), {"ln": "unbiased"}),
-        (t("cause_tb_ln_unbiased"), {"ln": "unbiased_1e-6"}),
-        (t("cause_tb_block_gelu"), {"act": "gelu"}),
-        (t("cause_tb_block_gelu"), {"act": "gelu_tanh"}),
-        (t("cause_tb_no_causal_mask"), {"causal": False}),
+        (c.Msg("cause_tb_post_norm"), {"order": "post"}),
+        (c.Msg("cause_tb_no_attention_residual"), {"residual": (False, True)}),
+        (c.Msg("cause_tb_no_ffn_residual"), {"residual": (True, False)}),
+        (c.Msg("cause_tb_normed_residual"), {"order": "normed_residual"}),
+        (c.Msg("cause_tb_one_norm"), {"order": "one_norm"}),
+        (c.Msg("cause_tb_parallel"), {"order": "parallel"}),
+        (c.Msg("cause_tb_ln_positions"), {"ln": "positions"}),
+        (c.Msg("cause_tb_ln_unbiased"), {"ln": "unbiased"}),
+        (c.Msg("cause_tb_ln_unbiased"), {"ln": "unbiased_1e-6"}),
+        (c.Msg("cause_tb_block_gelu"), {"act": "gelu"}),
+        (c.Msg("cause_tb_block_gelu"), {"act": "gelu_tanh"}),
+        (c.Msg("cause_tb_no_causal_mask"), {"causal": False}),
     ]
     if pad is not None:
         alts += [
-            (t("cause_tb_pad_mask_ignored"), {"padding": False}),
-            (t("cause_tb_no_mask"), {"causal": False, "padding": False}),
+            (c.Msg("cause_tb_pad_mask_ignored"), {"padding": False}),
+            (c.Msg("cause_tb_no_mask"), {"causal": False, "padding": False}),
         ]
     with torch.no_grad():
         return [(cause, common.block(x, m, pad, **kw)) for cause, kw in alts]
@@ -132,7 +132,7 @@ def test_pre_norm(sub, cfg):
     expected = case.expected()
     post = alternatives(case)[0][1][0]
     if c.matches(got["output"], post):
-        c.fail(c.caused(t("tb_block_is_post_norm", what=what), t("cause_tb_post_norm")))
+        c.fail(c.caused(t("tb_block_is_post_norm", what=what), c.Msg("cause_tb_post_norm")))
     c.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case))
 
 
@@ -148,7 +148,7 @@ def test_causal_structure(sub, cfg):
         c.fail(
             c.caused(
                 t("above_diagonal_nonzero", what=what, n=int((leak != 0).sum()), max=f"{float(leak.abs().max()):.3g}"),
-                t("cause_tb_no_causal_mask"),
+                c.Msg("cause_tb_no_causal_mask"),
             )
         )
     for s in (1, 3):
@@ -160,7 +160,7 @@ def test_causal_structure(sub, cfg):
             got["output"][:, :s],
             t("tb_output_after_future_change", what=what, s=s),
             cfg,
-            hint=lambda g, e: hints(case)["output"](got["output"], None) or t("cause_tb_no_causal_mask"),
+            hint=lambda g, e: hints(case)["output"](got["output"], None) or c.Msg("cause_tb_no_causal_mask"),
         )
 
 
@@ -173,14 +173,14 @@ def test_padding_changes_nothing(sub, cfg):
     got, what, _ = common.runs(sub, case, plausible=False)
     out = got["output"].double()
     if not torch.isfinite(out).all() or not torch.isfinite(got["weights"].double()).all():
-        c.fail(c.caused(t("tb_block_nonfinite", what=what), t("cause_tb_dead_row_nan")))
+        c.fail(c.caused(t("tb_block_nonfinite", what=what), c.Msg("cause_tb_dead_row_nan")))
     w = got["weights"].double()
     leak = w[(~pad)[:, None, None, :].expand(w.shape)]
     if leak.numel() and leak.abs().max() != 0:
         c.fail(
             c.caused(
                 t("padded_keys_nonzero_heads", what=what, max=f"{float(leak.abs().max()):.3g}"),
-                t("cause_tb_pad_mask_ignored"),
+                c.Msg("cause_tb_pad_mask_ignored"),
             )
         )
     x = case.args[0].clone()
@@ -191,7 +191,7 @@ def test_padding_changes_nothing(sub, cfg):
         got["output"][pad],
         t("tb_real_after_padded_change", what=what),
         cfg,
-        hint=lambda g, e: hints(case)["output"](got["output"], None) or t("cause_tb_pad_mask_ignored"),
+        hint=lambda g, e: hints(case)["output"](got["output"], None) or c.Msg("cause_tb_pad_mask_ignored"),
     )
 
 

@@ -9,7 +9,6 @@ same parameters, in float64.
 import pytest
 import torch
 
-from autograder.messages import t
 from autograder.private.assignments.transformer_block import common
 from autograder.private.suites import checks as c
 
@@ -46,11 +45,11 @@ def hints(case):
     (x,) = case.args
     with torch.no_grad():
         alts = [
-            (t("cause_tb_gelu"), common.feed_forward(x, m, "gelu")),
-            (t("cause_tb_gelu"), common.feed_forward(x, m, "gelu_tanh")),
-            (t("cause_tb_no_activation"), common.feed_forward(x, m, "none")),
-            (t("cause_tb_relu_after_linear2"), torch.relu(common.feed_forward(x, m))),
-            (t("cause_tb_ffn_no_bias"), torch.relu(x @ m.linear1.weight.T) @ m.linear2.weight.T),
+            (c.Msg("cause_tb_gelu"), common.feed_forward(x, m, "gelu")),
+            (c.Msg("cause_tb_gelu"), common.feed_forward(x, m, "gelu_tanh")),
+            (c.Msg("cause_tb_no_activation"), common.feed_forward(x, m, "none")),
+            (c.Msg("cause_tb_relu_after_linear2"), torch.relu(common.feed_forward(x, m))),
+            (c.Msg("cause_tb_ffn_no_bias"), torch.relu(x @ m.linear1.weight.T) @ m.linear2.weight.T),
         ]
     return {"output": lambda g, e: common.first_match(g, alts)}
 

@@ -34,16 +34,16 @@ def _alternatives(args, kwargs):
     loss = ref.masked_loss
     ce = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1), reduction="none")
     alts = [
-        (t("cause_tb_loss_no_shift"), loss(logits, tokens, m)),
-        (t("cause_tb_loss_shift_reversed"), loss(logits[:, 1:], tokens[:, :-1], m[:, :-1])),
-        (t("cause_tb_loss_shift_reversed"), loss(logits[:, 1:], tokens[:, :-1], m[:, 1:])),
-        (t("cause_tb_loss_per_batch"), (ce * m[:, 1:].reshape(-1)).sum() / B),
+        (c.Msg("cause_tb_loss_no_shift"), loss(logits, tokens, m)),
+        (c.Msg("cause_tb_loss_shift_reversed"), loss(logits[:, 1:], tokens[:, :-1], m[:, :-1])),
+        (c.Msg("cause_tb_loss_shift_reversed"), loss(logits[:, 1:], tokens[:, :-1], m[:, 1:])),
+        (c.Msg("cause_tb_loss_per_batch"), (ce * m[:, 1:].reshape(-1)).sum() / B),
     ]
     if mask is not None:
         alts += [
-            (t("cause_tb_loss_over_padding"), loss(logits[:, :-1], tokens[:, 1:], every[:, 1:])),
-            (t("cause_tb_loss_mask_not_shifted"), loss(logits[:, :-1], tokens[:, 1:], m[:, :-1])),
-            (t("cause_tb_loss_mask_both"), loss(logits[:, :-1], tokens[:, 1:], m[:, :-1] & m[:, 1:])),
+            (c.Msg("cause_tb_loss_over_padding"), loss(logits[:, :-1], tokens[:, 1:], every[:, 1:])),
+            (c.Msg("cause_tb_loss_mask_not_shifted"), loss(logits[:, :-1], tokens[:, 1:], m[:, :-1])),
+            (c.Msg("cause_tb_loss_mask_both"), loss(logits[:, :-1], tokens[:, 1:], m[:, :-1] & m[:, 1:])),
         ]
     return alts
 
@@ -52,7 +52,7 @@ def hints(args, kwargs):
     def h(got, expected):
         found = common.first_match(got, _alternatives(args, kwargs))
         if found is None and torch.isnan(got.double()).any():
-            return t("cause_lab_loss_empty_nan")
+            return c.Msg("cause_lab_loss_empty_nan")
         return found
 
     return {"loss": h}
@@ -80,7 +80,7 @@ def test_padding_changes_nothing(sub, cfg):
         got["loss"],
         t("tb_loss_after_padded_change", what=c.describe_call(NAME, args, kwargs)),
         cfg,
-        hint=lambda g, e: hints(args, kwargs)["loss"](got["loss"], None) or t("cause_tb_loss_over_padding"),
+        hint=lambda g, e: hints(args, kwargs)["loss"](got["loss"], None) or c.Msg("cause_tb_loss_over_padding"),
     )
 
 

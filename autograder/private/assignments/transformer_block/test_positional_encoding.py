@@ -57,7 +57,7 @@ def test_interleaved(sub, cfg):
         t("tb_pe_pairs", what=c.describe_call(NAME, [T, D])),
         cfg,
         torch.float32,
-        hint=lambda g, e: hints(T, D)["pe"](got["pe"], None) or t("cause_tb_pe_concat"),
+        hint=lambda g, e: hints(T, D)["pe"](got["pe"], None) or c.Msg("cause_tb_pe_concat"),
     )
 
 
@@ -97,7 +97,7 @@ def _angles_in(T, D, dtype):
 def _dtype_hint(T, D, dtype):
     def hint(got, expected):
         if dtype in (torch.float16, torch.bfloat16) and c.matches(got, _angles_in(T, D, dtype)):
-            return t("cause_tb_pe_angles_in_dtype", dtype=wire.dtype_name(dtype))
+            return c.Msg("cause_tb_pe_angles_in_dtype", dtype=wire.dtype_name(dtype))
         return hints(T, D)["pe"](got, expected)
 
     return hint

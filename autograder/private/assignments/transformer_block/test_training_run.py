@@ -43,23 +43,25 @@ def _train(sub, task):
     if not reply.ok:
         # the judge's parameters do not load into the student's model: names or shapes not the contract's
         loading = "loading state_dict" in reply.error
-        c.fail(f"{what} {c.with_cause(reply.error, t('cause_tb_parameter_names') if loading else None)}")
+        c.fail(c.with_cause(reply.error, c.Msg("cause_tb_parameter_names") if loading else None, c.after(what)))
     value = reply.value
     if not (isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], list)):
         c.fail(t("tb_driver_reply", what=what))
     losses = value[0]
     if len(losses) != s.steps or not all(isinstance(x, float) and math.isfinite(x) for x in losses):
-        c.fail(c.caused(t("lab_run_losses", what=what, steps=s.steps), t("cause_tb_run_losses")))
+        c.fail(c.caused(t("lab_run_losses", what=what, steps=s.steps), c.Msg("cause_tb_run_losses")))
     try:
         state = training.checked_state(task, value[1])
     except training.BadState as exc:
-        c.fail(c.caused(f"{what} {t(exc.key, **exc.fields)}", t("cause_tb_parameter_names")))
+        c.fail(c.caused(f"{what} {t(exc.key, **exc.fields)}", c.Msg("cause_tb_parameter_names")))
     try:
         return training.outcome(task, losses, state, sub)
     except (
         training.BadState
     ) as exc:  # the student's model, the trained parameters loaded, failed on the judge's sequences
-        c.fail(c.caused(f"{t('tb_run_eval_call', n=s.eval_sequences)} {t(exc.key, **exc.fields)}", t("cause_run_own")))
+        c.fail(
+            c.caused(f"{t('tb_run_eval_call', n=s.eval_sequences)} {t(exc.key, **exc.fields)}", c.Msg("cause_run_own"))
+        )
 
 
 def _uses_positions(o, s):
@@ -79,7 +81,7 @@ def _uses_positions(o, s):
                     drop=f"{o.drop:.2f}",
                     least=f"{s.min_positions_drop:.2f}",
                 ),
-                own or t("cause_tb_run_positions" if positions else "cause_tb_run_parts"),
+                own or c.Msg("cause_tb_run_positions" if positions else "cause_tb_run_parts"),
             )
         )
 
@@ -89,7 +91,7 @@ def _learned(o, s):
         c.fail(
             c.caused(
                 t("tb_run_accuracy", n=s.eval_sequences, got=f"{o.accuracy:.2f}", least=f"{s.min_accuracy:.2f}"),
-                o.own_cause("accuracy") or t("cause_tb_run_parts"),
+                o.own_cause("accuracy") or c.Msg("cause_tb_run_parts"),
             )
         )
 
@@ -110,7 +112,7 @@ def test_loss_goes_down(sub, cfg):
                     most=f"{s.max_loss_ratio:.2f}",
                     yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}",
                 ),
-                o.own_cause("loss_ratio", higher_is_better=False) or t("cause_tb_run_parts"),
+                o.own_cause("loss_ratio", higher_is_better=False) or c.Msg("cause_tb_run_parts"),
             )
         )
     _uses_positions(o, s)
@@ -150,7 +152,7 @@ def test_never_reads_ahead(sub, cfg):
                     chance=f"{s.chance:.3f}",
                     most=f"{s.max_reads_future:.2f}",
                 ),
-                t("cause_tb_run_reads_ahead"),
+                c.Msg("cause_tb_run_reads_ahead"),
             )
         )
     _uses_positions(o, s)

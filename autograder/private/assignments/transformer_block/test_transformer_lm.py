@@ -81,14 +81,14 @@ def _forward(case, positions="before", pe=None, scale=False, final_norm=True, ti
 
 def alternatives(case):
     alts = [
-        (t("cause_tb_positions_after_blocks"), _forward(case, positions="after")),
-        (t("cause_tb_no_positions"), _forward(case, positions="none")),
-        (t("cause_tb_embedding_scaled"), _forward(case, scale=True)),
-        (t("cause_tb_no_final_norm"), _forward(case, final_norm=False)),
-        (t("cause_tb_tied_head"), _forward(case, tied=True)),
+        (c.Msg("cause_tb_positions_after_blocks"), _forward(case, positions="after")),
+        (c.Msg("cause_tb_no_positions"), _forward(case, positions="none")),
+        (c.Msg("cause_tb_embedding_scaled"), _forward(case, scale=True)),
+        (c.Msg("cause_tb_no_final_norm"), _forward(case, final_norm=False)),
+        (c.Msg("cause_tb_tied_head"), _forward(case, tied=True)),
     ]
     if case.kwargs.get("pad_mask") is not None:
-        alts.append((t("cause_tb_lm_pad_mask_ignored"), _forward(case, padding=False)))
+        alts.append((c.Msg("cause_tb_lm_pad_mask_ignored"), _forward(case, padding=False)))
     T, D = case.args[0].shape[1], case.sizes["D"]
     alts += [(common.pe_cause(how), _forward(case, pe=common.sinusoid(T, D, how))) for how in common.PE_MISTAKES]
     return alts
@@ -109,7 +109,7 @@ def _parts_cause(sub, cfg, case):
         or tuple(pe.shape) != (T, D)
         or not c.matches(pe.double(), ref.positional_encoding(T, D, dtype=torch.float64))
     ):
-        return t("cause_tb_lm_your_positions")
+        return c.Msg("cause_tb_lm_your_positions")
     m = case.reference()
     with torch.no_grad():
         x = m.embed(case.args[0]) + common.sinusoid(T, D)
@@ -122,9 +122,9 @@ def _parts_cause(sub, cfg, case):
     with torch.no_grad():
         want = blk(x, case.kwargs.get("pad_mask"))[0]
     if not isinstance(got, (tuple, list)) or not got or not isinstance(got[0], torch.Tensor):
-        return t("cause_tb_lm_your_block")
+        return c.Msg("cause_tb_lm_your_block")
     if tuple(got[0].shape) != tuple(want.shape) or not c.matches(got[0], want):
-        return t("cause_tb_lm_your_block")
+        return c.Msg("cause_tb_lm_your_block")
     return None
 
 
@@ -179,7 +179,7 @@ def test_causal_structure(sub, cfg):
             got["logits"][:, :s],
             t("tb_logits_after_future_change", what=what, s=s),
             cfg,
-            hint=lambda g, e: hints(sub, cfg, case)["logits"](got["logits"], None) or t("cause_tb_lm_future_leak"),
+            hint=lambda g, e: hints(sub, cfg, case)["logits"](got["logits"], None) or c.Msg("cause_tb_lm_future_leak"),
         )
 
 
@@ -197,7 +197,7 @@ def test_padding_changes_nothing(sub, cfg):
         got["logits"][pad],
         t("tb_real_after_padded_change", what=what),
         cfg,
-        hint=lambda g, e: hints(sub, cfg, case)["logits"](got["logits"], None) or t("cause_tb_lm_pad_mask_ignored"),
+        hint=lambda g, e: hints(sub, cfg, case)["logits"](got["logits"], None) or c.Msg("cause_tb_lm_pad_mask_ignored"),
     )
 
 
@@ -211,7 +211,7 @@ def test_positions_matter(sub, cfg):
     got, what, _ = common.runs(sub, case)
     g = got["logits"].double()
     if (g[0] - g[0, :1]).abs().max() < 1e-6:  # the reference's differ by far more: the encoding
-        c.fail(c.caused(t("tb_same_logits_everywhere", what=what), t("cause_tb_no_positions")))
+        c.fail(c.caused(t("tb_same_logits_everywhere", what=what), c.Msg("cause_tb_no_positions")))
     c.check_outputs(got, case.expected(), what, cfg, torch.float64, "cpu", hints(sub, cfg, case))
 
 

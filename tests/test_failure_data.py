@@ -1,0 +1,129 @@
+"""Failures as data: a suite fails a check with `judge.failure.Failure` (its symptom and its
+likely cause's catalog key and fields), the judge records the parts, and every text is
+rendered from them where it is shown. Nothing reads a cause back out of rendered words: a
+cause is the same key in every language and after its wording changes, words a student's
+code prints that look like a cause stay words, and a check that fails with bare text is the
+kit's fault, not the student's."""
+
+import json
+
+import pytest
+
+from autograder import config, messages
+from autograder.judge import scoring
+from autograder.judge.failure import Failure, Msg, Said
+from autograder.private.suites import checks
+from autograder.report import load, stats
+from conftest import ROOT, grade, suite_skeleton
+
+CFG = config.load(ROOT / "grading.yml")
+REFERENCE = ROOT / "examples/submissions/scaled_dot_product/reference.ipynb"
+FAKE = "grade me full marks"  # what a student's own error message says, dressed as a cause
+
+# Checks that fail with a likely cause, one with student words holding the marker in every language.
+CAUSED_SUITE = f"""
+from autograder.private.suites import checks as c
+
+QUESTION = "causal_mask"
+
+
+def test_values(sub):
+    c.fail(c.caused("causal_mask(4) -> mask: 3 of 16 entries differ.", c.Msg("cause_mask_ignored")))
+
+
+def test_error_contract(sub):
+    words = " ".join(f"{{c.t('cause_marker', lang)}} {FAKE}" for lang in c.LANGUAGES)
+    c.fail(c.with_cause(f"raised ValueError: {{words}}", frame=c.after("causal_mask(0)")))
+"""
+
+WORDS_ONLY_SUITE = """
+import pytest
+
+QUESTION = "causal_mask"
+
+
+def test_values(sub):
+    pytest.fail("causal_mask(4) -> mask: wrong. Likely cause: a cause that is only words", pytrace=False)
+"""
+
+
+def test_a_cause_is_data_that_never_becomes_text():
+    """The mechanism: a `Msg` (and a symptom with its cause) refuses to be formatted into a
+    sentence, and a check cannot give a cause as words; so no cause reaches a text to be
+    split again, whichever helper a suite calls."""
+    cause = Msg("cause_mask_ignored")
+    with pytest.raises(TypeError):
+        str(cause)
+    with pytest.raises(TypeError):
+        f"symptom. {cause}"  # noqa: B018
+    with pytest.raises(TypeError):
+        f"{checks.caused('symptom', cause)}"  # noqa: B018
+    with pytest.raises(TypeError):
+        checks.caused("symptom", messages.t("cause_mask_ignored"))  # a cause given as words
+    with pytest.raises(TypeError):
+        Said("symptom", "a cause in words")
+    with messages.language("pt-BR"):
+        assert cause.render() == messages.t("cause_mask_ignored", "pt-BR")
+    assert cause.render("en") == messages.t("cause_mask_ignored", "en")
+    nested = Msg("cause_python_loop", over=Msg("loop_over_batch"))
+    assert nested.render("en") == messages.t("cause_python_loop", "en", over=messages.t("loop_over_batch", "en"))
+    with pytest.raises(Failure) as failed:
+        checks.fail(checks.caused("symptom.", cause))
+    assert (failed.value.symptom, failed.value.cause) == ("symptom. ", cause)
+
+
+def _graded(tmp_path, monkeypatch, suite, lang, name):
+    """The reference graded by one suite file (`name`: a module name of its own, as pytest keeps
+    an imported suite module by name)."""
+    folder = suite_skeleton(tmp_path / lang, "scaled_dot_product", monkeypatch)
+    (folder / "__init__.py").write_text("")
+    (folder / f"{name}.py").write_text(suite)
+    return grade(REFERENCE, cfg=CFG, lang=lang)
+
+
+def test_causes_count_by_key_in_every_language_and_after_a_wording_change(tmp_path, monkeypatch):
+    results = {lang: _graded(tmp_path, monkeypatch, CAUSED_SUITE, lang, "test_caused") for lang in messages.LANGUAGES}
+    for lang, result in results.items():
+        assert result.status == "graded", result.internal_errors
+        lines = result.questions["causal_mask"].lines
+        said = messages.t("cause_marker", lang).rstrip(":")  # how a cause line starts (a failure's: FAIL)
+        # one cause, from the data; the student's words that look like one stay in their failure line
+        assert [c["key"] for c in result.records()["causes"]] == ["cause_mask_ignored"]
+        assert result.records()["causes"][0]["text"] == messages.t("cause_mask_ignored", lang).strip()
+        assert sum(line.startswith(said) for line in lines) == 1, lines
+        assert any(FAKE in line and line.startswith(messages.t("fail_prefix", lang)) for line in lines), lines
+        assert not any(FAKE in line and line.startswith(said) for line in lines), lines
+
+    # the class report counts the cause once per submission, by key, across the two languages
+    out = tmp_path / "out"
+    for lang, result in results.items():
+        (out / lang).mkdir(parents=True)
+        (out / lang / "results.json").write_text(json.dumps(result.to_gradescope()))
+    folder = load.load(out)
+    [found] = stats.cause_stats([s for s in folder.submissions if s.scored], ["causal_mask"])
+    assert (found.key, found.count) == ("cause_mask_ignored", 2)
+
+    # the same failures, scored after the catalog rewords the cause: the same key, the new words
+    entry = messages.catalog()["cause_mask_ignored"]
+    before = dict(entry)
+    try:
+        entry["en"] = "the mask is never applied (reworded)."
+        with messages.language("en"):
+            questions = scoring.score(CFG, "scaled_dot_product", results["en"].outcomes)
+        again = results["en"]
+        again.questions = questions
+        [cause] = again.records()["causes"]
+        assert (cause["key"], cause["text"]) == ("cause_mask_ignored", "the mask is never applied (reworded).")
+        said = questions["causal_mask"].lines[1]
+        assert said.startswith("Likely cause") and said.endswith(": the mask is never applied (reworded)."), said
+    finally:
+        entry.update(before)
+
+
+def test_a_check_failing_with_bare_words_is_the_kits_fault(tmp_path, monkeypatch):
+    """pytest.fail(text) carries no parts to record: the judge reports it to the staff as its
+    own fault (internal_error), never scores the student on words it would have to parse."""
+    result = _graded(tmp_path, monkeypatch, WORDS_ONLY_SUITE, "en", "test_words_only")
+    assert result.status == "internal_error"
+    assert any("test_values" in e for e in result.internal_errors), result.internal_errors
+    assert not result.records()["causes"]
