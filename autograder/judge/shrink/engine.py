@@ -9,14 +9,14 @@ candidate it cannot make is a declared refusal, `Refused` or None, and costs not
 and how to run the student's code on it (one call to the worker, charged to the
 budget). The engine owns the order of the search:
 
-1. the strategy's starts in turn (mostly the failing case's own sizes with each kind of
-   values; a training step's smallest runs, fewest steps first), until one shows a
-   difference (the engine searches nothing when none does);
-2. the smallest sizes the strategy proposes all at once (hypothesis's "everything
-   minimal" pass: a module's sizes all at 1, 2 or 3);
-3. fewest elements: every size variable tried smaller, from its floor up, the largest
-   first, a few calls each, in passes until one changes nothing; then two at once;
-4. the simplest values (small integers) at the sizes found.
+1. the strategy's starts in turn, until one shows a difference (the engine searches
+   nothing when none does): a function's failing sizes with each kind of values; a
+   module's sizes all at their smallest first (hypothesis's "everything minimal"), then
+   its failing sizes; a training step's smallest runs, fewest steps first;
+2. fewest elements: every size variable tried smaller, from its floor up, in the
+   strategy's order (the largest first), a few calls each, in passes until one changes
+   nothing; then two at once;
+3. the simplest values (small integers) at the sizes found.
 
 Every difference found is kept as the best (each is smaller or simpler than the one
 before); a candidate is made from its seed, so one already tried is never tried again.
@@ -150,16 +150,16 @@ class Strategy(Protocol, Generic[P, F]):  # type: ignore[misc]
         """(values, salt) tried last, at the sizes found (`values`: those it was found with)."""
         ...
 
-    def smallest(self, sizes: Sizes) -> Sequence[Sizes]:
-        """Every size at once at its smallest, smallest first ([]: no such pass)."""
-        ...
-
     def candidates(self, sizes: Sizes, var: Hashable, smaller: int) -> Sequence[Sizes]:
         """The sizes to try with `var` at `smaller` (with any size that must follow it)."""
         ...
 
     def floor(self, var: Hashable) -> int:
         """The smallest value `var` may take."""
+        ...
+
+    def order(self, sizes: Sizes) -> list[Hashable]:
+        """The size variables in the order they are shrunk."""
         ...
 
     def make(self, sizes: Sizes, values: Hashable, salt: int) -> P | None:
@@ -239,15 +239,11 @@ def _shrink(
     attempt: Callable[[Sizes, Hashable, int], Any],
     spent: Ledger,
 ) -> None:
-    """Passes 2-4 from a difference found at `sizes` with `values`. Raises _Stop when the
+    """Passes 2 and 3 from a difference found at `sizes` with `values`. Raises _Stop when the
     budget is spent."""
-    for smallest in strategy.smallest(sizes):  # everything minimal at once
-        if attempt(smallest, values, 0) is not None:
-            sizes = smallest
-            break
     for _ in range(PASSES):
         changed = False
-        for var in sorted(sizes, key=lambda v: -sizes[v]):
+        for var in strategy.order(sizes):
             tries = 0
             for smaller in range(strategy.floor(var), sizes[var]):
                 if tries >= CALLS_PER_SIZE:
@@ -264,7 +260,7 @@ def _shrink(
                     break
         if not changed:
             break
-    ordered = sorted(sizes, key=lambda v: -sizes[v])
+    ordered = strategy.order(sizes)
     for i, v in enumerate(ordered):  # two sizes at once
         for w in ordered[i + 1 :]:
             tries = 0
@@ -286,17 +282,17 @@ def _shrink(
 
 @dataclass
 class Plain:
-    """The defaults of a strategy (mixed in): one size at a time, sizes down to 1, no
-    everything-minimal pass."""
-
-    def smallest(self, sizes: Sizes) -> Sequence[Sizes]:
-        return []
+    """The defaults of a strategy (mixed in): one size at a time, the largest first, down
+    to 1."""
 
     def candidates(self, sizes: Sizes, var: Hashable, smaller: int) -> Sequence[Sizes]:
         return [{**sizes, var: smaller}]
 
     def floor(self, var: Hashable) -> int:
         return 1
+
+    def order(self, sizes: Sizes) -> list[Hashable]:
+        return sorted(sizes, key=lambda v: -sizes[v])  # the largest first
 
 
 __all__ = [

@@ -3,11 +3,11 @@ into): the suite makes a fresh case at given named sizes from a seed (the module
 arguments, its parameters, its inputs); the student's module and the reference's get the
 same parameters, made simple with the inputs (one decimal, then integers).
 
-Before shrinking one size at a time, every size goes to its smallest at once (1, then 2,
-then 3, each capped at the failing case's own): a module with many sizes (a language
-model: batch, length, vocabulary, width, heads, feed-forward width, layers) cannot shrink
-them one by one within its budget, and a bug of a whole model mostly shows in its smallest
-copy. A case the suite cannot make at some sizes is a declared refusal (`make` returns
+The search starts with every size at its smallest at once (1, then 2, then 3, each
+capped at the failing case's own), and only then at the failing case's sizes: a module
+with many sizes (a language model: batch, length, vocabulary, width, heads, feed-forward
+width, layers) cannot shrink them one by one within its budget, and a bug of a whole
+model mostly shows in its smallest copy. A case the suite cannot make at some sizes is a declared refusal (`make` returns
 None or raises `Refused`, such as a width not divisible by the heads) and costs no call;
 any other exception from `make` or the reference is the kit's and propagates.
 """
@@ -90,20 +90,20 @@ class ModuleStrategy(Plain):
         return out
 
     def starts(self) -> Sequence[tuple[Sizes, Hashable, int]]:
-        return [(self.sizes(), "decimal", 0), (self.sizes(), "decimal", 1)]
+        """Every size at its smallest first (1, 2, 3, each at most the failing case's), then
+        the failing case's own sizes (a bug that shows only there)."""
+        sizes = self.sizes()
+        small = [{v: min(s, k) for v, s in sizes.items()} for k in (1, 2, 3)] if len(sizes) > 1 else []
+        firsts = [at for i, at in enumerate(small) if at != sizes and at not in small[:i]]
+        return [*((at, "decimal", 0) for at in firsts), (sizes, "decimal", 0), (sizes, "decimal", 1)]
+
+    def order(self, sizes: Sizes) -> list[Hashable]:
+        """The largest first; among equal ones, the smallest in the failing case first (a
+        number of layers or heads multiplies the parameters shown)."""
+        return sorted(sizes, key=lambda v: (-sizes[v], self.failing[str(v)]))
 
     def simplest(self, values: Hashable) -> Sequence[tuple[Hashable, int]]:
         return [("integer", 0), ("integer", 1)]
-
-    def smallest(self, sizes: Sizes) -> Sequence[Sizes]:
-        if len(sizes) < 2:
-            return []  # one size: the passes one size at a time do the same
-        out: list[Sizes] = []
-        for k in (1, 2, 3):
-            at = {v: min(s, k) for v, s in sizes.items()}
-            if at != sizes and at not in out:
-                out.append(at)
-        return out
 
     def make(self, sizes: Sizes, values: Hashable, salt: int) -> tuple[ModuleCase, Outputs] | None:
         case = self.make_case(dict(sizes), self.seed + salt)  # type: ignore[arg-type]
