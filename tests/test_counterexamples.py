@@ -257,7 +257,8 @@ def test_parameters_too_many_to_show_are_counted_not_shown():
         lines = cx.render_module(found, shrink.budget(CFG))
     assert lines[1] == (
         "Parameters: 420 numbers in 2 tensors, drawn by the grader and the same in your module and in the "
-        "reference's (too many to show here)"
+        "reference's: too many to show, so this case cannot be typed in (the search found no smaller one that "
+        "shows the difference in the time it had)"
     )
     assert "..." in lines[0] and found.largest() == 400
 

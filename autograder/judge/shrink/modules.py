@@ -3,8 +3,8 @@ into): the suite makes a fresh case at given named sizes from a seed (the module
 arguments, its parameters, its inputs); the student's module and the reference's get the
 same parameters, made simple with the inputs (one decimal, then integers).
 
-The search starts with every size at its smallest at once (1, then 2, then 3, each
-capped at the failing case's own), and only then at the failing case's sizes: a module
+The search starts with every size at its smallest at once (1, then 2, each capped at
+the failing case's own), and only then at the failing case's sizes: a module
 with many sizes (a language model: batch, length, vocabulary, width, heads, feed-forward
 width, layers) cannot shrink them one by one within its budget, and a bug of a whole
 model mostly shows in its smallest copy. A case the suite cannot make at some sizes is a declared refusal (`make` returns
@@ -90,10 +90,10 @@ class ModuleStrategy(Plain):
         return out
 
     def starts(self) -> Sequence[tuple[Sizes, Hashable, int]]:
-        """Every size at its smallest first (1, 2, 3, each at most the failing case's), then
+        """Every size at its smallest first (1, then 2, each at most the failing case's), then
         the failing case's own sizes (a bug that shows only there)."""
         sizes = self.sizes()
-        small = [{v: min(s, k) for v, s in sizes.items()} for k in (1, 2, 3)] if len(sizes) > 1 else []
+        small = [{v: min(s, k) for v, s in sizes.items()} for k in (1, 2)] if len(sizes) > 1 else []
         firsts = [at for i, at in enumerate(small) if at != sizes and at not in small[:i]]
         return [*((at, "decimal", 0) for at in firsts), (sizes, "decimal", 0), (sizes, "decimal", 1)]
 

@@ -1215,7 +1215,7 @@ def ops_grow(name, count, sizes, what_grows, cause_key="cause_python_loop"):
     step; a branch on it (one extra operation past a size, as when T_q > T_k) adds them
     once: only a count that grows at every step is a loop."""
     if len(sizes) < 3 or list(sizes) != sorted(set(sizes)):
-        raise ValueError(f"ops_grow needs three or more increasing sizes, not {sizes!r}")
+        raise ValueError(sizes)  # the kit's own misuse: three or more increasing sizes
     counts = [count(size) for size in sizes]
     if any(n is None for n in counts):
         fail(t("no_op_count", name=name))
