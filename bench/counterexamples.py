@@ -20,7 +20,7 @@ Prints:
 - the size of those shown: elements in the largest tensor (inputs, outputs, and a
   module's parameters where they are shown), median and largest;
 - each search (one per failing question, as the judge logs them in
-  `counterexample.STATS`): calls to the worker and seconds, median, 90th
+  `shrink.STATS`): calls to the worker and seconds, median, 90th
   percentile and largest, and which found none (a second failing question of an
   entry, or a difference the search could not reproduce at fresh inputs);
 - the time added per submission: the grading time with the search on minus off,
@@ -62,7 +62,7 @@ def main(argv=None):
     from autograder.audit import catalog
     from autograder.audit import run as audit_run
     from autograder.judge import counterexample as cx
-    from autograder.judge import grade
+    from autograder.judge import grade, shrink
     from autograder.judge.detect import question_name
     from autograder.sandbox.forkserver import ForkServer
 
@@ -71,7 +71,7 @@ def main(argv=None):
         cfg,
         data={
             **cfg.data,
-            "scoring": {**cfg.scoring, "counterexample": {**dataclasses.asdict(cx.Budget()), "calls": 0}},
+            "scoring": {**cfg.scoring, "counterexample": {**dataclasses.asdict(shrink.Budget()), "calls": 0}},
         },
     )
     chosen = []
@@ -93,7 +93,7 @@ def main(argv=None):
             files = audit_run.fill_catalog(chosen, tmp, args.lang)
             for n, (entry, path) in enumerate(zip(chosen, files), 1):
                 timed = {}
-                before = len(cx.STATS)
+                before = len(shrink.STATS)
                 for which in ("off", "on") if n % 2 else ("on", "off"):  # each first half the time (a warm second)
                     start = time.monotonic()
                     graded = grade(
@@ -103,7 +103,7 @@ def main(argv=None):
                     if which == "on":
                         result = graded
                 t_off, t_on = timed["off"], timed["on"]
-                searches += [{**one, "entry": f"{entry.assignment}/{entry.name}"} for one in cx.STATS[before:]]
+                searches += [{**one, "entry": f"{entry.assignment}/{entry.name}"} for one in shrink.STATS[before:]]
                 added.append(t_on - t_off)
                 base.append(t_off)
                 for q in entry.questions:

@@ -20,7 +20,7 @@ import torch
 
 from autograder import config, layout, messages
 from autograder.judge import counterexample as cx
-from autograder.judge import scoring
+from autograder.judge import scoring, shrink
 from autograder.judge.failure import Msg
 from autograder.private.solutions import classic_attention as ref
 from conftest import ROOT
@@ -67,21 +67,21 @@ def _softmax_over_rows(scores, mask=None, dim=-1):
 
 # -- the search ------------------------------------------------------------------------
 def test_the_budget_comes_from_grading_yml():
-    assert cx.budget(CFG) == cx.Budget(seconds=2.0, calls=30, numbers=12, decimals=3, seed=0)
-    assert cx.budget(object()) == cx.Budget()  # no scoring section: the defaults
+    assert shrink.budget(CFG) == shrink.Budget(seconds=2.0, calls=30, numbers=12, decimals=3, seed=0)
+    assert shrink.budget(object()) == shrink.Budget()  # no scoring section: the defaults
 
 
 def test_the_search_shrinks_to_a_small_case_with_fresh_values():
     scores = torch.randn(3, 5, dtype=torch.float64)
     calls = []
-    found = cx.search(
+    found = shrink.search_function(
         "masked_softmax",
         [scores],
         {},
         _student(_softmax_over_rows, calls=calls),
         _reference(ref.masked_softmax),
         _differs,
-        cx.budget(CFG),
+        shrink.budget(CFG),
     )
     assert found is not None
     (x,) = found.args
@@ -91,14 +91,14 @@ def test_the_search_shrinks_to_a_small_case_with_fresh_values():
     assert x.eq(x.round()).all() and x.abs().max() <= 2  # small integers show it
     assert _differs(found.got, found.expected)
     assert found.calls == len(calls) <= 30
-    again = cx.search(
+    again = shrink.search_function(
         "masked_softmax",
         [scores * 7],
         {},
         _student(_softmax_over_rows),
         _reference(ref.masked_softmax),
         _differs,
-        cx.budget(CFG),
+        shrink.budget(CFG),
     )
     assert torch.equal(again.args[0], x), "the values come from the seed, never from the failing input"
 
@@ -116,28 +116,28 @@ def test_a_mask_hides_one_key_and_sizes_passed_as_ints_shrink_too():
             raise ValueError("not divisible")
         return x.reshape(B, T, n_heads, D // n_heads).transpose(1, 2)
 
-    found = cx.search(
+    found = shrink.search_function(
         "split_heads",
         [torch.randn(2, 3, 20, dtype=torch.float64), 4],
         {},
         _student(no_transpose, ("heads",)),
         _reference(split, ("heads",)),
         _differs,
-        cx.budget(CFG),
+        shrink.budget(CFG),
     )
     assert found is not None and found.args[0].shape == (1, 2, 2) and found.args[1] == 2, found.args
 
     def mask_ignored(scores, mask=None, dim=-1):
         return ref.masked_softmax(scores, None, dim)
 
-    found = cx.search(
+    found = shrink.search_function(
         "masked_softmax",
         [torch.randn(4, 6, dtype=torch.float64)],
         {"mask": torch.rand(4, 6) < 0.5},
         _student(mask_ignored),
         _reference(ref.masked_softmax),
         _differs,
-        cx.budget(CFG),
+        shrink.budget(CFG),
     )
     assert found is not None
     assert found.args[0].shape == (1, 2) and found.kwargs["mask"].tolist() == [[True, False]]
@@ -145,15 +145,28 @@ def test_a_mask_hides_one_key_and_sizes_passed_as_ints_shrink_too():
 
 def test_no_counterexample_without_budget_or_where_the_reference_agrees():
     args = [torch.randn(3, 5, dtype=torch.float64)]
-    off = cx.Budget(calls=0)
-    assert cx.search("f", args, {}, _student(_softmax_over_rows), _reference(ref.masked_softmax), _differs, off) is None
+    off = shrink.Budget(calls=0)
+    assert (
+        shrink.search_function(
+            "f", args, {}, _student(_softmax_over_rows), _reference(ref.masked_softmax), _differs, off
+        )
+        is None
+    )
     calls = []
-    agrees = cx.search(
-        "f", args, {}, _student(ref.masked_softmax, calls=calls), _reference(ref.masked_softmax), _differs, cx.Budget()
+    agrees = shrink.search_function(
+        "f",
+        args,
+        {},
+        _student(ref.masked_softmax, calls=calls),
+        _reference(ref.masked_softmax),
+        _differs,
+        shrink.Budget(),
     )
     assert agrees is None and len(calls) <= 3  # it gives up after the failing call's own shapes
-    spent = cx.Ledger()
-    cx.search("f", args, {}, _student(ref.masked_softmax), _reference(ref.masked_softmax), _differs, cx.Budget(), spent)
+    spent = shrink.Ledger()
+    shrink.search_function(
+        "f", args, {}, _student(ref.masked_softmax), _reference(ref.masked_softmax), _differs, shrink.Budget(), spent
+    )
     assert spent.calls <= 3 and not spent.found
 
 
@@ -176,7 +189,7 @@ def _mha_case(sizes, seed, out_proj=True):
             r.out_proj = torch.nn.Identity()
         return r(*a, **k)
 
-    return cx.ModuleCase(
+    return shrink.ModuleCase(
         f"MultiHeadAttention({D}, {h}, bias=True)",
         {"args": [D, h]},
         state,
@@ -200,14 +213,14 @@ def test_a_module_search_builds_both_modules_with_the_same_fresh_parameters_and_
 
     failing = {"B": 3, "T": 5, "D": 10, "n_heads": 2}
     sent = _mha_case(failing, 123)
-    found = cx.search_module(
+    found = shrink.search_module(
         "MultiHeadAttention",
         failing,
         _mha_case,
         student,
         ("output", "weights"),
         _differs,
-        cx.budget(CFG),
+        shrink.budget(CFG),
         sent=[*sent.args, *sent.state.values()],
     )
     assert found is not None and found.calls == len(calls) <= 30
@@ -216,9 +229,9 @@ def test_a_module_search_builds_both_modules_with_the_same_fresh_parameters_and_
     assert all(v.eq(v.round()).all() for v in [*found.args, *found.state.values()])  # small integers show it
     assert _differs(found.got, found.expected)
     with messages.language("en"):
-        en = cx.render_module(found, cx.budget(CFG))
+        en = cx.render_module(found, shrink.budget(CFG))
     with messages.language("pt-BR"):
-        pt = cx.render_module(found, cx.budget(CFG))
+        pt = cx.render_module(found, shrink.budget(CFG))
     assert len(en) == 4 and en[0].startswith(
         "Smallest case found where your module differs from the reference: MultiHeadAttention(1, 1, bias=True)(query=[[["
     )
@@ -232,7 +245,7 @@ def test_a_module_search_builds_both_modules_with_the_same_fresh_parameters_and_
 
 
 def test_parameters_too_many_to_show_are_counted_not_shown():
-    found = cx.ModuleFound(
+    found = shrink.ModuleFound(
         [torch.zeros(1, 1, 20)],
         {},
         {"y": torch.zeros(1)},
@@ -242,10 +255,11 @@ def test_parameters_too_many_to_show_are_counted_not_shown():
         arg_names=["x"],
     )
     with messages.language("en"):
-        lines = cx.render_module(found, cx.budget(CFG))
+        lines = cx.render_module(found, shrink.budget(CFG))
     assert lines[1] == (
         "Parameters: 420 numbers in 2 tensors, drawn by the grader and the same in your module and in the "
-        "reference's (too many to show here)"
+        "reference's: too many to show, so this case cannot be typed in (the search found no smaller one that "
+        "shows the difference in the time it had)"
     )
     assert "..." in lines[0] and found.largest() == 400
 
@@ -260,7 +274,7 @@ def test_what_the_student_reads():
         long = cx.show(torch.arange(16.0).reshape(2, 8))
     assert long == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ...] (the first 12 of 16, shape (2, 8))"
     assert "tensor(" not in long
-    found = cx.Found(
+    found = shrink.Found(
         [torch.tensor([[1.0, 0.0]])],
         {"mask": torch.tensor([[True, False]])},
         {"weights": torch.tensor([[0.5, 0.5]])},
@@ -269,9 +283,9 @@ def test_what_the_student_reads():
     names = cx.parameter_names(ref.masked_softmax, 1)
     assert names == ["scores"]
     with messages.language("en"):
-        en = cx.render("masked_softmax", names, found, cx.budget(CFG))
+        en = cx.render("masked_softmax", names, found, shrink.budget(CFG))
     with messages.language("pt-BR"):
-        pt = cx.render("masked_softmax", names, found, cx.budget(CFG))
+        pt = cx.render("masked_softmax", names, found, shrink.budget(CFG))
     assert en == [
         "Smallest input found where your function differs from the reference: "
         "masked_softmax(scores=[[1, 0]], mask=[[True, False]])",
@@ -612,14 +626,14 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
         result = grade(path, cfg=CFG, lang="en", pytest_args=["-k", "not training_run"])  # no lab training here
         assert result.status == "graded", result.internal_errors
     assert len(found) >= len(CHOSEN), len(found)
-    assert sum(isinstance(f, cx.ModuleFound) for f in found) >= 3
+    assert sum(isinstance(f, shrink.ModuleFound) for f in found) >= 3
     assert len(hidden) > 100
 
     def equal(x, y):
         return x.shape == y.shape and x.dtype == y.dtype and torch.equal(x, y)
 
     for f in found:
-        module = isinstance(f, cx.ModuleFound)
+        module = isinstance(f, shrink.ModuleFound)
         for x in tensors([f.args, f.kwargs, f.state if module else {}]):
             if module and not x.is_floating_point():
                 continue
@@ -665,12 +679,12 @@ def test_the_training_lab_causes_and_only_when_their_alternative_explains_the_ou
 
 
 def test_outputs_show_as_many_decimals_as_their_difference_needs():
-    found = cx.Found(
+    found = shrink.Found(
         [torch.tensor([1.0])],
         {},
         {"y": torch.tensor([0.50000001], dtype=torch.float64)},
         {"y": torch.tensor([0.5], dtype=torch.float64)},
     )
     with messages.language("en"):
-        lines = cx.render("f", ["x"], found, cx.budget(CFG))
+        lines = cx.render("f", ["x"], found, shrink.budget(CFG))
     assert lines[1:] == ["Your output: y=[0.50000001]", "Expected output: y=[0.5]"]

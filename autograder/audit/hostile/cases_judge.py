@@ -232,3 +232,61 @@ def _():
             ),
         )
     )
+
+
+# -- the vectorised check: a branch on a size is no loop ------------------------------------
+BRANCH_SDPA = (
+    "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+    "    scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])\n"
+    "    if query.shape[-2] > key.shape[-2]:\n"
+    "        scores = scores.clone()  # one more operation past a size, the same values\n"
+    "    weights = masked_softmax(scores, mask, dim=-1)\n"
+    "    return weights @ value, weights\n"
+)
+QUERY_LOOP_SDPA = (
+    "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+    "    scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])\n"
+    "    m = None if mask is None else torch.broadcast_to(mask, scores.shape)\n"
+    "    rows = [masked_softmax(scores[..., i : i + 1, :], None if m is None else m[..., i : i + 1, :], dim=-1)\n"
+    "            for i in range(scores.shape[-2])]\n"
+    "    weights = torch.cat(rows, dim=-2)\n"
+    "    return weights @ value, weights\n"
+)
+
+
+@case(
+    "branch_on_query_length",
+    "scaled_dot_product_attention does one more torch operation when T_q > T_k (a branch on a "
+    "size, the same values): no Python loop, full points",
+    max_score=FULL,
+    questions_keep_full=list(others()),
+)
+def _():
+    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", BRANCH_SDPA))
+
+
+@case(
+    "loop_over_query_length",
+    "scaled_dot_product_attention runs masked_softmax once per query in a Python loop (control "
+    "for branch_on_query_length: loses the vectorisation check)",
+    questions_lose=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
+)
+def _():
+    return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", QUERY_LOOP_SDPA))
+
+
+# -- a module's counterexample a student can type in ------------------------------------------
+@case(
+    "lm_counterexample_shrinks",
+    "TransformerLM adds the positions after the blocks (a catalog bug): its counterexample "
+    "shrinks to a few tokens, never a tensor cut to its first numbers",
+    assignment="transformer_block",
+    questions_lose=["transformer_lm"],
+    must_not_contain=["(the first 12 of"],
+)
+def _():
+    from autograder.audit.hostile.cases import _catalog_source, append
+
+    nb = reference("transformer_block", demo=False)
+    return ipynb(append(nb, _catalog_source("transformer_block", "lm_positions_after_blocks")))

@@ -24,7 +24,7 @@ import re
 import pytest
 import torch
 
-from autograder.judge import counterexample
+from autograder.judge import counterexample, shrink
 from autograder.judge.failure import Failure, Msg, Said
 from autograder.judge.remote import CallOptions, cell_label
 from autograder.messages import LANGUAGES, MessageError, t
@@ -771,9 +771,9 @@ def _counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devi
     probe = getattr(sub, "probe", None)
     if probe is None or str(device) != "cpu" or any(opts.get(k) for k in _NOT_A_PLAIN_CALL):
         return None
-    limits = counterexample.budget(cfg)
-    spent = counterexample.ledger(sub, name)
-    if spent.found or spent.calls >= limits.calls or spent.seconds >= limits.seconds:
+    limits = shrink.budget(cfg)
+    spent = shrink.ledger(sub, name)
+    if spent.spent(limits):
         return None
     options = CallOptions(**opts)
 
@@ -781,13 +781,10 @@ def _counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devi
         return _as_outputs(probe(name, to(a, device, dtype), to(k, device, dtype), options, seconds), out_names, dtype)
 
     def reference(a, k):  # on the inputs as the student's function gets them (rounded to `dtype`)
-        try:
-            out = reference_outputs(ref_fn, to(a, "cpu", dtype), to(k, "cpu", dtype), out_names)
-        except Exception:  # noqa: BLE001 - the reference refuses these inputs: not a valid candidate
-            return None
+        out = shrink.refusing(reference_outputs, ref_fn, to(a, "cpu", dtype), to(k, "cpu", dtype), out_names)
         return out if all(isinstance(v, torch.Tensor) for v in out.values()) else None
 
-    found = counterexample.search(
+    found = shrink.search_function(
         name, list(args), dict(kwargs or {}), student, reference, _differs(cfg, dtype), limits, spent
     )
     if found is None:
@@ -803,7 +800,7 @@ def _counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, dtype, devi
 def module_counterexample_on_failure(sub, cfg, name, got, expected, dtype, device, sizes, make, sent=()):
     """`counterexample_on_failure` for a module `name` (a class the worker builds and loads
     parameters into): the smallest case found from the failing case's named `sizes`, each
-    made fresh by `make(sizes, seed)` (a `counterexample.ModuleCase`, or None); `sent`: the
+    made fresh by `make(sizes, seed)` (a `shrink.ModuleCase`, or None); `sent`: the
     failing case's tensors (inputs, parameters), never shown again."""
     try:
         yield
@@ -816,9 +813,9 @@ def module_counterexample_on_failure(sub, cfg, name, got, expected, dtype, devic
 def _module_counterexample(sub, cfg, name, expected, dtype, sizes, make, sent):
     """The feedback lines of a counterexample for a failed value check of a module `name`, or None."""
     probe = getattr(sub, "probe", None)
-    spent = counterexample.ledger(sub, name)
-    limits = counterexample.budget(cfg)
-    if probe is None or spent.found or spent.calls >= limits.calls or spent.seconds >= limits.seconds:
+    spent = shrink.ledger(sub, name)
+    limits = shrink.budget(cfg)
+    if probe is None or spent.spent(limits):
         return None
     out_names = list(expected)
     wire_dtype = wire.dtype_name(dtype)
@@ -828,7 +825,7 @@ def _module_counterexample(sub, cfg, name, expected, dtype, sizes, make, sent):
         reply = probe(name, to(case.args, "cpu", dtype), to(case.kwargs, "cpu", dtype), options, seconds)
         return _as_outputs(reply, out_names, dtype)
 
-    found = counterexample.search_module(
+    found = shrink.search_module(
         name,
         dict(sizes),
         lambda at, seed: _rounded(make(at, seed), dtype),
@@ -1069,13 +1066,13 @@ def _gradient_counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, gr
     are right and whose gradients are not (float64, on the CPU), or None: the smallest
     input found where the gradients of the sum of every output (cotangents of ones, so
     that a student can redo it with `sum().backward()`) w.r.t. the inputs `grad_args`
-    differ from the reference's (`counterexample.search`, the question's budget)."""
+    differ from the reference's (`shrink.search_function`, the question's budget)."""
     probe = getattr(sub, "probe", None)
     if probe is None or any(opts.get(k) for k in _NOT_A_PLAIN_CALL):
         return None
-    limits = counterexample.budget(cfg)
-    spent = counterexample.ledger(sub, name)
-    if spent.found or spent.calls >= limits.calls or spent.seconds >= limits.seconds:
+    limits = shrink.budget(cfg)
+    spent = shrink.ledger(sub, name)
+    if spent.spent(limits):
         return None
     arg_names = counterexample.parameter_names(ref_fn, len(args))
     grad_names = [arg_names[i] for i in grad_args]
@@ -1092,13 +1089,10 @@ def _gradient_counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, gr
         return [torch.ones_like(o) for o in ([out] if len(out_names) == 1 else out)]
 
     def reference(a, k):
-        try:
-            r = leaves(a)
-            out = ref_fn(*r, **k)
-            outs = [out] if len(out_names) == 1 else list(out)
-            grads = vjp(outs, [r[i] for i in grad_args], [torch.ones_like(o) for o in outs])
-        except Exception:  # noqa: BLE001 - the reference refuses these inputs: not a valid candidate
-            return None
+        r = leaves(a)
+        out = shrink.refusing(ref_fn, *r, **k)
+        outs = [out] if len(out_names) == 1 else list(out)
+        grads = vjp(outs, [r[i] for i in grad_args], [torch.ones_like(o) for o in outs])
         return {n: g if g is not None else torch.zeros_like(r[i]) for n, i, g in zip(grad_names, grad_args, grads)}
 
     def student(a, k, seconds):
@@ -1112,7 +1106,7 @@ def _gradient_counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, gr
             return None
         return dict(zip(grad_names, got))
 
-    found = counterexample.search(
+    found = shrink.search_function(
         name, list(args), dict(kwargs or {}), student, reference, _differs(cfg, torch.float64), limits, spent
     )
     if found is None:
@@ -1201,21 +1195,27 @@ def ops_grew(name, counts, what_grows, cause_key="cause_python_loop"):
     fail(caused(t("ops_grew", name=name, small=counts[0], large=counts[1], grew=grew), Msg(cause_key, over=over)))
 
 
-def check_vectorised(sub, name, small, large, what_grows, **opts):
-    """The number of torch calls must not grow with batch size, length or heads.
-
-    `small` and `large` are (args, kwargs) pairs that differ only in
-    `what_grows`, one of GROWS ("batch", "heads", ...).
-    """
-    no_tracing_tampering(sub, name)
-    counts = []
-    for args, kwargs in (small, large):
-        reply = call(sub, name, args, kwargs, trace=True, **opts)
-        counts.append(reply.op_count)
-    if counts[0] is None or counts[1] is None:
+def ops_grow(name, count, sizes, what_grows, cause_key="cause_python_loop"):
+    """Fail where the count of torch operations grows with `what_grows` (one of GROWS):
+    `count(size)` the count of one call at each of `sizes` (three or more, increasing;
+    None: no count came back). A Python loop over the size adds operations at every
+    step; a branch on it (one extra operation past a size, as when T_q > T_k) adds them
+    once: only a count that grows at every step is a loop."""
+    if len(sizes) < 3 or list(sizes) != sorted(set(sizes)):
+        raise ValueError(sizes)  # the kit's own misuse: three or more increasing sizes
+    counts = [count(size) for size in sizes]
+    if any(n is None for n in counts):
         fail(t("no_op_count", name=name))
-    if counts[1] > counts[0]:
-        ops_grew(name, counts, what_grows)
+    if all(b > a for a, b in zip(counts, counts[1:])):
+        ops_grew(name, (counts[0], counts[-1]), what_grows, cause_key)
+
+
+def check_vectorised(sub, name, make, sizes, what_grows, **opts):
+    """The number of torch calls must not grow with batch size, length or heads:
+    `make(size)` the (args, kwargs) of a call at each of `sizes` of `what_grows` (one of
+    GROWS: "batch", "heads", ...), everything else the same (`ops_grow`)."""
+    no_tracing_tampering(sub, name)
+    ops_grow(name, lambda size: call(sub, name, *make(size), trace=True, **opts).op_count, sizes, what_grows)
 
 
 def no_tracing_tampering(sub, name):

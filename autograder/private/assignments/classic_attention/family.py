@@ -202,6 +202,8 @@ def vectorised(sub, cfg, spec):
     B, T, d_s, d_h, d_attn = sizes(spec)[0]
     args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=900)
     c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))
-    for grow, small, large in (("batch", (2, T), (6, T)), ("sequence_length", (B, 3), (B, 9))):
-        pair = [inputs(spec, b, n, d_s, d_h, d_attn, seed=910) for b, n in (small, large)]
-        c.check_vectorised(sub, spec["name"], pair[0], pair[1], grow)
+    for grow, make, grows in (
+        ("batch", lambda b: inputs(spec, b, T, d_s, d_h, d_attn, seed=910), (2, 4, 6)),
+        ("sequence_length", lambda n: inputs(spec, B, n, d_s, d_h, d_attn, seed=910), (3, 6, 9)),
+    ):
+        c.check_vectorised(sub, spec["name"], make, grows, grow)

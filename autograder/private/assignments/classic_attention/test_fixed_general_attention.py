@@ -128,10 +128,9 @@ def test_vectorised(sub, cfg):
     B, T_dec, T_enc, d_s, d_h = SIZES[0]
     args, kwargs = drill.inputs(B, T_dec, T_enc, d_s, d_h, seed=1900)
     c.check_runs(sub, cfg, NAME, args, kwargs, REF, OUT, shape_hints=drill.shape_hints(args))
-    for grow, small, large in (
-        ("batch", (2, T_dec, T_enc), (6, T_dec, T_enc)),
-        ("query_length", (B, 2, T_enc), (B, 7, T_enc)),
-        ("sequence_length", (B, T_dec, 3), (B, T_dec, 9)),
+    for grow, make, sizes in (
+        ("batch", lambda b: drill.inputs(b, T_dec, T_enc, d_s, d_h, seed=1910), (2, 4, 6)),
+        ("query_length", lambda n: drill.inputs(B, n, T_enc, d_s, d_h, seed=1910), (2, 4, 7)),
+        ("sequence_length", lambda m: drill.inputs(B, T_dec, m, d_s, d_h, seed=1910), (3, 6, 9)),
     ):
-        pair = [drill.inputs(b, n, m, d_s, d_h, seed=1910) for b, n, m in (small, large)]
-        c.check_vectorised(sub, NAME, pair[0], pair[1], grow)
+        c.check_vectorised(sub, NAME, make, sizes, grow)

@@ -154,7 +154,8 @@ def test_vectorised(sub, cfg):
     """The number of torch operations must not grow with the number of rows."""
     scores = c.randn((3, 5), 195)
     c.check_runs(sub, cfg, NAME, [scores], {}, ref.masked_softmax, OUT)
-    pair = []
-    for k, rows in enumerate((2, 8)):
-        pair.append(([c.randn((rows, 5), 196 + k)], {"mask": c.rand_mask((rows, 5), 198 + k)}))
-    c.check_vectorised(sub, NAME, pair[0], pair[1], "rows")
+
+    def make(rows):
+        return [c.randn((rows, 5), 196 + rows)], {"mask": c.rand_mask((rows, 5), 198 + rows)}
+
+    c.check_vectorised(sub, NAME, make, (2, 5, 8), "rows")

@@ -367,12 +367,12 @@ def test_vectorised(sub, cfg):
     args, kwargs = inputs(*SIZES[1], seed=900, mask=False)
     runs(sub, cfg, args, kwargs)
     d = 3
-    for grow, small, large in (
-        ("batch", (2, 5, 4, 4 * d, 4), (6, 5, 4, 4 * d, 4)),
-        ("sequence_length", (2, 3, 4, 4 * d, 4), (2, 9, 4, 4 * d, 4)),
-        ("heads", (2, 5, 4, 2 * d, 2), (2, 5, 4, 6 * d, 6)),
+    for grow, make, sizes in (
+        ("batch", lambda b: inputs(b, 5, 4, 4 * d, 4, seed=910, mask=False), (2, 4, 6)),
+        ("sequence_length", lambda n: inputs(2, n, 4, 4 * d, 4, seed=910, mask=False), (3, 6, 9)),
+        ("heads", lambda h: inputs(2, 5, 4, h * d, h, seed=910, mask=False), (2, 4, 6)),
     ):
-        c.check_vectorised(sub, NAME, inputs(*small, seed=910, mask=False), inputs(*large, seed=920, mask=False), grow)
+        c.check_vectorised(sub, NAME, make, sizes, grow)
 
 
 def test_value_error_when_not_divisible(sub, cfg):

@@ -396,9 +396,10 @@ def test_from_scratch(sub, cfg, cells, provided):
 def test_vectorised(sub, cfg):
     args = inputs(*SIZES[1], seed=900)
     runs(sub, cfg, args, {})
-    for grow, small, large in (("batch", ((2,), 3), ((6,), 3)), ("query_length", ((2,), 2), ((2,), 7))):
-        pair = []
-        for lead, T_q in (small, large):
-            a = inputs(lead, T_q, 5, 4, 6, seed=910)
-            pair.append((a, {"mask": torch.ones(lead[0], 1, 5, dtype=torch.bool)}))
-        c.check_vectorised(sub, NAME, pair[0], pair[1], grow)
+
+    def make(b, T_q):
+        return inputs((b,), T_q, 5, 4, 6, seed=910), {"mask": torch.ones(b, 1, 5, dtype=torch.bool)}
+
+    # T_k is 5: a query length on both sides of it (a branch on T_q > T_k is no loop)
+    c.check_vectorised(sub, NAME, lambda b: make(b, 3), (2, 4, 6), "batch")
+    c.check_vectorised(sub, NAME, lambda n: make(2, n), (2, 7, 12), "query_length")

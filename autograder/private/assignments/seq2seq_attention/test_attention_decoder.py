@@ -11,7 +11,7 @@ state BEFORE the step (Bahdanau), so the weights do not depend on prev_token.
 import pytest
 import torch
 
-from autograder.judge import counterexample
+from autograder.judge import shrink
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.assignments.seq2seq_attention import common
@@ -66,7 +66,7 @@ class Case:
         return dict(zip(OUT, out))
 
     def fresh(self):
-        """The counterexample search's cases (`counterexample.search_module`): this case's
+        """The counterexample search's cases (`shrink.search_module`): this case's
         named sizes, and cases at other sizes drawn from another seed."""
 
         def make(at, seed):
@@ -80,9 +80,7 @@ class Case:
                 return m(*a, **k)
 
             names = ["prev_token", "state", "encoder_states", "mask"]
-            return counterexample.ModuleCase(
-                case.module, case.opts()["construct"], case.state, case.args, {}, names, reference
-            )
+            return shrink.ModuleCase(case.module, case.opts()["construct"], case.state, case.args, {}, names, reference)
 
         sizes = {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H, "A": self.A}
         return sizes, make, [*self.args, *self.state.values()]

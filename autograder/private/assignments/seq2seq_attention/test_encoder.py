@@ -10,7 +10,7 @@ yardstick is the reference module with the same parameters, in float64.
 import pytest
 import torch
 
-from autograder.judge import counterexample
+from autograder.judge import shrink
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.assignments.seq2seq_attention import common
@@ -61,7 +61,7 @@ class Case:
         return {"states": states, "final": final}
 
     def fresh(self):
-        """The counterexample search's cases (`counterexample.search_module`): this case's
+        """The counterexample search's cases (`shrink.search_module`): this case's
         named sizes, and cases at other sizes drawn from another seed."""
 
         def make(at, seed):
@@ -75,7 +75,7 @@ class Case:
                 return m(*a, **k)
 
             construct = case.opts()["construct"]
-            return counterexample.ModuleCase(
+            return shrink.ModuleCase(
                 case.module, construct, case.state, case.args, {}, ["src", "src_lengths"], reference
             )
 

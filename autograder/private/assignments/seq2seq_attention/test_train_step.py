@@ -12,12 +12,12 @@ reference, here, in float64.
 """
 
 import contextlib
-import time
+from dataclasses import dataclass
 
 import pytest
 import torch
 
-from autograder.judge import counterexample
+from autograder.judge import counterexample, shrink
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.assignments.seq2seq_attention import common
@@ -178,7 +178,7 @@ def check_params(run, states, cfg, losses):
             )
 
 
-# The smallest runs tried for a counterexample, fewest numbers first: (batch_size, max_len).
+# The smallest runs tried first for a counterexample, fewest numbers first: (batch_size, max_len).
 SMALL = ((1, 1), (1, 2), (2, 2), (1, 3), (2, 3))
 
 
@@ -188,8 +188,9 @@ def smaller_run_on_failure(sub, cfg, run):
     run found, made fresh, on which the student's losses differ from the reference's: the
     fewest steps (up to one more than `run`'s, so that a wrong update shows in the next
     loss), then the fewest sequences and symbols (`SMALL`), within the question's
-    counterexample budget (`counterexample.ledger`). Its batches are shown, and both losses;
-    the baseline's parameters are drawn by the judge, too many to show."""
+    counterexample budget (`shrink.ledger`; the engine's `TrainingStrategy`). Its batches
+    are shown, and both losses; the baseline's parameters are drawn by the judge, too many
+    to show."""
     try:
         yield
     except pytest.fail.Exception as exc:
@@ -198,43 +199,67 @@ def smaller_run_on_failure(sub, cfg, run):
         raise
 
 
+@dataclass
+class Smaller:
+    """A smaller run on which the student's losses differ from the reference's."""
+
+    run: Run
+    losses: list[float]
+    want: list[float]
+    calls: int = 0
+    seconds: float = 0.0
+
+    def largest(self):
+        return max(int(x.numel()) for b in self.run.batches for x in b if isinstance(x, torch.Tensor))
+
+
+@dataclass
+class TrainingStrategy(shrink.Plain):
+    """The engine's strategy for a training step: a candidate is a fresh run (its steps,
+    sequences and symbols); its values are the copy task's, nothing to simplify."""
+
+    probe: object
+    lr: float
+    steps: int  # the failing run's steps plus one
+    seed: int
+
+    def sizes(self):
+        return {"steps": self.steps, "batch_size": SMALL[-1][0], "max_len": SMALL[-1][1]}
+
+    def starts(self):
+        return [
+            ({"steps": n, "batch_size": b, "max_len": m}, None, 0) for n in range(1, self.steps + 1) for b, m in SMALL
+        ]
+
+    def simplest(self, values):
+        return []
+
+    def make(self, sizes, values, salt):
+        n, b, m = sizes["steps"], sizes["batch_size"], sizes["max_len"]
+        k = SMALL.index((b, m)) if (b, m) in SMALL else len(SMALL) + 3 * b + m
+        small = Run(self.seed + 10 * n + k, n, lr=self.lr, batch_size=b, max_len=m)
+        return small, small.expected()[0]
+
+    def run(self, candidate, seconds):
+        small, want = candidate
+        reply = self.probe(DRIVER, small.args, {"optimizer": "sgd"}, CallOptions(isolate=["masked_loss"]), seconds)
+        value = reply.value if reply.ok else None
+        losses = value[0] if isinstance(value, (list, tuple)) and len(value) == 3 else None
+        if isinstance(losses, list) and all(isinstance(x, float) for x in losses) and not _same(losses, want):
+            return Smaller(small, losses, want)
+        return None
+
+
 def _smaller_run(sub, cfg, run):
     probe = getattr(sub, "probe", None)
-    limits = counterexample.budget(cfg)
-    spent = counterexample.ledger(sub, QUESTION)
-    if probe is None or spent.found or spent.calls >= limits.calls or spent.seconds >= limits.seconds:
+    limits = shrink.budget(cfg)
+    spent = shrink.ledger(sub, QUESTION)
+    if probe is None or spent.spent(limits):
         return None
-    start, best, calls = time.monotonic(), None, spent.calls
-    options = CallOptions(isolate=["masked_loss"])
-    try:
-        for n in range(1, len(run.batches) + 2):
-            for k, (batch_size, max_len) in enumerate(SMALL):
-                left = limits.seconds - spent.seconds - (time.monotonic() - start)
-                if spent.calls >= limits.calls or left <= 0:
-                    return None
-                seed = 7000 + 100 * limits.seed + 10 * n + k  # fresh: the hidden runs' seeds are 100 .. 399
-                small = Run(seed, n, lr=run.lr, batch_size=batch_size, max_len=max_len)
-                want, _, _ = small.expected()
-                spent.calls += 1
-                reply = probe(DRIVER, small.args, {"optimizer": "sgd"}, options, max(0.2, left))
-                value = reply.value if reply.ok else None
-                losses = value[0] if isinstance(value, (list, tuple)) and len(value) == 3 else None
-                if isinstance(losses, list) and all(isinstance(x, float) for x in losses) and not _same(losses, want):
-                    best = (small, losses, want)
-                    return _render_run(*best, limits)
-    finally:
-        spent.seconds += time.monotonic() - start
-        counterexample.STATS.append(
-            {
-                "name": QUESTION,
-                "found": best is not None,
-                "calls": spent.calls - calls,
-                "seconds": time.monotonic() - start,
-                "largest": None,
-            }
-        )
-        spent.found = spent.found or best is not None
-    return None
+    # fresh: the hidden runs' seeds are 100 .. 399
+    strategy = TrainingStrategy(probe, run.lr, len(run.batches) + 1, 7000 + 100 * limits.seed)
+    found = shrink.search(QUESTION, strategy, limits, spent)
+    return None if found is None else _render_run(found.run, found.losses, found.want, limits)
 
 
 def _render_run(small, losses, want, limits):

@@ -105,5 +105,4 @@ def test_vectorised(sub, cfg):
         sub,
         lambda B, T: Case(B, T, 6, 10, seed=700),
         NAME,
-        [("batch", (2, 4), (6, 4)), ("sequence_length", (2, 3), (2, 9))],
     )

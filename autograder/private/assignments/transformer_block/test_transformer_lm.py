@@ -246,5 +246,4 @@ def test_vectorised(sub, cfg):
         sub,
         lambda B, T: Case(B, T, 11, 8, 2, 12, 2, seed=950, padded=True),
         NAME,
-        [("batch", (2, 4), (6, 4)), ("sequence_length", (2, 3), (2, 9))],
     )
