@@ -87,7 +87,7 @@ def test_the_engine_runs_a_candidate_once():
 
 # -- a module counterexample a student can type in ------------------------------------------
 def test_a_language_model_counterexample_shrinks_to_a_few_tokens():
-    from autograder.private.suites.transformer_block import test_transformer_lm as lm
+    from autograder.private.assignments.transformer_block import test_transformer_lm as lm
 
     case = lm.Case(*lm.SIZES[0], seed=200, padded=True)  # the suite's failing case: B 3, T 6, V 11, 2 layers
     sizes, make, sent = case.fresh()
