@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from autograder import config
 from autograder.judge import reader, sourcecheck
 from autograder.judge.notebook import Cell, Submission, SubmissionError, load_submission, read_notebook_json
+from autograder.judge.text import LABEL_CHARS
 
 LIMITS = dict(config.load().limits)
 KNOWN = tuple(config.load().assignments)
@@ -253,6 +254,27 @@ def test_cells_that_are_not_dicts_are_skipped_and_indices_kept():
     )
     result = read(dumps(nb))
     assert [(c["index"], c["source"]) for c in result["cells"]] == [(7, GOOD)]
+
+
+def test_cells_are_labelled_as_jupyter_and_colab_show_them():
+    """The prompt beside a cell ([7]: once run, [ ]: never run; no cell's place among the
+    notebook's cells, which neither shows) and the first line of its code, cut to fit."""
+    long = "def scaled_dot_product_attention(query, key, value, mask=None, dropout=0.0):\n    pass\n"
+    nb = notebook(
+        {"cell_type": "markdown", "source": "# title"},
+        code(GOOD, execution_count=7),
+        code("\n\n  x = 1  \n", execution_count=None),
+        code(long, execution_count=12),
+        code("", execution_count=True),
+    )
+    labels = [c["label"] for c in read(dumps(nb))["cells"]]
+    assert labels[:3] == [
+        "[7]: import torch",
+        "[ ]: x = 1",
+        "[12]: def scaled_dot_product_attention(query, key, value, ma ...",
+    ]
+    assert labels[3] == "[ ]:"  # a count that is not a number Jupyter would show
+    assert all(len(x) <= LABEL_CHARS for x in labels)
 
 
 def test_outputs_dropped_and_code_only():

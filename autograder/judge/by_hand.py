@@ -39,6 +39,8 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder.judge.text import LABEL_CHARS
+
 TAG = "kit-by-hand"
 MARK = "# kit-by-hand"
 QUESTION = "by_hand"  # the question a by-hand cell answers (what detection counts it as)
@@ -287,7 +289,7 @@ def checked(data: Any, max_cells: int, form: Form = BY_HAND) -> dict[str, Any] |
         and all(type(i) is int and 0 < i for i in cells)
         and isinstance(labels, list)
         and len(labels) == len(cells)
-        and all(x is None or (isinstance(x, str) and len(x) <= 40) for x in labels)
+        and all(x is None or (isinstance(x, str) and len(x) <= LABEL_CHARS) for x in labels)
     ):
         raise ValueError("cells")
     answers, problem = data["answers"], data["problem"]

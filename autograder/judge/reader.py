@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from autograder.judge import by_hand, sourcecheck
-from autograder.judge.text import one_line
+from autograder.judge.text import LABEL_CHARS, one_line
 
 PROVIDED_MARK = "# PROVIDED:"
 PROVIDED_TAG = "kit-provided"
@@ -97,6 +97,15 @@ class SubmissionError(Exception):
 
 
 # -- per-cell work (pure: text in, text out) -------------------------------------------
+def shown_label(count: object, source: str) -> str:
+    """A code cell as Jupyter and Colab show it: the prompt with its execution count (`[7]:`,
+    `[ ]:` for a cell never run) and the first line of its code, so a student finds it by
+    eye (a cell's place among the notebook's cells is a number neither shows)."""
+    number = str(count) if type(count) is int and 0 < count < 10**9 else " "
+    first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    return one_line(f"[{number}]: {first}", LABEL_CHARS)
+
+
 def clean(text: str) -> str:
     """Text as the worker may run it: valid UTF-8 (lone surrogates become '?'),
     every line end (\\r\\n, lone \\r) a \\n."""
@@ -375,7 +384,7 @@ def read_bytes(
 
     # The code cells, outputs dropped; indices are positions among all cells, from 1.
     code, size = [], 0
-    # how Jupyter shows each code cell: its execution count, else its place among code cells
+    # each code cell as the student sees it (`shown_label`)
     labels: dict[int, str] = {}
     # the typed-answer cells of each form: (index, label, text), the first by_hand.MAX_LISTED, and their count
     marked: dict[str, list[tuple[int, str, str]]] = {f.question: [] for f in by_hand.FORMS}
@@ -383,9 +392,8 @@ def read_bytes(
     for i, cell in enumerate(nb["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        count = cell.get("execution_count")
-        labels[i] = f"In [{count}]" if type(count) is int and 0 < count < 10**9 else f"#{len(labels) + 1}"
         original = clean(cell_text(cell))
+        labels[i] = shown_label(cell.get("execution_count"), original)
         size += len(original.encode("utf-8"))
         if size > max_code:
             raise SubmissionError("too_much_code", name=where, kb=max_code >> 10)
@@ -653,7 +661,7 @@ def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> 
         and isinstance(c.get("source"), str)
         and isinstance(c.get("original"), str)
         and (c.get("unparsed") is None or isinstance(c["unparsed"], str))
-        and (c.get("label") is None or (isinstance(c["label"], str) and len(c["label"]) <= 40))
+        and (c.get("label") is None or (isinstance(c["label"], str) and len(c["label"]) <= LABEL_CHARS))
         for c in cells
     ):
         raise bad("cells")
