@@ -24,7 +24,7 @@ from autograder.judge.notebook import Cell, Submission, SubmissionError, load_su
 from autograder.judge.remote import Remote
 from autograder.judge.scoring import MAX_LINE_CHARS, QuestionResult, TestOutcome  # noqa: F401 - re-exported
 from autograder.judge.stand_in import StandIn
-from autograder.judge.text import markdown, one_line
+from autograder.judge.text import Code, Strong, fenced, markdown, one_line
 from autograder.messages import t
 from autograder.sandbox import warm
 from autograder.sandbox.limits import Limits
@@ -107,6 +107,7 @@ class GradeResult:
                     "max_score": q.max_score,
                     "output": self._view(q, terms.at_submission, terms),
                     "visibility": release.VISIBLE,
+                    "extra_data": {"level": terms.at_submission},  # what the feedback page may mark
                 }
             )
             if terms.later and q.lines:  # no score: the scored test above holds it (release.scored)
@@ -115,6 +116,7 @@ class GradeResult:
                         "name": t("release_later_name", question=q.name),
                         "output": self._view(q, terms.after_deadline),
                         "visibility": terms.released,
+                        "extra_data": {"level": terms.after_deadline},
                     }
                 )
         # Markdown, which Gradescope renders: every line (student text included) escaped, so
@@ -198,12 +200,22 @@ class GradeResult:
 
 
 def markdown_lines(lines: Sequence[str]) -> str:
-    """Feedback lines as Gradescope Markdown: one paragraph each, every line
-    escaped (`text.markdown`), a question's summary in bold."""
+    """Feedback lines as Gradescope Markdown: one paragraph each, every line escaped
+    (`text.markdown`), a question's summary (`text.Strong`) in bold, a counterexample's
+    lines (`text.Code`) together in one fenced code block (monospace, literal)."""
     out: list[str] = []
-    for i, line in enumerate(lines):
+    code: list[str] = []
+    for line in lines:
+        if isinstance(line, Code):
+            code.append(one_line(line, MAX_LINE_CHARS + 100))
+            continue
+        if code:
+            out.append(fenced(code))
+            code = []
         md = markdown(line, MAX_LINE_CHARS + 100)
-        out.append(f"**{md}**" if i == 1 and line.startswith(("Failed ", "All ")) else md)
+        out.append(f"**{md}**" if isinstance(line, Strong) else md)
+    if code:
+        out.append(fenced(code))
     return "\n\n".join(out)
 
 

@@ -16,6 +16,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u2
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>#!|~])")
 
 
+LABEL_CHARS = 64  # a cell's label (`reader.shown_label`): its prompt and the start of its first line
+
+
 def one_line(text: object, limit: int = 300) -> str:
     """`text` as one printable line of at most `limit` characters."""
     text = str(text)
@@ -31,3 +34,24 @@ def markdown(text: object, limit: int = 300) -> str:
     """`text` as inert Markdown inside a table cell or a line: every character
     that Markdown or HTML would act on is backslash-escaped."""
     return _MD_SPECIAL.sub(r"\\\1", one_line(text, limit))
+
+
+class Strong(str):
+    """A feedback line shown in bold (a question's summary): its role travels with it, so no
+    renderer has to tell it by its words (which differ by language)."""
+
+    __slots__ = ()
+
+
+class Code(str):
+    """A feedback line shown in monospace (a counterexample's call and outputs), as written."""
+
+    __slots__ = ()
+
+
+def fenced(lines: list[str]) -> str:
+    """Lines as one Markdown fenced code block, literal whatever they hold: the fence is
+    longer than any run of backticks in them."""
+    runs = [len(m) for line in lines for m in re.findall(r"`+", line)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return "\n".join([fence, *lines, fence])
