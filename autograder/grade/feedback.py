@@ -44,7 +44,7 @@ _STYLE = (
     "h2 .pts{margin-left:auto;font-weight:normal;color:#444}"
     "p{margin:.45rem 0;overflow-wrap:anywhere}.meta{color:#555}"
     ".mark{display:inline-block;min-width:1.4em;text-align:center;border-radius:.3em;color:#fff;font-weight:bold}"
-    ".pass>.mark,.pass>h2>.mark{background:#1a7f37}.part>h2>.mark{background:#9a6700}"
+    ".pass>.mark,.pass>h2>.mark{background:#1a7f37}.part>.mark,.part>h2>.mark{background:#9a6700}"
     ".fail>.mark,.fail>h2>.mark{background:#cf222e}"
     "ul.checks{list-style:none;padding:0;margin:.5rem 0}ul.checks li{margin:.2rem 0}"
     "pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,'DejaVu Sans Mono',monospace;font-size:.88rem;"
@@ -179,9 +179,11 @@ def _checks(question, records):
         failed, cases = _number(r.get("failed")), _number(r.get("cases"))
         if failed is None or cases is None:
             continue
-        kind = FAIL if failed else PASS
-        word = t("feedback_check_failed" if failed else "feedback_check_passed")
+        # a property check that passed but earns only what the values earn (scoring's gate) is half marked
+        kind = FAIL if failed else PART if r.get("gated") is True else PASS
+        word = t({FAIL: "feedback_check_failed", PART: "feedback_check_gated", PASS: "feedback_check_passed"}[kind])
         count = t("feedback_check_cases", failed=f"{failed:g}", cases=f"{cases:g}") if failed else ""
+        count = t("feedback_check_gated_note") if kind == PART else count
         items.append(
             f'<li class="{kind}">{_mark(kind, word)} {html.escape(check_label(r["check"]))}{html.escape(count)}</li>'
         )
