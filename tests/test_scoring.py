@@ -82,6 +82,27 @@ def test_fourteen_checks_failing_the_same_way_are_one_line_with_a_count():
             assert messages.t("fail_more_checks", n=11) in named[0] and named[0].endswith(error)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment", sorted(CFG.assignments))
+def test_an_error_every_check_raises_is_one_line_whatever_the_inputs(tmp_path, assignment):
+    """The untouched template: the checks of a question call a stub that raises, each with its
+    own inputs. Where every failure is that one error (the call's, `TestOutcome.kind`), the
+    student reads it once, with how many cases, not once per check."""
+    path = tmp_path / "template.ipynb"
+    path.write_text(json.dumps(template(assignment)))
+    result = grade(path, cfg=CFG)
+    one = []
+    for name, q in result.questions.items():
+        failed = [o for o in result.outcomes if o.question == name and not o.passed and not o.evidence]
+        if len(failed) < 2 or len({o.kind for o in failed}) != 1 or not failed[0].kind:
+            continue
+        one.append(name)
+        fail = [line for line in q.lines if scoring.is_failure_line(line)]
+        assert len(fail) == 1 and "NotImplementedError" in fail[0], (name, q.lines)
+        assert messages.t("fail_cases", n=len(failed)) in fail[0], (name, fail, len(failed))
+    assert len(one) >= 2, {n: q.lines for n, q in result.questions.items()}
+
+
 def test_weights_from_grading_yml(tmp_path, monkeypatch):
     own = tmp_path / "grading.yml"
     own.write_text("scoring:\n  weights:\n    causal_mask: {test_values: 3}\n")

@@ -293,6 +293,7 @@ class KitPlugin:
             message = ""
             shown: tuple[str, ...] = ()
             form = False
+            kind = ""
             if not passed:
                 exc = call.excinfo
                 if exc is not None and exc.type is pytest.fail.Exception:
@@ -305,6 +306,8 @@ class KitPlugin:
                         if callable(look):
                             self._looks.append((len(self.outcomes), kind, look))
                     form = getattr(exc.value, "form", False) is True  # checks.fail_form
+                    found = getattr(exc.value, "kind", "")  # checks.call: the error, whatever the call
+                    kind = found if isinstance(found, str) else ""
                 else:
                     # A bug in the suite itself: tell the student nothing hidden.
                     self.internal_errors.append(f"{item.nodeid}: {report.longreprtext[-2000:]}")
@@ -321,6 +324,7 @@ class KitPlugin:
                     prop=item.get_closest_marker("property") is not None,
                     counterexample=shown,
                     form=form,
+                    kind=kind,
                 )
             )
 

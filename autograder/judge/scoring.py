@@ -64,6 +64,9 @@ class TestOutcome:
     # a failed value check's counterexample (`judge.counterexample`): its feedback lines, or ()
     counterexample: tuple[str, ...] = ()
     form: bool = False  # a typed answer missing, unreadable or incomplete (suites' checks.fail_form)
+    # what the failure is whatever input showed it (an error the call raised), or "": its symptom
+    # then says it; failures of one kind are one feedback line
+    kind: str = ""
 
 
 @dataclass
@@ -99,6 +102,7 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
     # one line per kind of failure (its symptom, cause and device class), whatever checks and
     # cases show it: {kind: {test: [cases]}}
     merged: dict[tuple[str, str | None, bool], dict[str, list[str]]] = {}
+    example: dict[tuple[str, str | None, bool], str] = {}  # a kind's symptom as its first case shows it
     where: dict[str, list[str]] = {}
     for test in failed + [name for name in evidence if name not in failed]:
         for i in checks[test]:
@@ -109,9 +113,13 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
                 causes.append(cause)
             if cause and test not in where.setdefault(cause, []):
                 where[cause].append(test)
-            merged.setdefault((symptom, cause, i.evidence), {}).setdefault(test, []).append(i.case)
+            key = (i.kind or symptom, cause, i.evidence)
+            example.setdefault(key, symptom)
+            merged.setdefault(key, {}).setdefault(test, []).append(i.case)
     details: list[str] = []
-    for (symptom, cause, ev), tests in merged.items():
+    for key, tests in merged.items():
+        _, cause, ev = key
+        symptom = example[key]
         n = sum(len(cases) for cases in tests.values())
         count = t("fail_cases", n=n) if n > 1 else ""
         ref = t("likely_cause_ref", n=causes.index(cause) + 1) if cause and len(causes) > 1 else ""

@@ -407,8 +407,20 @@ def call(sub, name, args, kwargs=None, **opts):
     """Call the student's `name`; fail with its error unless it returned."""
     reply = sub.call(name, args, kwargs, CallOptions(**opts))
     if not reply.ok:
-        fail(f"{describe_call(name, args, kwargs)} {with_cause(reply.error)}")
+        call_failed(describe_call(name, args, kwargs), reply.error)
     return reply
+
+
+def call_failed(what, error, cause=None, hint=True):
+    """Fail with the error a call of the student's code raised: `what` (the call), then the
+    error with its likely cause (`cause`, else one known for the error where `hint`). The
+    failure's kind is the error, whatever the inputs: the checks that hit it are one line of
+    the feedback (`scoring`), not one per input."""
+    try:
+        fail(f"{what} {with_cause(error, cause) if hint or cause else error}")
+    except pytest.fail.Exception as exc:
+        exc.kind = error  # read by the judge's KitPlugin
+        raise
 
 
 def outputs(value, what, out_names):
