@@ -343,12 +343,16 @@ SOURCE_FINDINGS = [
 ]
 
 
-def finding_text(finding):
-    """A source check's finding in the language in force (one it does not know: as it is)."""
+def finding_text(finding, cells=()):
+    """A source check's finding in the language in force (one it does not know: as it is), its
+    cell named as the student sees it among the submission's `cells` (`remote.cell_label`:
+    the prompt and the first line)."""
+    labels = {c.index: getattr(c, "label", None) for c in cells}
     for pattern, key in SOURCE_FINDINGS:
         m = pattern.fullmatch(str(finding))
         if m:
-            return t(key, **m.groupdict())
+            index = int(m["cell"])
+            return t(key, **{**m.groupdict(), "cell": cell_label(labels.get(index), index)})
     return str(finding)
 
 
@@ -1253,7 +1257,12 @@ def no_tracing_tampering(sub, name):
         fail(t("source_checks_missing", name=name))
     found = findings.get("tracing") or []
     if found:
-        fail(caused(t("tracing_tampered", name=name, finding=finding_text(found[0])), t("cause_tracing")))
+        fail(
+            caused(
+                t("tracing_tampered", name=name, finding=finding_text(found[0], sub.submission.cells)),
+                t("cause_tracing"),
+            )
+        )
 
 
 def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
@@ -1271,7 +1280,12 @@ def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
         if excused.get(f) not in provided
     )
     if found:
-        fail(caused(t("builtin_in_source", name=name, finding=finding_text(found[0])), t("cause_builtin_source")))
+        fail(
+            caused(
+                t("builtin_in_source", name=name, finding=finding_text(found[0], sub.submission.cells)),
+                t("cause_builtin_source"),
+            )
+        )
     if reply.forbidden_seen:
         fail(caused(t("builtin_called", name=name, builtin=reply.forbidden_seen[0]), t("cause_builtin_traced")))
     return reply
