@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from autograder import config
 from autograder.judge import reader, sourcecheck
+from autograder.judge.form import LABEL_CHARS
 from autograder.judge.notebook import Cell, Submission, SubmissionError, load_submission, read_notebook_json
-from autograder.judge.text import LABEL_CHARS
 
 LIMITS = dict(config.load().limits)
 KNOWN = tuple(config.load().assignments)

@@ -9,8 +9,8 @@ import pytest
 from autograder import config, layout, messages
 from autograder.audit.catalog import fill_entry, load_entry
 from autograder.judge import scoring
+from autograder.judge.form import LABEL_CHARS
 from autograder.judge.scoring import TestOutcome
-from autograder.judge.text import LABEL_CHARS
 from conftest import ROOT, grade, suite_skeleton, template
 
 CFG = config.load(ROOT / "grading.yml")

@@ -131,7 +131,7 @@ def _main(notebook: str, summary: str | None, as_json: bool = False) -> int:
             file=sys.stderr,
         )
         return 2
-    rows = report(results)
+    rows = report(results, sub)
     failed = sum(not r[1] for r in rows)
     target = summary or os.environ.get("GITHUB_STEP_SUMMARY")
     if target:

@@ -39,8 +39,6 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.judge.text import LABEL_CHARS
-
 TAG = "kit-by-hand"
 MARK = "# kit-by-hand"
 QUESTION = "by_hand"  # the question a by-hand cell answers (what detection counts it as)
@@ -282,6 +280,8 @@ def checked(data: Any, max_cells: int, form: Form = BY_HAND) -> dict[str, Any] |
         return None
     if not isinstance(data, dict) or set(data) != {"cells", "labels", "answers", "problem"}:
         raise ValueError("keys")
+    from autograder.judge.form import LABEL_CHARS  # here, not at the top: this module's source runs in notebooks
+
     cells, labels = data["cells"], data["labels"]
     if not (
         isinstance(cells, list)

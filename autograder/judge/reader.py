@@ -1,8 +1,8 @@
 """Read a submission file in a limited helper process; never run it.
 
 The judge never parses the student's file itself: `read_file(path, ...)`
-starts a fresh interpreter (`python -I -S`, the standard library and four
-modules of the kit: this one, `sourcecheck`, `by_hand` and `text`, loaded without the
+starts a fresh interpreter (`python -I -S`, the standard library and five
+modules of the kit: this one, `sourcecheck`, `by_hand`, `form` and `text`, loaded without the
 judge package's `__init__`) that limits itself before it reads a byte
 (`RLIMIT_AS` and `RLIMIT_DATA` of `limits.reader_memory_mb`, `RLIMIT_CPU` of
 `limits.reader_seconds`), gets the file on its standard input, and answers
@@ -33,6 +33,8 @@ What the helper does (`read_bytes`, a pure function the tests call directly):
   words) into `typed` ({question: answer}, only those present); a notebook
   with such a cell counts as defining its question (in `defined`), as a
   graded function's name does for detection;
+- reads how the notebook is written, as the grader runs it (`form.findings`: a package
+  the grader lacks, a name bound only by a later cell) into `form`;
 - tells the assignment from otter's metadata or its init cell, and passes on
   otter's public tests (`metadata.otter.tests`), bounded.
 
@@ -56,7 +58,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from autograder.judge import by_hand, sourcecheck
-from autograder.judge.text import LABEL_CHARS, one_line
+from autograder.judge import form as written
+from autograder.judge.form import LABEL_CHARS
+from autograder.judge.text import one_line
 
 PROVIDED_MARK = "# PROVIDED:"
 PROVIDED_TAG = "kit-provided"
@@ -67,6 +71,7 @@ STACK_MB = 64
 WALL_SLACK = 10  # seconds of wall clock past twice its CPU time before the helper is killed
 MEMORY_EXIT = 3  # the helper's exit status when it ran out of memory outside a cell's parse
 NAME_CHARS = 120
+MAX_FORM = 20  # form findings sent back (`form.findings`): one per package, one per cell
 T = TypeVar("T")
 
 
@@ -97,15 +102,6 @@ class SubmissionError(Exception):
 
 
 # -- per-cell work (pure: text in, text out) -------------------------------------------
-def shown_label(count: object, source: str) -> str:
-    """A code cell as Jupyter and Colab show it: the prompt with its execution count (`[7]:`,
-    `[ ]:` for a cell never run) and the first line of its code, so a student finds it by
-    eye (a cell's place among the notebook's cells is a number neither shows)."""
-    number = str(count) if type(count) is int and 0 < count < 10**9 else " "
-    first = next((line.strip() for line in source.splitlines() if line.strip()), "")
-    return one_line(f"[{number}]: {first}", LABEL_CHARS)
-
-
 def clean(text: str) -> str:
     """Text as the worker may run it: valid UTF-8 (lone surrogates become '?'),
     every line end (\\r\\n, lone \\r) a \\n."""
@@ -384,7 +380,7 @@ def read_bytes(
 
     # The code cells, outputs dropped; indices are positions among all cells, from 1.
     code, size = [], 0
-    # each code cell as the student sees it (`shown_label`)
+    # each code cell as the student sees it (`form.shown_label`)
     labels: dict[int, str] = {}
     # the typed-answer cells of each form: (index, label, text), the first by_hand.MAX_LISTED, and their count
     marked: dict[str, list[tuple[int, str, str]]] = {f.question: [] for f in by_hand.FORMS}
@@ -393,7 +389,7 @@ def read_bytes(
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         original = clean(cell_text(cell))
-        labels[i] = shown_label(cell.get("execution_count"), original)
+        labels[i] = written.shown_label(cell.get("execution_count"), original)
         size += len(original.encode("utf-8"))
         if size > max_code:
             raise SubmissionError("too_much_code", name=where, kb=max_code >> 10)
@@ -441,6 +437,7 @@ def read_bytes(
             del tree
 
     findings = sourcecheck.findings(parsed())
+    as_written = written.findings([(i, labels[i], original) for i, original, provided in code if not provided])
     answer = by_hand.read(marked[by_hand.QUESTION], n_marked[by_hand.QUESTION])
     typed = {q: by_hand.read(marked[q], n_marked[q], form) for q, form in by_hand.OTHER_FORMS.items() if marked[q]}
     del marked
@@ -459,6 +456,7 @@ def read_bytes(
         "findings": findings,
         "by_hand": answer,
         "typed": typed,
+        "form": as_written[:MAX_FORM],
     }
 
 
@@ -646,6 +644,23 @@ def _strs(x: object) -> bool:
     return isinstance(x, list) and all(isinstance(s, str) for s in x)
 
 
+def _form_findings(found: object) -> bool:
+    """Whether `found` has the shape `form.findings` gives (at most MAX_FORM of them)."""
+    return (
+        isinstance(found, list)
+        and len(found) <= MAX_FORM
+        and all(
+            isinstance(f, dict)
+            and f.get("key") in written.KEYS
+            and isinstance(f.get("fields"), dict)
+            and all(isinstance(k, str) and (type(v) is int or isinstance(v, str)) for k, v in f["fields"].items())
+            and type(f.get("cell")) is int
+            and _strs(f.get("names"))
+            for f in found
+        )
+    )
+
+
 def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> dict[str, Any]:
     """`result` if it has the shape `read_bytes` gives, else SubmissionError."""
 
@@ -697,6 +712,8 @@ def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> 
         )
     ):
         raise bad("a notebook")
+    if not _form_findings(result.get("form")):
+        raise bad("form findings")
     try:
         result["by_hand"] = by_hand.checked(result.get("by_hand"), MAX_CODE_CELLS)
         result["typed"] = by_hand.checked_typed(result.get("typed"), MAX_CODE_CELLS)

@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from autograder.judge.text import LABEL_CHARS, one_line
+from autograder.judge.form import ALLOWED, LABEL_CHARS
+from autograder.judge.text import one_line
 from autograder.messages import t
 from autograder.sandbox.client import WorkerClient, WorkerDied
 from autograder.sandbox.limits import Limits
@@ -107,7 +108,7 @@ def where_text(where: object, labels: dict[int, str] | None = None) -> str | Non
 
 def cell_label(label: object, index: int) -> str:
     """A cell as the student sees it: the reader's label (its prompt, `[7]:`, and its first
-    line: `reader.shown_label`), else its place in the notebook."""
+    line: `form.shown_label`), else its place in the notebook."""
     if isinstance(label, str) and label:
         return t("cell_shown", label=one_line(label, LABEL_CHARS))
     return t("cell_numbered", index=index)
@@ -141,7 +142,7 @@ class Remote:
     ) -> None:
         self.submission = submission
         self.stand_in = stand_in  # graded functions the judge answers for (or None)
-        # how the student sees each cell: its prompt and first line (`reader.shown_label`)
+        # how the student sees each cell: its prompt and first line (`form.shown_label`)
         self.labels: dict[int, str] = {c.index: label for c in submission.cells if (label := getattr(c, "label", None))}
         self.forkserver = forkserver
         self.provided_source = provided_source
@@ -197,7 +198,7 @@ class Remote:
             ]
             try:
                 report = client.request(
-                    {"op": "load", "cells": cells, "provided": self.provided_source},
+                    {"op": "load", "cells": cells, "provided": self.provided_source, "packages": list(ALLOWED)},
                     cpu_seconds=self.limits.load_seconds,
                     wall_seconds=wall,
                 )

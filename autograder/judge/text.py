@@ -16,9 +16,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u2
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>#!|~])")
 
 
-LABEL_CHARS = 64  # a cell's label (`reader.shown_label`): its prompt and the start of its first line
-
-
 def one_line(text: object, limit: int = 300) -> str:
     """`text` as one printable line of at most `limit` characters."""
     text = str(text)
