@@ -81,6 +81,9 @@ def _check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--assignment")
     p.add_argument("--lang", help="language of what it prints, pt-BR or en (default: the notebook's edition)")
     p.add_argument("--summary", help="Markdown file to append a job summary to (default: $GITHUB_STEP_SUMMARY)")
+    p.add_argument(
+        "--json", action="store_true", help="print the per-question verdicts as one JSON object (for scripts)"
+    )
 
 
 def _ci(p: argparse.ArgumentParser) -> None:

@@ -91,18 +91,29 @@ def later_view(test: Mapping[str, Any]) -> bool:
 def shown(tests: Any, released: bool) -> list[tuple[str, str]]:
     """[(question, Markdown)] a student reads: at submission (`released` False) the visible
     tests; after the release each question's later view in place of its first."""
-    out: list[list[str]] = []
+    return [(str(x.get("name", "")), str(x.get("output") or "")) for x in shown_tests(tests, released)]
+
+
+def shown_tests(tests: Any, released: bool) -> list[dict[str, Any]]:
+    """The scored tests a student reads (`shown`), each with the output and the level
+    (`extra_data.level`) of the view shown: after the release, its later view's."""
+    out: list[dict[str, Any]] = []
     for x in tests or []:
         if not isinstance(x, dict):
             continue
         visibility = x.get("visibility", VISIBLE)
-        text = str(x.get("output") or "")
         if not later_view(x):
             if visibility == VISIBLE or (released and visibility != HIDDEN):
-                out.append([str(x.get("name", "")), text])
+                out.append(dict(x))
         elif released and visibility in RELEASED and out:
-            out[-1][1] = text
-    return [(name, text) for name, text in out]
+            out[-1] = {**out[-1], "output": x.get("output"), "extra_data": x.get("extra_data")}
+    return out
+
+
+def level(test: Mapping[str, Any]) -> str | None:
+    """The level (`LEVELS`) of the view a results.json test holds, where the judge wrote it."""
+    found = (test.get("extra_data") or {}).get("level") if isinstance(test.get("extra_data"), dict) else None
+    return found if found in LEVELS else None
 
 
 # -- the `release` verb ----------------------------------------------------------------

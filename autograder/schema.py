@@ -118,6 +118,35 @@ class Text(Spec):
 
 
 @dataclass(frozen=True)
+class Edited(Spec):
+    """A text a student reads: one for every language, or one per language the kit writes
+    ({en: ..., pt-BR: ...}, every one of them)."""
+
+    def check(self, value: Any, key: str) -> None:
+        if not isinstance(value, dict):
+            return Text().check(value, key)
+        from autograder import messages
+
+        for lang, text in value.items():
+            try:
+                Language().check(lang, _join(key, lang))
+            except Invalid:
+                known = ", ".join(messages.LANGUAGES)
+                raise Invalid(
+                    _join(key, lang), f"is not a setting of the kit: keys here are languages ({known})"
+                ) from None
+            Text().check(text, _join(key, lang))
+        missing = set(messages.LANGUAGES) - {messages.normalize(lang) for lang in value}
+        if missing:
+            raise Invalid(
+                key,
+                "must give a text in every language the kit writes (missing " + ", ".join(sorted(missing)) + ")",
+                value,
+            )
+        return None
+
+
+@dataclass(frozen=True)
 class Choice(Spec):
     choices: tuple[Any, ...]
 
@@ -236,7 +265,7 @@ def _feedback_questions(assignment: dict[str, Any], key: str) -> None:
 
 ASSIGNMENT = Section(
     {
-        "title": Text(),
+        "title": Edited(),
         "questions": Section(
             names=identifier, each=Number(0, above=True, unit="points"), names_are="question names", nonempty=True
         ),

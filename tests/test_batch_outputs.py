@@ -22,7 +22,9 @@ SDP_FULL = sum(config.load(ROOT / "grading.yml").questions("scaled_dot_product")
 MAXES = config.load(ROOT / "grading.yml").questions("scaled_dot_product")
 QUESTIONS = list(MAXES)
 HOSTILE = "<img src=x onerror=alert(1)> **not bold** [link](http://x) `code` # heading & done"
+# the page's own tags: a section per question, its marks (span), its checks (ul, li), a code block
 TAGS = {"html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "p", "strong"}
+TAGS |= {"section", "span", "ul", "li", "pre", "code"}
 
 
 def nb(path):

@@ -350,9 +350,17 @@ TYPED = {"shapes_drill", "by_hand", "training_run"}
 
 def _plain(output):
     """A question's results.json output as the feedback lines it was made from (its
-    Markdown escapes and the summary's bold undone)."""
-    lines = re.sub(r"\\([\\`*\[\]<>#!|~])", r"\1", output).split("\n\n")
-    return [line[2:-2] if line.startswith("**") and line.endswith("**") else line for line in lines]
+    Markdown escapes and the summary's bold undone, its fenced counterexample block
+    back to its lines)."""
+    lines = []
+    for part in output.split("\n\n"):
+        fence = re.fullmatch(r"(`{3,})\n(.*)\n\1", part, re.S)
+        if fence:
+            lines += fence.group(2).split("\n")
+            continue
+        line = re.sub(r"\\([\\`*\[\]<>#!|~])", r"\1", part)
+        lines.append(line[2:-2] if line.startswith("**") and line.endswith("**") else line)
+    return lines
 
 
 def _counterexamples(catalog_graded, questions=FUNCTION_QUESTIONS, kind="output"):

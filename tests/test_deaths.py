@@ -164,13 +164,15 @@ def test_cells_that_kill_or_cut_off_the_worker_at_load_are_skipped(forkserver):
         (4, "import os\nfor fd in range(3, 64):\n    try:\n        os.close(fd)\n    except OSError:\n        pass\n"),
         (5, "def triple(x):\n    return x * 3\n"),
     ]
-    r = _remote(cells, forkserver, labels={3: "#2", 4: "In [9]"})  # as the reader labels cells
+    # as the reader labels cells: the prompt Jupyter shows and the first line
+    r = _remote(cells, forkserver, labels={3: "[ ]: import os", 4: "[9]: import os"})
     try:
         x = torch.ones(2)
         assert torch.equal(r.call("triple", [x]).value, x * 3)
         assert r.cell_errors[:2] == [
-            "code cell 2 was skipped: running it crashed with signal 40",
-            "the cell In [9] was skipped: running it closed or wrote into the pipes between your code and the grader and was ended",
+            "The cell `[ ]: import os` was skipped: running it crashed with signal 40",
+            "The cell `[9]: import os` was skipped: running it closed or wrote into the pipes between your code and "
+            "the grader and was ended",
         ], r.cell_errors
     finally:
         r.close()

@@ -235,7 +235,9 @@ def test_hidden_variants_never_raise_where_the_reference_runs_and_answer_wrongly
 def test_only_an_assertion_of_the_test_after_an_answer_is_a_catch():
     from autograder.messages import t
 
-    place = t("where_function", function="test_attention_shapes", line=3, cell="In [7]")
+    place = t(
+        "where_function", function="test_attention_shapes", line=3, cell="cell `[7]: def test_attention_shapes():`"
+    )
     assert proxies.failed_by_assertion(t("raised", type="AssertionError", where=f" ({place})", message="shapes"))
     assert proxies.failed_by_assertion(t("raised", type="AssertionError", where="", message=""))
     for kind in ("RuntimeError", "IndexError", "AssertionErrorish", "ValueError"):

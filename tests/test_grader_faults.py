@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from autograder import config
+from autograder import config, messages
 from autograder.grade import EXIT_GRADER_FAULT
 from autograder.judge import scoring
 from autograder.judge.scoring import TestOutcome
@@ -135,7 +135,12 @@ def test_property_checks_earn_nothing_where_the_values_are_wrong():
     )
     q = scoring.score(CFG, "scaled_dot_product", wrong)["padding_mask"]
     assert q.score == 0.0
-    assert any("No credit without right values" in line for line in q.lines)
+    # the line names the checks held back and says why they earn nothing, in the feedback's language
+    for lang in ("en", "pt-BR"):
+        with messages.language(lang):
+            lines = scoring.score(CFG, "scaled_dot_product", wrong)["padding_mask"].lines
+            labels = ", ".join(messages.check_label(n) for n in ("test_inputs_unchanged", "test_vectorised"))
+            assert messages.t("property_gated", checks=labels, share="0") in lines, lines
     assert [r["check"] for r in q.checks if r.get("gated")] == ["test_inputs_unchanged", "test_vectorised"]
     # half the values right: a property check earns at most half
     half = _outcomes(
@@ -153,7 +158,8 @@ def test_property_checks_earn_nothing_where_the_values_are_wrong():
         ("test_vectorised", False, True),
     )
     q = scoring.score(CFG, "scaled_dot_product", right)["padding_mask"]
-    assert q.score == round(2 * 2 / 3, 2) and not any("No credit" in line for line in q.lines)
+    gated = messages.t("property_gated", checks="{checks}", share="{share}").split("{")[0]
+    assert q.score == round(2 * 2 / 3, 2) and not any(line.startswith(gated) for line in q.lines)
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ from autograder import config, messages
 from autograder.audit.catalog import fill_entry, load_entry
 from autograder.judge import scoring
 from conftest import ROOT, grade, run_cli, template
+from ptbr import english_in
 
 CFG = config.load(ROOT / "grading.yml")
 
@@ -58,9 +59,20 @@ def test_the_notebooks_edition_chooses_unless_lang_is_given(tmp_path):
 @pytest.mark.slow
 def test_grade_check_and_ci_take_lang(tmp_path):
     path = _buggy(tmp_path, lang="en")
-    run_cli("grade", path, "--out", tmp_path / "out", "--lang", "pt-BR", "--no-progress", "--jobs", "1", check=False)
+    out = run_cli(
+        "grade", path, "--out", tmp_path / "out", "--lang", "pt-BR", "--no-progress", "--jobs", "1", check=False
+    )
     data = json.loads(next((tmp_path / "out").glob("*/results.json")).read_text())
     assert data["extra_data"]["language"] == "pt-BR" and "Falhou em" in json.dumps(data, ensure_ascii=False)
+    # the command speaks the language asked throughout: its table, what it wrote, the report's pointer
+    lines = [line.replace(str(tmp_path), "") for line in (out.stdout + out.stderr).splitlines() if line.strip()]
+    assert any(line.startswith("1 resultados gravados em ") for line in lines), lines
+    assert any(line.split()[:2] == ["submissão", "by_hand"] for line in lines), lines
+    assert not [(english_in(line), line) for line in lines if english_in(line)]
+    assert (
+        messages.t("grade_jobs", "pt-BR", got=0)
+        in run_cli("grade", path, "--out", tmp_path / "o3", "--jobs", "0", "--lang", "pt-BR", check=False).stderr
+    )
     bad = run_cli("grade", path, "--out", tmp_path / "out2", "--lang", "xx", check=False)
     assert bad.returncode == 2 and "unknown language 'xx'" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
     checked = run_cli("check", path, "--lang", "pt-BR", check=False)

@@ -129,6 +129,32 @@ def test_check_command_for_student_ci():
     assert bad.returncode == 1 and "NotImplementedError: Task causal_mask" in bad.stdout
 
 
+def test_check_json_prints_the_verdicts_for_scripts_with_the_same_exit_status():
+    """`check --json`: stdout is one JSON object, the same verdicts the text gives (per question
+    passed or not, cases passed of cases, each failure), in the language asked, same exit status."""
+    import json
+
+    from autograder import config
+
+    questions = list(config.load(ROOT / "grading.yml").questions("scaled_dot_product"))
+    folder = examples_mod.EXAMPLES / "scaled_dot_product"
+    ok = run_cli("check", folder / "reference.ipynb", "--json", check=False)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    found = json.loads(ok.stdout)
+    assert found["assignment"] == "scaled_dot_product" and found["language"] == "en"
+    assert [q["question"] for q in found["questions"]] == questions and found["passed"] == found["total"] == len(
+        questions
+    )
+    assert all(q["passed"] and q["cases_passed"] == q["cases"] > 0 and not q["failures"] for q in found["questions"])
+    bad = run_cli("check", folder / "template.ipynb", "--json", "--lang", "pt-BR", check=False)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    found = json.loads(bad.stdout)
+    assert found["language"] == "pt-BR" and found["passed"] < found["total"]
+    causal = next(q for q in found["questions"] if q["question"] == "causal_mask")
+    assert not causal["passed"] and causal["cases_passed"] < causal["cases"]
+    assert any("NotImplementedError" in f["error"] and f["case"] for f in causal["failures"]), causal
+
+
 # -- wherever a student opens it: a renamed copy, Colab, no otter --------------------------
 def run_where(nb, folder, name, cwd=None, env=None, monkeypatch=None):
     """Write `nb` as folder/name and execute it with the kernel's working directory `cwd`

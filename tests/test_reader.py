@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from autograder import config
 from autograder.judge import reader, sourcecheck
+from autograder.judge.form import LABEL_CHARS
 from autograder.judge.notebook import Cell, Submission, SubmissionError, load_submission, read_notebook_json
 
 LIMITS = dict(config.load().limits)
@@ -253,6 +254,42 @@ def test_cells_that_are_not_dicts_are_skipped_and_indices_kept():
     )
     result = read(dumps(nb))
     assert [(c["index"], c["source"]) for c in result["cells"]] == [(7, GOOD)]
+
+
+def test_cells_are_labelled_as_jupyter_and_colab_show_them():
+    """The prompt beside a cell ([7]: once run, [ ]: never run; no cell's place among the
+    notebook's cells, which neither shows) and the first line of its code, cut to fit."""
+    long = "def scaled_dot_product_attention(query, key, value, mask=None, dropout=0.0):\n    pass\n"
+    nb = notebook(
+        {"cell_type": "markdown", "source": "# title"},
+        code(GOOD, execution_count=7),
+        code("\n\n  x = 1  \n", execution_count=None),
+        code(long, execution_count=12),
+        code("", execution_count=True),
+    )
+    labels = [c["label"] for c in read(dumps(nb))["cells"]]
+    assert labels[:3] == [
+        "[7]: import torch",
+        "[ ]: x = 1",
+        "[12]: def scaled_dot_product_attention(query, key, value, ma ...",
+    ]
+    assert labels[3] == "[ ]:"  # a count that is not a number Jupyter would show
+    assert all(len(x) <= LABEL_CHARS for x in labels)
+
+
+def test_a_source_finding_names_its_cell_as_the_student_sees_it():
+    """The reader's findings say "cell 3" (a place among the notebook's cells); the feedback
+    names that cell by its prompt and first line, in the language in force."""
+    from autograder import messages
+    from autograder.private.suites import checks
+
+    found = "cell 3, line 2: uses torch's built-in `scaled_dot_product_attention`"
+    cells = [Cell(3, "import math\n", "import math\n", None, "[11]: import math")]
+    with messages.language("pt-BR"):
+        text = checks.finding_text(found, cells)
+    assert text == "célula `[11]: import math`, linha 2: usa a função pronta do torch `scaled_dot_product_attention`"
+    with messages.language("en"):
+        assert checks.finding_text(found, []).startswith("cell 3 of the notebook, line 2: ")
 
 
 def test_outputs_dropped_and_code_only():

@@ -171,3 +171,27 @@ def test_grade_refuses_a_bad_course_file_before_grading_anything(tmp_path):
             f"{verb[0]}: {tmp_path / 'grading.yml'}: limits.output_bytes must be an integer of bytes > 0 (got '1MB')"
         ]
     assert not (tmp_path / "out").exists()
+
+
+def test_an_assignment_title_is_one_text_or_one_per_language(tmp_path):
+    """What a student reads is in the edition's language: a title given per language must give
+    every language the kit writes; one text serves every edition."""
+    from autograder import messages
+
+    cfg = course_cfg(tmp_path, PACKAGED)
+    for name in cfg.assignments:
+        editions = {lang: cfg.title(name, lang) for lang in messages.LANGUAGES}
+        assert all(editions.values()) and name not in editions.values(), editions
+    assert cfg.title("classic_attention", "pt-BR") == "Atenção clássica: Bahdanau e Luong"
+    assert cfg.title("classic_attention", "en") == "Classic attention (Bahdanau and Luong)"
+    with messages.language("pt-BR"):
+        assert cfg.title("classic_attention") == "Atenção clássica: Bahdanau e Luong"
+    one = copy.deepcopy(PACKAGED)
+    one["assignments"]["multi_head"]["title"] = "Atenção multi-head"
+    assert {course_cfg(tmp_path, one).title("multi_head", lang) for lang in messages.LANGUAGES} == {
+        "Atenção multi-head"
+    }
+    half = copy.deepcopy(PACKAGED)
+    half["assignments"]["multi_head"]["title"] = {"en": "Multi-head attention"}
+    with pytest.raises(config.ConfigError, match=r"assignments\.multi_head\.title must give a text in every language"):
+        course_cfg(tmp_path, half)

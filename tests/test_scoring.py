@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from autograder import config, layout
+from autograder import config, layout, messages
 from autograder.audit.catalog import fill_entry, load_entry
 from autograder.judge import scoring
 from autograder.judge.failure import Msg
+from autograder.judge.form import LABEL_CHARS
 from autograder.judge.scoring import TestOutcome
 from conftest import ROOT, grade, suite_files, suite_skeleton, template
 
@@ -64,8 +65,52 @@ def test_feedback_gives_a_summary_and_each_cause_once():
     assert q.lines[0] == "Failed 3 of 4 checks: values, grads, dtype."
     assert q.lines[1] == "Likely cause: rows do not sum to 1 along the key axis: not a softmax over dim=-1?"
     assert sum("rows do not sum to 1" in line for line in q.lines) == 1
-    assert "FAIL test_dtype[cpu-float32, cpu-float16]: f(x) -> w: 3 of 9 values differ" in q.lines
+    # one line per kind of failure: the same symptom in two checks and three cases is one line
+    assert (
+        "FAIL test_values, test_dtype[cpu-float32, cpu-float16] (3 cases): f(x) -> w: 3 of 9 values differ" in q.lines
+    )
+    assert sum("3 of 9 values differ" in line for line in q.lines) == 1
+    assert "FAIL test_grads: grad of f(x): 9 of 9 differ" in q.lines
     assert q.score == round(2 * 1 / 4, 2)
+
+
+def test_fourteen_checks_failing_the_same_way_are_one_line_with_a_count():
+    """The class, not the case: however many checks and cases fail with one symptom (a name
+    the notebook never defined), the student reads it once, with how many, and every other
+    symptom keeps a line of its own."""
+    error = "raised NameError: name 'causal_mask' is not defined"
+    rows = [(f"test_{k:02d}", case, False, error, False) for k in range(14) for case in ("a", "b", "")]
+    rows.append(("test_other", "", False, "f(x) -> w: 3 of 9 values differ", False))
+    for lang in ("en", "pt-BR"):
+        with messages.language(lang):
+            q = scoring.score(CFG, "scaled_dot_product", _outcomes(*rows))["causal_mask"]
+            fail = [line for line in q.lines if scoring.is_failure_line(line)]
+            assert len(fail) == 2, fail
+            named = [line for line in fail if "NameError" in line]
+            assert len(named) == 1 and messages.t("fail_cases", n=42) in named[0], named
+            assert named[0].startswith(f"{messages.t('fail_prefix')} test_00[a, b], test_01[a, b], test_02[a, b], ")
+            assert messages.t("fail_more_checks", n=11) in named[0] and named[0].endswith(error)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment", sorted(CFG.assignments))
+def test_an_error_every_check_raises_is_one_line_whatever_the_inputs(tmp_path, assignment):
+    """The untouched template: the checks of a question call a stub that raises, each with its
+    own inputs. Where every failure is that one error (the call's, `TestOutcome.kind`), the
+    student reads it once, with how many cases, not once per check."""
+    path = tmp_path / "template.ipynb"
+    path.write_text(json.dumps(template(assignment)))
+    result = grade(path, cfg=CFG)
+    one = []
+    for name, q in result.questions.items():
+        failed = [o for o in result.outcomes if o.question == name and not o.passed and not o.evidence]
+        if len(failed) < 2 or len({o.kind for o in failed}) != 1 or not failed[0].kind:
+            continue
+        one.append(name)
+        fail = [line for line in q.lines if scoring.is_failure_line(line)]
+        assert len(fail) == 1 and "NotImplementedError" in fail[0], (name, q.lines)
+        assert messages.t("fail_cases", n=len(failed)) in fail[0], (name, fail, len(failed))
+    assert len(one) >= 2, {n: q.lines for n, q in result.questions.items()}
 
 
 def test_weights_from_grading_yml(tmp_path, monkeypatch):
@@ -158,11 +203,15 @@ def test_errors_name_the_function_and_the_cell_as_jupyter_shows_it(tmp_path):
                 cell["source"] = (
                     "def dot_attention(decoder_state, encoder_states, mask=None):\n    return decoder_state.foo\n"
                 )
-                label = f"In [{count + 40}]"
+                prompt = f"[{count + 40}]:"
     path = tmp_path / "counted.ipynb"
     path.write_text(json.dumps(nb))
     lines = grade(path, cfg=CFG).questions["dot_attention"].lines
-    assert any(f"(in dot_attention, line 2 of {label})" in line for line in lines), lines
+    # the prompt Jupyter and Colab show beside the cell, then the cell's first line (cut to fit)
+    shown = f"{prompt} def dot_attention(decoder_state, encoder_states, mask=None):"
+    assert len(shown) > LABEL_CHARS
+    shown = shown[: LABEL_CHARS - 4].rstrip() + " ..."
+    assert any(f"(in dot_attention, line 2 of the cell `{shown}`)" in line for line in lines), lines
     assert any(line.startswith("Likely cause (value error when sizes differ):") for line in lines), lines
 
 

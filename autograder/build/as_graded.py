@@ -20,7 +20,7 @@ from autograder.judge import by_hand, detect, form
 from autograder.judge.form_causes import TYPED_KEYS
 
 # the message keys a case words its failures with (messages/*.yml), beside each typed form's reasons
-KEYS = ("code_cell", "cause_marker", *form.KEYS)
+KEYS = ("cell_shown", "cause_marker", *form.KEYS)
 
 
 def _compact(module):
@@ -66,26 +66,24 @@ def test_QUESTION_as_graded(env):
     nb = notebook()
     if nb is None:
         return
-    cells, n = [], 0
+    form = {}
+    exec(KIT["form"], form)
+    cells = []
     for i, cell in enumerate(nb.get("cells") or [], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        n += 1
         text = cell.get("source", "")
         text = "".join(text) if isinstance(text, list) else str(text)
         text = text.replace("\\r\\n", "\\n").replace("\\r", "\\n")
         tags = (cell.get("metadata") or {}).get("tags") or []
-        count = cell.get("execution_count")
-        label = f"In [{count}]" if type(count) is int and 0 < count < 10**9 else f"#{n}"
+        label = form["shown_label"](cell.get("execution_count"), text)
         if "kit-provided" not in tags and not text.lstrip().startswith("# PROVIDED:"):
             cells.append((i, label, text, tags))
 
     def word(label):
-        return MESSAGES["code_cell"].format(n=int(label[1:])) if label.startswith("#") and label[1:].isdigit() else label
+        return MESSAGES["cell_shown"].format(label=label)
 
     said = []
-    form = {}
-    exec(KIT["form"], form)
     named = {}
     exec(KIT["question_name"], named)
     for found in form["findings"]([(i, label, text) for i, label, text, _ in cells]):

@@ -5,6 +5,9 @@ tests otter put in the student notebook (its metadata, or a `tests/` folder
 beside it), run in the sandboxed worker against the notebook's own code. It
 reads neither `solutions/` nor the hidden suites. Exit status 0 when every
 public test passes, 1 otherwise, 2 when the notebook cannot be read.
+
+`--json` prints the same verdicts as one JSON object for scripts and CI
+(`verdicts`), nothing else on stdout; the exit status is the same.
 """
 
 import os
@@ -58,17 +61,49 @@ def summary_markdown(name, rows, cell_errors):
     return "\n".join(lines) + "\n"
 
 
-def main(*, notebook: str, assignment: str | None = None, lang: str | None = None, summary: str | None = None) -> int:
-    """`check`: run `notebook`'s public tests (what grader.check_all() runs), print what passed, and
-    append a job summary to `summary` (default: $GITHUB_STEP_SUMMARY). `assignment` is taken and not
-    needed: the notebook's public tests are its own."""
+def verdicts(name, assignment, rows, cell_errors):
+    """The public checks' verdicts as plain data (`check --json`): per question whether it
+    passed, its cases passed of its cases, and each failure (case, one-line error, in the
+    language in force); the notes about cells; the totals."""
+    questions = [
+        {
+            "question": question,
+            "passed": ok,
+            "cases_passed": good,
+            "cases": total,
+            "failures": [{"case": case, "error": text.one_line(error)} for case, error in errors],
+        }
+        for question, ok, good, total, errors in rows
+    ]
+    return {
+        "notebook": name,
+        "assignment": assignment,
+        "language": messages.current(),
+        "passed": sum(q["passed"] for q in questions),
+        "total": len(questions),
+        "questions": questions,
+        "notes": [text.one_line(line) for line in cell_errors],
+    }
+
+
+def main(
+    *,
+    notebook: str,
+    assignment: str | None = None,
+    lang: str | None = None,
+    summary: str | None = None,
+    json: bool = False,
+) -> int:
+    """`check`: run `notebook`'s public tests (what grader.check_all() runs), print what passed (`json`:
+    as one JSON object), and append a job summary to `summary` (default: $GITHUB_STEP_SUMMARY).
+    `assignment` is taken and not needed: the notebook's public tests are its own."""
     try:
         lang = messages.normalize(lang) if lang else None
     except messages.MessageError as exc:
         print(f"check: {exc}", file=sys.stderr)
         return 2
     with messages.language(lang or _edition(notebook)):
-        return _main(notebook, summary)
+        return _main(notebook, summary, json)
 
 
 def _edition(path):
@@ -84,7 +119,7 @@ def _edition(path):
         return None
 
 
-def _main(notebook: str, summary: str | None) -> int:
+def _main(notebook: str, summary: str | None, as_json: bool = False) -> int:
     if Path(notebook).is_dir():
         print(t("check_folder", path=notebook), file=sys.stderr)
         return 2
@@ -97,6 +132,17 @@ def _main(notebook: str, summary: str | None) -> int:
         )
         return 2
     rows = report(results, sub)
+    failed = sum(not r[1] for r in rows)
+    target = summary or os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(summary_markdown(Path(notebook).name, rows, cell_errors))
+    if as_json:
+        import json
+
+        found = verdicts(text.one_line(Path(notebook).name), sub.assignment, rows, cell_errors)
+        print(json.dumps(found, ensure_ascii=False, indent=2))
+        return 1 if failed else 0
     print(
         t(
             "check_title",
@@ -110,10 +156,5 @@ def _main(notebook: str, summary: str | None) -> int:
             print(f"      {text.one_line(case, 60)}: {text.one_line(error)}")
     for line in cell_errors[:5]:
         print(f"  {t('check_note', text=text.one_line(line))}")
-    failed = sum(not r[1] for r in rows)
     print(t("check_total", passed=len(rows) - failed, total=len(rows)))
-    target = summary or os.environ.get("GITHUB_STEP_SUMMARY")
-    if target:
-        with open(target, "a", encoding="utf-8") as f:
-            f.write(summary_markdown(Path(notebook).name, rows, cell_errors))
     return 1 if failed else 0

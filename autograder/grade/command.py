@@ -15,6 +15,7 @@ from autograder.grade.grades_csv import CSV_NAME, first_line, was_graded
 from autograder.grade.interrupts import EXIT_GRADER_FAULT, EXIT_INTERRUPTED, BatchInterrupted
 from autograder.grade.progress import say
 from autograder.grade.text import display
+from autograder.messages import t
 
 
 def _reason(data):
@@ -31,8 +32,9 @@ def score_table(rows, cfg):
         qs = list(cfg.questions(a)) if a in cfg.assignments else []
         maxes = {q: p for q, p in cfg.questions(a).items()} if qs else {}
         width = max([len(s) for s, _ in items] + [10])
-        lines.append(f"\n{a or '(unknown assignment)'}")
-        lines.append("  " + "submission".ljust(width) + "".join(f"{q[:14]:>16}" for q in qs) + f"{'total':>10}")
+        lines.append(f"\n{a or t('grade_unknown_assignment')}")
+        head = t("grade_table_submission").ljust(width) + "".join(f"{q[:14]:>16}" for q in qs)
+        lines.append("  " + head + f"{t('grade_table_total'):>10}")
         for sid, data in items:
             scores = {t["name"]: t["score"] for t in release.scored(data.get("tests"))}
             cells = "".join(f"{scores.get(q, 0):>10g}/{maxes[q]:<5g}" for q in qs)
@@ -46,7 +48,20 @@ def _usage_error(message):
     return 2
 
 
-def main(
+def main(*, lang: str | None = None, **options) -> int:
+    """`grade`: grade `submissions` (files or folders) into `out`, print a score table; the exit
+    status says what happened (0, 1: none could be graded, 2: a usage error, EXIT_GRADER_FAULT,
+    EXIT_INTERRUPTED). `shard`: "I/N". The batch's own API is `grade_batch`. Everything it prints
+    is in `lang` (else the course's language), as the feedback it writes with `lang` is."""
+    try:
+        lang = messages.normalize(lang) if lang else None
+    except messages.MessageError as exc:
+        return _usage_error(str(exc))
+    with messages.language(lang):
+        return _grade(lang=lang, **options)
+
+
+def _grade(
     *,
     submissions: Sequence[str],
     out: str,
@@ -57,21 +72,15 @@ def main(
     lang: str | None = None,
     shard: str | None = None,
 ) -> int:
-    """`grade`: grade `submissions` (files or folders) into `out`, print a score table; the exit
-    status says what happened (0, 1: none could be graded, 2: a usage error, EXIT_GRADER_FAULT,
-    EXIT_INTERRUPTED). `shard`: "I/N". The batch's own API is `grade_batch`."""
     try:
         cfg = config_mod.load()
     except config_mod.ConfigError as exc:
         return _usage_error(str(exc))
     if assignment and assignment not in cfg.assignments:
-        return _usage_error(f"unknown assignment {display(assignment, 100)!r}; known: {', '.join(cfg.assignments)}")
+        name = repr(display(assignment, 100))
+        return _usage_error(t("grade_unknown_assignment_given", name=name, known=", ".join(cfg.assignments)))
     if jobs is not None and jobs < 1:
-        return _usage_error(f"--jobs must be 1 or more (got {jobs})")
-    try:
-        lang = messages.normalize(lang) if lang else None
-    except messages.MessageError as exc:
-        return _usage_error(str(exc))
+        return _usage_error(t("grade_jobs", got=jobs))
     try:
         part = shard_mod.parse(shard) if shard is not None else None
         export_limit(cfg)
@@ -79,44 +88,39 @@ def main(
         return _usage_error(str(exc))
     folder = Path(out)
     if os.path.lexists(folder) and not folder.is_dir():
-        return _usage_error(f"--out {display(folder)} exists and is not a folder")
+        return _usage_error(t("grade_out_not_folder", out=display(folder)))
     if (folder / CSV_NAME).is_dir():
-        return _usage_error(f"{display(folder / CSV_NAME)} is a folder; move it away or choose another --out")
+        return _usage_error(t("grade_csv_is_folder", path=display(folder / CSV_NAME)))
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        return _usage_error(f"cannot create --out {display(folder)}: {exc.strerror or exc}")
+        return _usage_error(t("grade_out_cannot_create", out=display(folder), reason=exc.strerror or exc))
     try:  # a folder we cannot write into (read-only, another user's) is one line, not a traceback later
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
-        return _usage_error(f"cannot write into --out {display(folder)}: {exc.strerror or exc}")
+        return _usage_error(t("grade_out_cannot_write", out=display(folder), reason=exc.strerror or exc))
     if part and not assignment:
-        say(
-            f"grade: --shard {part[0]}/{part[1]} without --assignment: the batch's assignment is detected "
-            "over every file found, as one run would (pass --assignment to skip reading them all)"
-        )
+        say(t("grade_shard_detects", i=part[0], n=part[1]))
     try:
         rows = grade_batch(
             submissions, folder, assignment or BATCH, resume, not no_progress, cfg, jobs=jobs, lang=lang, shard=part
         )
     except KeyboardInterrupt as stop:
         signum = getattr(stop, "signum", None) or signal.SIGINT
-        done = f" after {len(stop.rows)} of {stop.total} submissions" if isinstance(stop, BatchInterrupted) else ""
-        say(
-            f"\ngrade: stopped ({signal.Signals(signum).name}){done}; what was graded is in "
-            f"{display(folder)}/<id>/results.json and {display(folder / CSV_NAME)}. To grade the rest, run the same "
-            f"command again with --resume."
+        done = (
+            t("grade_stopped_after", n=len(stop.rows), total=stop.total) if isinstance(stop, BatchInterrupted) else ""
         )
+        signame = signal.Signals(signum).name
+        say("\n" + t("grade_stopped", signal=signame, done=done, out=display(folder), csv=display(folder / CSV_NAME)))
         return EXIT_INTERRUPTED.get(signum, 130)
     if not rows and part and rows.found:
         print(
-            f"grade: shard {part[0]}/{part[1]} holds none of the {rows.found} submissions found; "
-            f"wrote {display(folder / shard_mod.SHARD_NAME)}"
+            t("grade_shard_empty", i=part[0], n=part[1], found=rows.found, path=display(folder / shard_mod.SHARD_NAME))
         )
         return 0
     if not rows:
-        say("grade: no submissions found")
+        say(t("grade_none_found"))
         return 2
     print(score_table(rows, cfg))
     faults = [(sid, data) for sid, _, data in rows if grades_csv.status(data) == grades_csv.INTERNAL_ERROR]
@@ -128,25 +132,17 @@ def main(
     for sid, data in failed:
         say(f"grade: {sid}: {display(_reason(data), 300)}")
     for sid, data in faults:
-        say(f"grade: {sid}: GRADER FAULT (internal_error, not the student's): {grades_csv.reason(data)}")
-    of = f" (shard {part[0]}/{part[1]} of {rows.found} submissions found)" if part else ""
-    print(
-        f"\nwrote {len(rows)} results{of} to {display(folder)}/<id>/results.json (with feedback.md and "
-        f"feedback.html) and {display(folder / CSV_NAME)}"
-    )
+        say(t("grade_fault_one", sid=sid, reason=grades_csv.reason(data)))
+    of = t("grade_wrote_shard", i=part[0], n=part[1], found=rows.found) if part else ""
+    print("\n" + t("grade_wrote", n=len(rows), of=of, out=display(folder), csv=display(folder / CSV_NAME)))
     if not part:  # a shard's report comes after the merge
         from autograder import report
 
-        with messages.language(lang):
-            print(report.pointer(folder))
+        print(report.pointer(folder))
     if faults:
-        say(
-            f"grade: the grader itself failed on {len(faults)} of {len(rows)} submissions (status internal_error "
-            f"in grades.csv, listed first in the report); fix the kit, then run the same command with --resume "
-            f"to regrade them"
-        )
+        say(t("grade_faults", n=len(faults), total=len(rows)))
         return EXIT_GRADER_FAULT
     if len(failed) == len(rows):
-        say("grade: no submission could be graded")
+        say(t("grade_none_graded"))
         return 1
     return 0

@@ -26,7 +26,7 @@ from autograder.judge.notebook import Cell, Submission, SubmissionError, load_su
 from autograder.judge.remote import Remote
 from autograder.judge.scoring import MAX_LINE_CHARS, QuestionResult, TestOutcome  # noqa: F401 - re-exported
 from autograder.judge.stand_in import StandIn
-from autograder.judge.text import markdown, one_line
+from autograder.judge.text import Code, Strong, fenced, markdown, one_line
 from autograder.messages import t
 from autograder.sandbox import warm
 from autograder.sandbox.client import WorkerDied
@@ -114,6 +114,7 @@ class GradeResult:
                     "max_score": q.max_score,
                     "output": self._view(q, terms.at_submission, terms),
                     "visibility": release.VISIBLE,
+                    "extra_data": {"level": terms.at_submission},  # what the feedback page may mark
                 }
             )
             if terms.later and q.lines:  # no score: the scored test above holds it (release.scored)
@@ -122,6 +123,7 @@ class GradeResult:
                         "name": t("release_later_name", question=q.name),
                         "output": self._view(q, terms.after_deadline),
                         "visibility": terms.released,
+                        "extra_data": {"level": terms.after_deadline},
                     }
                 )
         # Markdown, which Gradescope renders: every line (student text included) escaped, so
@@ -210,12 +212,22 @@ class GradeResult:
 
 
 def markdown_lines(lines: Sequence[str]) -> str:
-    """Feedback lines as Gradescope Markdown: one paragraph each, every line
-    escaped (`text.markdown`), a question's summary in bold."""
+    """Feedback lines as Gradescope Markdown: one paragraph each, every line escaped
+    (`text.markdown`), a question's summary (`text.Strong`) in bold, a counterexample's
+    lines (`text.Code`) together in one fenced code block (monospace, literal)."""
     out: list[str] = []
-    for i, line in enumerate(lines):
+    code: list[str] = []
+    for line in lines:
+        if isinstance(line, Code):
+            code.append(one_line(line, MAX_LINE_CHARS + 100))
+            continue
+        if code:
+            out.append(fenced(code))
+            code = []
         md = markdown(line, MAX_LINE_CHARS + 100)
-        out.append(f"**{md}**" if i == 1 and line.startswith(("Failed ", "All ")) else md)
+        out.append(f"**{md}**" if isinstance(line, Strong) else md)
+    if code:
+        out.append(fenced(code))
     return "\n\n".join(out)
 
 
@@ -294,6 +306,7 @@ class KitPlugin:
             cause: Msg | None = None
             shown: tuple[str, ...] = ()
             form = False
+            kind = ""
             if not passed:
                 exc = call.excinfo
                 # a suite fails a check with a Failure (its parts, never a text to split); anything
@@ -308,6 +321,7 @@ class KitPlugin:
                         if callable(look):
                             self._looks.append((len(self.outcomes), kind, look))
                     form = exc.value.form  # checks.fail_form
+                    kind = exc.value.kind  # checks.call_failed: the error, whatever the call
                 else:
                     # The kit's own error (a suite's, a stand-in's, the machine's): tell the student nothing
                     # hidden. One the kit raised itself says what failed; any other, its traceback.
@@ -328,6 +342,7 @@ class KitPlugin:
                     prop=item.get_closest_marker("property") is not None,
                     counterexample=shown,
                     form=form,
+                    kind=kind,
                 )
             )
 

@@ -280,6 +280,8 @@ def checked(data: Any, max_cells: int, form: Form = BY_HAND) -> dict[str, Any] |
         return None
     if not isinstance(data, dict) or set(data) != {"cells", "labels", "answers", "problem"}:
         raise ValueError("keys")
+    from autograder.judge.form import LABEL_CHARS  # here, not at the top: this module's source runs in notebooks
+
     cells, labels = data["cells"], data["labels"]
     if not (
         isinstance(cells, list)
@@ -287,7 +289,7 @@ def checked(data: Any, max_cells: int, form: Form = BY_HAND) -> dict[str, Any] |
         and all(type(i) is int and 0 < i for i in cells)
         and isinstance(labels, list)
         and len(labels) == len(cells)
-        and all(x is None or (isinstance(x, str) and len(x) <= 40) for x in labels)
+        and all(x is None or (isinstance(x, str) and len(x) <= LABEL_CHARS) for x in labels)
     ):
         raise ValueError("cells")
     answers, problem = data["answers"], data["problem"]

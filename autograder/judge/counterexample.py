@@ -233,7 +233,8 @@ def is_value_failure(line: str, kind: str = "output") -> bool:
     gradient = any(t("gradient_wrt_argument", lang, what="\0", i="\0").split("\0")[1] in line for lang in LANGUAGES)
     if (kind == "dtype") != in_dtype or (kind == "gradient") != gradient:
         return False
-    if kind != "gradient" and not re.search(r"\) -> |^\S+ \S+: \w+\(.*\) \w+ .* -> \w+: ", line):
+    # the label before the first colon may name several checks (scoring: one line per kind of failure)
+    if kind != "gradient" and not re.search(r"\) -> |^\S+ [^:]+: \w+\(.*\) \w+ .* -> \w+: ", line):
         return False  # f(...) -> out; Module(...) on ... -> out
     for lang in LANGUAGES:
         blank = dict.fromkeys(("n", "total", "err", "index", "dtype", "atol", "rtol"), "\0")

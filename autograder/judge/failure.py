@@ -77,20 +77,22 @@ def full_text(symptom: str, cause: Msg | None, lang: str | None = None) -> str:
 
 class Failure(pytest.fail.Exception):  # type: ignore[name-defined]  # pytest's Failed: a failed test, not an error
     """A check that failed because of the student's code. `symptom`: its words (text up to the
-    cause, `Said.symptom`); `cause`: a `Msg` or None; `form`: about a typed answer's form
-    (`checks.fail_form`); `explain`: a second look that returns a `Said` with a cause (or None);
-    `counterexample`, where a suite sets it: its feedback lines, a second look that finds them,
-    or None (nothing to search for)."""
+        cause, `Said.symptom`); `cause`: a `Msg` or None; `form`: about a typed answer's form
+        (`checks.fail_form`); `kind`: what makes failures one line of the feedback whatever their
+    inputs (`checks.call_failed`: the error the call raised), else its symptom; `explain`: a second look that returns a `Said` with a cause (or None);
+        `counterexample`, where a suite sets it: its feedback lines, a second look that finds them,
+        or None (nothing to search for)."""
 
-    def __init__(self, symptom: str, cause: Msg | None = None, form: bool = False) -> None:
+    def __init__(self, symptom: str, cause: Msg | None = None, form: bool = False, kind: str = "") -> None:
         said = Said(symptom, cause)  # checks the parts' types
         super().__init__(full_text(said.symptom, said.cause), pytrace=False)
         self.symptom = said.symptom
         self.cause = said.cause
         self.form = form
+        self.kind = kind
         self.explain: Callable[[], Said | None] | None = None
 
     def again(self) -> "Failure":
         """A fresh exception with the same words and cause (a failure kept and raised again for
         each check that reads it); its second looks stay with the check that found it."""
-        return Failure(self.symptom, self.cause, self.form)
+        return Failure(self.symptom, self.cause, self.form, self.kind)

@@ -40,9 +40,22 @@ ALLOWED = PACKAGES + STAND_INS + KIT_STATEMENTS
 # Names IPython defines in a notebook's namespace (not bound by any cell).
 IPYTHON_NAMES = ("In", "Out", "get_ipython", "display", "exit", "quit", "_", "__", "___", "_ih", "_oh", "_dh")
 TEXT_CHARS = 60
+LABEL_CHARS = 64  # a cell's label (`shown_label`): its prompt and the start of its first line
 KEYS = ("form_package", "form_package_installed", "form_later_name")  # messages/form.yml
 _SHELL = re.compile(r"^\s*(?:!|%{1,2}pip\b|%{1,2}conda\b)\s*(.*)$")
 _INSTALL = re.compile(r"(?:pip3?|conda|mamba|uv\s+pip)\s+install\s+(.*)$")
+
+
+def shown_label(count: object, source: str) -> str:
+    """A code cell as Jupyter and Colab show it: the prompt with its execution count (`[7]:`,
+    `[ ]:` for a cell never run) and the first line of its code, on one line, cut to
+    `LABEL_CHARS`, so a student finds it by eye (a cell's place among the notebook's cells is
+    a number neither shows). The grader's reader and the notebooks' public checks both call it."""
+    number = str(count) if type(count) is int and 0 < count < 10**9 else " "
+    first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    first = " ".join("".join(c if c.isprintable() else " " for c in first).split())
+    label = f"[{number}]: {first}".rstrip()
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 4].rstrip() + " ..."
 
 
 def _stdlib() -> frozenset[str] | None:

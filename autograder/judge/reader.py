@@ -60,6 +60,7 @@ from typing import Any, TypeVar
 
 from autograder.judge import by_hand, sourcecheck
 from autograder.judge import form as written
+from autograder.judge.form import LABEL_CHARS
 from autograder.judge.text import one_line
 
 PROVIDED_MARK = "# PROVIDED:"
@@ -380,7 +381,7 @@ def read_bytes(
 
     # The code cells, outputs dropped; indices are positions among all cells, from 1.
     code, size = [], 0
-    # how Jupyter shows each code cell: its execution count, else its place among code cells
+    # each code cell as the student sees it (`form.shown_label`)
     labels: dict[int, str] = {}
     # the typed-answer cells of each form: (index, label, text), the first by_hand.MAX_LISTED, and their count
     marked: dict[str, list[tuple[int, str, str]]] = {f.question: [] for f in by_hand.FORMS}
@@ -388,9 +389,8 @@ def read_bytes(
     for i, cell in enumerate(nb["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        count = cell.get("execution_count")
-        labels[i] = f"In [{count}]" if type(count) is int and 0 < count < 10**9 else f"#{len(labels) + 1}"
         original = clean(cell_text(cell))
+        labels[i] = written.shown_label(cell.get("execution_count"), original)
         size += len(original.encode("utf-8"))
         if size > max_code:
             raise SubmissionError("too_much_code", name=where, kb=max_code >> 10)
@@ -677,7 +677,7 @@ def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> 
         and isinstance(c.get("source"), str)
         and isinstance(c.get("original"), str)
         and (c.get("unparsed") is None or isinstance(c["unparsed"], str))
-        and (c.get("label") is None or (isinstance(c["label"], str) and len(c["label"]) <= 40))
+        and (c.get("label") is None or (isinstance(c["label"], str) and len(c["label"]) <= LABEL_CHARS))
         for c in cells
     ):
         raise bad("cells")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from autograder.faults import Unconfined
-from autograder.judge.form import ALLOWED
+from autograder.judge.form import ALLOWED, LABEL_CHARS
 from autograder.judge.text import one_line
 from autograder.messages import t
 from autograder.sandbox.client import WorkerClient, WorkerDied
@@ -115,10 +115,11 @@ def where_text(where: object, labels: dict[int, str] | None = None) -> str | Non
 
 
 def cell_label(label: object, index: int) -> str:
-    """A cell as Jupyter shows it: the reader's "In [7]", or "#3" (its place among code cells)."""
-    if isinstance(label, str) and label.startswith("#") and label[1:].isdigit():
-        return t("code_cell", n=int(label[1:]))
-    return label if isinstance(label, str) and label else t("cell_numbered", index=index)
+    """A cell as the student sees it: the reader's label (its prompt, `[7]:`, and its first
+    line: `form.shown_label`), else its place in the notebook."""
+    if isinstance(label, str) and label:
+        return t("cell_shown", label=one_line(label, LABEL_CHARS))
+    return t("cell_numbered", index=index)
 
 
 def _error_line(err: object, labels: dict[int, str] | None = None) -> str:
@@ -149,7 +150,7 @@ class Remote:
     ) -> None:
         self.submission = submission
         self.stand_in = stand_in  # graded functions the judge answers for (or None)
-        # how the student sees each cell: its execution count (In [7]) or its place among code cells
+        # how the student sees each cell: its prompt and first line (`form.shown_label`)
         self.labels: dict[int, str] = {c.index: label for c in submission.cells if (label := getattr(c, "label", None))}
         self.forkserver = forkserver
         self.provided_source = provided_source
@@ -169,12 +170,7 @@ class Remote:
         self.verdicts_open = True  # verdict calls may still come: no probe yet (`end_verdicts`)
 
     def _label(self, index: int) -> str:
-        label = self.labels.get(index)
-        if not label:
-            return t("cell_numbered", index=index)
-        text = cell_label(label, index)
-        # "the cell In [7]", but "code cell 3" alone (not "the cell code cell 3")
-        return text if text != label else t("the_cell", label=text)
+        return cell_label(self.labels.get(index), index)
 
     def _remaining(self) -> float:
         """Seconds left of the submission's wall-clock budget (limits.submission_seconds)."""

@@ -15,7 +15,8 @@ wrong values everywhere scores 0, whatever else holds. The feedback says so
 where the rule took points.
 
 Feedback per question: a summary first (which checks failed, then each likely
-cause once), then one line per failure with the causes already said left out.
+cause once), then one line per kind of failure (the same symptom in many checks
+and cases is one line, with how many), the causes already said left out.
 """
 
 from collections.abc import Container, Iterable, Mapping
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from autograder.judge.failure import Msg, full_text
-from autograder.judge.text import one_line
+from autograder.judge.text import Code, Strong, one_line
 from autograder.messages import LANGUAGES, check_label, t  # noqa: F401 - check_label re-exported
 
 if TYPE_CHECKING:
@@ -58,6 +59,9 @@ class TestOutcome:
     # a failed value check's counterexample (`judge.counterexample`): its feedback lines, or ()
     counterexample: tuple[str, ...] = ()
     form: bool = False  # a typed answer missing, unreadable or incomplete (suites' checks.fail_form)
+    # what the failure is whatever input showed it (an error the call raised), or "": its symptom
+    # then says it; failures of one kind are one feedback line
+    kind: str = ""
 
 
 @dataclass
@@ -88,7 +92,10 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
     if not failed and not evidence:
         return [], []
     causes: list[Msg] = []
-    merged: dict[str, dict[tuple[str, Msg | None, bool], list[str]]] = {}
+    # one line per kind of failure (its symptom, cause and device class), whatever checks and
+    # cases show it: {kind: {test: [cases]}}
+    merged: dict[tuple[str, Msg | None, bool], dict[str, list[str]]] = {}
+    example: dict[tuple[str, Msg | None, bool], str] = {}  # a kind's symptom as its first case shows it
     where: dict[Msg, list[str]] = {}
     for test in failed + [name for name in evidence if name not in failed]:
         for i in checks[test]:
@@ -99,24 +106,24 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
                 causes.append(cause)
             if cause and test not in where.setdefault(cause, []):
                 where[cause].append(test)
-            # one line per distinct message of a check, its cases together
-            merged.setdefault(test, {}).setdefault((symptom, cause, i.evidence), []).append(i.case)
+            key = (i.kind or symptom, cause, i.evidence)
+            example.setdefault(key, symptom)
+            merged.setdefault(key, {}).setdefault(test, []).append(i.case)
     details: list[str] = []
-    for test, messages in merged.items():
-        for (symptom, cause, ev), cases in messages.items():
-            ids = ", ".join(c for c in cases if c)
-            label = f"{test}[{ids}]" if ids else test
-            ref = t("likely_cause_ref", n=causes.index(cause) + 1) if cause and len(causes) > 1 else ""
-            tail = t("evidence_tail") if ev else ""
-            details.append(one_line(f"{t('fail_prefix')} {label}: {symptom}{ref}{tail}", MAX_LINE_CHARS))
+    for key, tests in merged.items():
+        _, cause, ev = key
+        symptom = example[key]
+        n = sum(len(cases) for cases in tests.values())
+        count = t("fail_cases", n=n) if n > 1 else ""
+        ref = t("likely_cause_ref", n=causes.index(cause) + 1) if cause and len(causes) > 1 else ""
+        tail = t("evidence_tail") if ev else ""
+        line = f"{t('fail_prefix')} {_where_failed(tests)}{count}: {symptom}{ref}{tail}"
+        details.append(one_line(line, MAX_LINE_CHARS))
     total = len(checks)
     lines: list[str] = []
-    if failed:
-        lines.append(
-            t("summary_failed", failed=len(failed), total=total, checks=", ".join(check_label(name) for name in failed))
-        )
-    else:
-        lines.append(t("summary_only_evidence", total=total))
+    checks_failed = ", ".join(check_label(name) for name in failed)
+    summary = t("summary_failed", failed=len(failed), total=total, checks=checks_failed) if failed else None
+    lines.append(Strong(summary or t("summary_only_evidence", total=total)))
 
     def scope(cause: Msg) -> str:  # which checks a cause explains, when not every failed one
         tests = where[cause]
@@ -131,7 +138,7 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
         ]
     # the question's counterexample (the first its failures carry), under its causes
     shown = next((i.counterexample for test in failed + evidence for i in checks[test] if i.counterexample), ())
-    lines += [one_line(line, MAX_LINE_CHARS) for line in shown]
+    lines += [Code(one_line(line, MAX_LINE_CHARS)) for line in shown]
     room = MAX_LINES_PER_QUESTION - len(lines)
     if len(details) > room:
         more = len(details) - room + 1
@@ -142,6 +149,20 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
 def _words(cause: Msg) -> str:
     """A likely cause's words in the language in force."""
     return cause.render().strip()
+
+
+def _where_failed(tests: Mapping[str, list[str]], checks: int = 3, cases: int = 4) -> str:
+    """`test_a[c1, c2], test_b` for the checks and cases one failure line stands for: the
+    first `checks` checks with their first `cases` case ids, the rest counted (the line's
+    symptom comes after it and must not be cut off)."""
+    parts = []
+    for test, ids in list(tests.items())[:checks]:
+        named = [c for c in ids if c]
+        shown = ", ".join(named[:cases]) + (", ..." if len(named) > cases else "")
+        parts.append(f"{test}[{shown}]" if shown else test)
+    if len(tests) > checks:
+        parts.append(t("fail_more_checks", n=len(tests) - checks))
+    return ", ".join(parts)
 
 
 def _form_lines(checks: dict[str, list[TestOutcome]]) -> list[str]:

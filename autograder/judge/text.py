@@ -31,3 +31,24 @@ def markdown(text: object, limit: int = 300) -> str:
     """`text` as inert Markdown inside a table cell or a line: every character
     that Markdown or HTML would act on is backslash-escaped."""
     return _MD_SPECIAL.sub(r"\\\1", one_line(text, limit))
+
+
+class Strong(str):
+    """A feedback line shown in bold (a question's summary): its role travels with it, so no
+    renderer has to tell it by its words (which differ by language)."""
+
+    __slots__ = ()
+
+
+class Code(str):
+    """A feedback line shown in monospace (a counterexample's call and outputs), as written."""
+
+    __slots__ = ()
+
+
+def fenced(lines: list[str]) -> str:
+    """Lines as one Markdown fenced code block, literal whatever they hold: the fence is
+    longer than any run of backticks in them."""
+    runs = [len(m) for line in lines for m in re.findall(r"`+", line)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return "\n".join([fence, *lines, fence])

@@ -332,12 +332,16 @@ SOURCE_FINDINGS = [
 ]
 
 
-def finding_text(finding):
-    """A source check's finding in the language in force (one it does not know: as it is)."""
+def finding_text(finding, cells=()):
+    """A source check's finding in the language in force (one it does not know: as it is), its
+    cell named as the student sees it among the submission's `cells` (`remote.cell_label`:
+    the prompt and the first line)."""
+    labels = {c.index: getattr(c, "label", None) for c in cells}
     for pattern, key in SOURCE_FINDINGS:
         m = pattern.fullmatch(str(finding))
         if m:
-            return t(key, **m.groupdict())
+            index = int(m["cell"])
+            return t(key, **{**m.groupdict(), "cell": cell_label(labels.get(index), index)})
     return str(finding)
 
 
@@ -409,8 +413,22 @@ def call(sub, name, args, kwargs=None, **opts):
     """Call the student's `name`; fail with its error unless it returned."""
     reply = sub.call(name, args, kwargs, CallOptions(**opts))
     if not reply.ok:
-        fail(with_cause(reply.error, frame=after(describe_call(name, args, kwargs))))
+        call_failed(describe_call(name, args, kwargs), reply.error)
     return reply
+
+
+def call_failed(what, error, cause=None, hint=True):
+    """Fail with the error a call of the student's code raised: `what` (the call), then the
+    error with its likely cause (`cause`, a `Msg`, else one known for the error where `hint`).
+    The failure's kind is the error, whatever the inputs: the checks that hit it are one line
+    of the feedback (`scoring`), not one per input."""
+    error = error.rstrip()
+    said = with_cause(error, cause, after(what)) if hint or cause is not None else after(what)(error)
+    try:
+        fail(said)
+    except Failure as exc:
+        exc.kind = error  # read by the judge's KitPlugin
+        raise
 
 
 def outputs(value, what, out_names):
@@ -1228,7 +1246,12 @@ def no_tracing_tampering(sub, name):
         fail(t("source_checks_missing", name=name))
     found = findings.get("tracing") or []
     if found:
-        fail(caused(t("tracing_tampered", name=name, finding=finding_text(found[0])), Msg("cause_tracing")))
+        fail(
+            caused(
+                t("tracing_tampered", name=name, finding=finding_text(found[0], sub.submission.cells)),
+                Msg("cause_tracing"),
+            )
+        )
 
 
 def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
@@ -1246,7 +1269,12 @@ def check_from_scratch(sub, cells, provided, name, args, kwargs=None, **opts):
         if excused.get(f) not in provided
     )
     if found:
-        fail(caused(t("builtin_in_source", name=name, finding=finding_text(found[0])), Msg("cause_builtin_source")))
+        fail(
+            caused(
+                t("builtin_in_source", name=name, finding=finding_text(found[0], sub.submission.cells)),
+                Msg("cause_builtin_source"),
+            )
+        )
     if reply.forbidden_seen:
         fail(caused(t("builtin_called", name=name, builtin=reply.forbidden_seen[0]), Msg("cause_builtin_traced")))
     return reply

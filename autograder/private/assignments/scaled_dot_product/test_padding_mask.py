@@ -44,7 +44,7 @@ def _check(sub, lengths, max_len=None, device="cpu"):
             cause = c.Msg("cause_padding_arange_device")
         elif device == "meta" and "meta" in reply.error:
             cause = c.Msg("cause_padding_meta_values")
-        c.fail(c.with_cause(reply.error, cause, c.after(what)))
+        c.call_failed(what, reply.error, cause)
     check_mask(
         reply.value,
         expected,

@@ -42,7 +42,7 @@ def check_parameters(sub, name, construct, want, what):
     and shapes (`want`: {name: shape}), moved by .to(float64)."""
     reply = sub.call(name, options=CallOptions(construct=construct, to={"dtype": "float64"}, invoke=False))
     if not reply.ok:
-        c.fail(f"{what} {reply.error}")
+        c.call_failed(what, reply.error, hint=False)
     c.check_parameter_table(
         reply,
         want,

@@ -177,7 +177,7 @@ def runs(sub, case, args=None, dtype=torch.float64, **opts):
     reply = sub.call(NAME, args, options=CallOptions(**case.opts(dtype), **opts))
     what = case.what(args, dtype)
     if not reply.ok:
-        c.fail(c.with_cause(reply.error, frame=c.after(what)))
+        c.call_failed(what, reply.error)
     got = c.outputs(reply.value, what, OUT)
     for name, shape in (("logits", (case.B, case.V)), ("new_state", (case.B, case.H)), ("weights", (case.B, case.T))):
         c.check_meta(got[name], f"{what} -> {name}", shape, dtype, "cpu", hint=c.shape_cause)

@@ -142,7 +142,7 @@ def runs(sub, case, args=None, dtype=torch.float64, **opts):
         cause = None
         if "sorted" in reply.error or "enforce_sorted" in reply.error:
             cause = c.Msg("cause_lab_enforce_sorted")
-        c.fail(c.with_cause(reply.error, cause, c.after(what)))
+        c.call_failed(what, reply.error, cause)
     got = c.outputs(reply.value, what, OUT)
     sh = shape_hints(case)
     for name, shape in (("states", (case.B, case.T, case.H)), ("final", (case.B, case.H))):

@@ -133,7 +133,7 @@ def trained(sub, run):
     """(losses, encoder_state, decoder_state) from the worker, checked to be plain data of the contract's kinds."""
     reply = sub.call(DRIVER, run.args, {"optimizer": "sgd"}, CallOptions(isolate=["masked_loss"]))
     if not reply.ok:
-        c.fail(c.with_cause(reply.error, frame=c.after(run.what)))
+        c.call_failed(run.what, reply.error)
     value = reply.value
     if not (
         isinstance(value, (list, tuple))

@@ -38,7 +38,7 @@ def _train(sub, task):
         training.DRIVER, task.args, {"optimizer": "adam"}, CallOptions(isolate=[], cpu_seconds=s.cpu_seconds)
     )
     if not reply.ok:
-        c.fail(c.with_cause(reply.error, frame=c.after(what)))
+        c.call_failed(what, reply.error)
     value = reply.value
     if not (isinstance(value, (list, tuple)) and len(value) == 3 and isinstance(value[0], list)):
         c.fail(t("lab_driver_reply", what=what))

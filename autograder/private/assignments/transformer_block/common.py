@@ -170,7 +170,7 @@ def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", *
         cause = c.Msg("cause_tb_parameter_names")
     if str(device) == "meta" and "device" in reply.error:
         cause = c.Msg("cause_tb_meta_device")
-    c.fail(c.with_cause(reply.error, cause, c.after(case.describe(args, kwargs, device, dtype))))
+    c.call_failed(case.describe(args, kwargs, device, dtype), reply.error, cause)
 
 
 def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, plausible=True, **opts):
@@ -228,7 +228,7 @@ def check_parameters(sub, name, construct, want, what):
     shapes (`want`: {name: shape}), moved by .to(float64)."""
     reply = sub.call(name, options=CallOptions(construct=construct, to={"dtype": "float64"}, invoke=False))
     if not reply.ok:
-        c.fail(c.with_cause(reply.error, frame=c.after(what)))
+        c.call_failed(what, reply.error)
 
     def extra_cause(first):
         learned = any(k in first.split(".")[0] for k in ("pos", "wpe"))

@@ -43,7 +43,7 @@ def _train(sub, task):
     if not reply.ok:
         # the judge's parameters do not load into the student's model: names or shapes not the contract's
         loading = "loading state_dict" in reply.error
-        c.fail(c.with_cause(reply.error, c.Msg("cause_tb_parameter_names") if loading else None, c.after(what)))
+        c.call_failed(what, reply.error, c.Msg("cause_tb_parameter_names") if loading else None)
     value = reply.value
     if not (isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], list)):
         c.fail(t("tb_driver_reply", what=what))
