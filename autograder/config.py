@@ -44,17 +44,6 @@ class Config:
         """{question: points} in notebook order."""
         return dict(self.data["assignments"][assignment]["questions"])
 
-    def title(self, assignment, lang=None):
-        """The assignment's title in `lang` (else the language in force): grading.yml gives one
-        text, or one per language."""
-        title = self.data["assignments"][assignment].get("title", assignment)
-        if not isinstance(title, dict):
-            return title
-        from autograder import messages
-
-        edition = {messages.normalize(k): v for k, v in title.items()}
-        return edition.get(messages.normalize(lang) if lang else messages.current(), assignment)
-
     def tolerance(self, dtype):
         """(atol, rtol) for a dtype name or torch dtype."""
         name = str(dtype).replace("torch.", "")

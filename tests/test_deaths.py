@@ -189,7 +189,7 @@ def test_a_cell_that_stops_the_worker_at_load_is_skipped_at_once(forkserver):
         assert r.call("triple", [torch.ones(2)]).ok
         assert time.monotonic() - start < 15
         assert r.cell_errors[0].startswith(
-            "cell 2 was skipped: running it stopped the process that runs your code with signal 19"
+            "The cell 2 of the notebook was skipped: running it stopped the process that runs your code with signal 19"
         ), r.cell_errors
     finally:
         r.close()

@@ -163,7 +163,7 @@ def test_the_page_marks_every_question_and_check_and_shows_the_counterexample_in
     seen = rendered(probe, tmp_path, PROBE)
 
     with messages.language(LANG):
-        title = messages.t("feedback_title", assignment=CFG.title("scaled_dot_product", LANG))
+        title = messages.t("feedback_title", assignment=messages.title(CFG, "scaled_dot_product", LANG))
         assert seen["lang"] == LANG and seen["title"] == seen["h1"] == title
         assert "máscaras" in title and "masks" not in title
         # one mark per question, by its score: a symbol, a word read aloud, a colour of its own

@@ -180,15 +180,15 @@ def test_an_assignment_title_is_one_text_or_one_per_language(tmp_path):
 
     cfg = course_cfg(tmp_path, PACKAGED)
     for name in cfg.assignments:
-        editions = {lang: cfg.title(name, lang) for lang in messages.LANGUAGES}
+        editions = {lang: messages.title(cfg, name, lang) for lang in messages.LANGUAGES}
         assert all(editions.values()) and name not in editions.values(), editions
-    assert cfg.title("classic_attention", "pt-BR") == "Atenção clássica: Bahdanau e Luong"
-    assert cfg.title("classic_attention", "en") == "Classic attention (Bahdanau and Luong)"
+    assert messages.title(cfg, "classic_attention", "pt-BR") == "Atenção clássica: Bahdanau e Luong"
+    assert messages.title(cfg, "classic_attention", "en") == "Classic attention (Bahdanau and Luong)"
     with messages.language("pt-BR"):
-        assert cfg.title("classic_attention") == "Atenção clássica: Bahdanau e Luong"
+        assert messages.title(cfg, "classic_attention") == "Atenção clássica: Bahdanau e Luong"
     one = copy.deepcopy(PACKAGED)
     one["assignments"]["multi_head"]["title"] = "Atenção multi-head"
-    assert {course_cfg(tmp_path, one).title("multi_head", lang) for lang in messages.LANGUAGES} == {
+    assert {messages.title(course_cfg(tmp_path, one), "multi_head", lang) for lang in messages.LANGUAGES} == {
         "Atenção multi-head"
     }
     half = copy.deepcopy(PACKAGED)

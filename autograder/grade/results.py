@@ -40,7 +40,9 @@ def write_feedback(folder: Path, sid: str, data: dict[str, Any], cfg: Config, re
     (`released`) after the deadline (`autograder.release`)."""
     clean = _clean(data)
     a = clean.get("assignment")
-    title = cfg.title(a, feedback.language(clean)) if a in cfg.assignments else None  # in the feedback's language
+    title = (
+        messages.title(cfg, a, feedback.language(clean)) if a in cfg.assignments else None
+    )  # in the feedback's language
     atomic.write_text(folder / feedback.MD_NAME, feedback.markdown(sid, clean, title, released))
     atomic.write_text(folder / feedback.HTML_NAME, feedback.page(sid, clean, title, released))
 

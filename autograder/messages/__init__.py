@@ -96,6 +96,16 @@ def default(cfg=None):
     return normalize(cfg.language)
 
 
+def title(cfg, assignment, lang=None):
+    """An assignment's title in `lang` (else the language in force): grading.yml gives one
+    text, or one per language."""
+    given = cfg.data["assignments"][assignment].get("title", assignment)
+    if not isinstance(given, dict):
+        return given
+    edition = {normalize(k): v for k, v in given.items()}
+    return edition.get(normalize(lang) if lang else current(), assignment)
+
+
 def current():
     """The language in force (see `language`), else the default (`default`)."""
     lang = _current.get()

@@ -72,7 +72,7 @@ def _roster(path, folder, out_dir, lang, export, changed_only=False):
 
     try:  # Canvas's column is titled as the course titles the assignment (grading.yml), where the kit has it
         cfg = config.load()
-        names += [cfg.title(n) for n in names if n in cfg.assignments]
+        names += [messages.title(cfg, n) for n in names if n in cfg.assignments]
     except (config.ConfigError, OSError):  # no grading.yml here (the public part): the names alone
         pass
     only = None
