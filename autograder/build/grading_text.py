@@ -75,8 +75,10 @@ def _where(pairs, lang):
     return _join(parts, lang)
 
 
-def _num(x):
-    return f"{x:g}"
+def _num(x, lang="en"):
+    """A number in prose: Brazil writes a decimal comma (a value in a code span keeps Python's point)."""
+    text = f"{x:g}"
+    return text.replace(".", ",") if lang == "pt-BR" else text
 
 
 def _cfg(cfg):
@@ -100,7 +102,8 @@ def overview(assignment, lang, cfg=None):
     # the devices with values (meta has none: its cases check shapes, dtypes and devices)
     real = [(d, dts) for d, dts in devices.items() if d not in evidence and d != "meta" and dts]
     reported = [(d, dts) for d, dts in devices.items() if d in evidence and d != "meta" and dts]
-    out = [_t("grading_head", lang), ""]
+    # the short version first; the numbers folded below it, for when the student needs them
+    out = [_t("grading_head", lang), "", _t("grading_details", lang), ""]
     if matrix:
         tolerances = []
         for dtype in dict.fromkeys(dt for _, dts in real for dt in dts):
@@ -151,16 +154,16 @@ def overview(assignment, lang, cfg=None):
             _t(
                 "grading_run_pointer",
                 lang,
-                points=_num(cfg.questions(assignment)[RUN_QUESTION]),
-                cpu_seconds=_num(run["cpu_seconds"]),
+                points=_num(cfg.questions(assignment)[RUN_QUESTION], lang),
+                cpu_seconds=_num(run["cpu_seconds"], lang),
             )
         )
-    return "\n".join(out)
+    return "\n".join([*out, "", "</details>"])
 
 
 def _at_lengths(mapping, lang):
     return _join(
-        [_t("grading_at_length", lang, value=_num(v), length=k) for k, v in sorted(mapping.items())],
+        [_t("grading_at_length", lang, value=_num(v, lang), length=k) for k, v in sorted(mapping.items())],
         lang,
     )
 
@@ -176,29 +179,29 @@ def training_run(assignment, lang, cfg=None):
     lengths = sorted(run["eval_lengths"])
     return "\n".join(
         [
-            _t("grading_run_title", lang, points=_num(cfg.questions(assignment)[RUN_QUESTION])),
+            _t("grading_run_title", lang, points=_num(cfg.questions(assignment)[RUN_QUESTION], lang)),
             "",
             _t(
                 "grading_run_body",
                 lang,
                 steps=run["steps"],
-                lr=_num(run["lr"]),
+                lr=_num(run["lr"], lang),
                 batch_size=run["batch_size"],
                 max_len=run["max_len"],
                 n_symbols=run["n_symbols"],
-                chance=_num(round(1 / run["n_symbols"], 4)),
+                chance=_num(round(1 / run["n_symbols"], 4), lang),
                 emb_dim=sizes["emb_dim"],
                 hidden_dim=sizes["hidden_dim"],
                 attn_dim=sizes["attn_dim"],
-                cpu_seconds=_num(run["cpu_seconds"]),
+                cpu_seconds=_num(run["cpu_seconds"], lang),
                 per_length=run["eval_per_length"],
                 lengths=_join([str(n) for n in lengths], lang),
             ),
             "",
-            _t("grading_run_loss", lang, ratio=_num(th["loss_ratio_at_most"])),
+            _t("grading_run_loss", lang, ratio=_num(th["loss_ratio_at_most"], lang)),
             _t("grading_run_accuracy", lang, at=_at_lengths(th["accuracy"], lang)),
             _t("grading_run_gap", lang, at=_at_lengths(th["gap_over_baseline"], lang)),
-            _t("grading_run_zeroed", lang, longest=lengths[-1], most=_num(th["zeroed_context_at_most"])),
+            _t("grading_run_zeroed", lang, longest=lengths[-1], most=_num(th["zeroed_context_at_most"], lang)),
             "",
             _t("grading_run_public", lang),
         ]
@@ -213,29 +216,29 @@ def transformer_run(assignment, lang, cfg=None):
     sizes = run["sizes"]
     return "\n".join(
         [
-            _t("grading_run_title", lang, points=_num(cfg.questions(assignment)[RUN_QUESTION])),
+            _t("grading_run_title", lang, points=_num(cfg.questions(assignment)[RUN_QUESTION], lang)),
             "",
             _t(
                 "grading_trun_body",
                 lang,
                 steps=run["steps"],
-                lr=_num(run["lr"]),
+                lr=_num(run["lr"], lang),
                 batch_size=run["batch_size"],
                 length=run["length"],
                 n_symbols=run["n_symbols"],
-                chance=_num(round(1 / run["n_symbols"], 4)),
+                chance=_num(round(1 / run["n_symbols"], 4), lang),
                 d_model=sizes["d_model"],
                 n_heads=sizes["n_heads"],
                 d_ff=sizes["d_ff"],
                 n_layers=sizes["n_layers"],
-                cpu_seconds=_num(run["cpu_seconds"]),
+                cpu_seconds=_num(run["cpu_seconds"], lang),
                 eval_sequences=run["eval_sequences"],
             ),
             "",
-            _t("grading_trun_loss", lang, ratio=_num(th["loss_ratio_at_most"])),
-            _t("grading_trun_accuracy", lang, least=_num(th["accuracy"])),
-            _t("grading_trun_positions", lang, drop=_num(th["positions_drop"])),
-            _t("grading_trun_reads_ahead", lang, most=_num(th["reads_future_at_most"])),
+            _t("grading_trun_loss", lang, ratio=_num(th["loss_ratio_at_most"], lang)),
+            _t("grading_trun_accuracy", lang, least=_num(th["accuracy"], lang)),
+            _t("grading_trun_positions", lang, drop=_num(th["positions_drop"], lang)),
+            _t("grading_trun_reads_ahead", lang, most=_num(th["reads_future_at_most"], lang)),
             "",
             _t("grading_trun_public", lang),
         ]
