@@ -237,7 +237,7 @@ def test_a_module_search_builds_both_modules_with_the_same_fresh_parameters_and_
     )
     assert en[1].startswith("Parameters (the same in your module and in the reference's): q_proj.weight=[[")
     assert en[2].startswith("Your output: output=") and en[3].startswith("Expected output: output=")
-    assert pt[0].startswith("Menor caso encontrado em que o seu módulo difere da referência: MultiHeadAttention(")
+    assert pt[0].startswith("Menor caso encontrado em que o módulo difere da referência: MultiHeadAttention(")
     assert [english_in(line) for line in pt] == [[]] * 4
     assert cx.is_input_line(en[0]) and cx.is_input_line(pt[0])
     assert cx.lines_shown(["Likely cause: x", *pt, "FALHOU ..."]) == pt
@@ -292,7 +292,7 @@ def test_what_the_student_reads():
         "Your output: weights=[[0.5, 0.5]]",
         "Expected output: weights=[[1, 0]]",
     ]
-    assert pt[0].startswith("Menor entrada encontrada em que a sua função difere da referência: masked_softmax(")
+    assert pt[0].startswith("Menor entrada encontrada em que a função difere da referência: masked_softmax(")
     assert [english_in(line) for line in pt] == [[], [], []]
     assert cx.is_input_line(en[0]) and cx.is_input_line(pt[0]) and not cx.is_input_line(en[1])
     assert cx.sizes_shown(en[0]) == [2, 2] and cx.sizes_shown(en[2]) == [2]

@@ -134,7 +134,7 @@ def test_the_training_run_cell_states_every_threshold_and_follows_them(tmp_path)
     assert 'grader.check("training_run")' in text and "grading.yml" not in text
     stricter = _cfg_with(tmp_path, run={"thresholds": {**th, "accuracy": {4: 0.95, 12: 0.6}}})
     changed = grading_text.training_run(LAB, "pt-BR", stricter)
-    assert "0.95 no comprimento 4 e 0.6 no comprimento 12" in changed
+    assert "0,95 no comprimento 4 e 0,6 no comprimento 12" in changed  # a decimal comma in pt-BR prose
     assert changed != grading_text.training_run(LAB, "pt-BR", CFG)
 
 

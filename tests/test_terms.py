@@ -204,3 +204,55 @@ def test_every_pt_br_source_uses_the_glossary_and_no_english():
 @pytest.mark.parametrize("rival", ["origem", "Levante", "o softmax", "features"])
 def test_each_rival_named_by_the_issue_is_a_rival(rival):
     assert any(rival.lower() == r.lower() for r, _, _, _ in rival_patterns(glossary()))
+
+
+# -- what the editor's pass fixed (issue 36, item 6) -----------------------------------------
+
+# a decimal point in prose; a list of values in brackets is a tensor as Python prints it, and
+# a paper's section number ("seção 3.5") is not a decimal
+DECIMAL_POINT = re.compile(r"(?<![\w.,])(?<!seção )\d+\.\d+(?![\w.])")
+BRACKETS = re.compile(r"\[[^\[\]]*\]")
+POSSESSIVE = re.compile(r"\b(seu|sua|seus|suas)\b", re.I)
+WORD = re.compile(r"\b\w+\b")
+# possessives ("o seu código, a sua função") per 1000 words of a file's pt-BR prose: a
+# Brazilian instructor says "o código", "a função" when whose is plain. The pass brought the
+# densest files (the build's texts: 24; the counterexamples: 38) under this.
+POSSESSIVES_PER_1000 = 16
+
+
+def decimal_points(prose):
+    text = MARKDOWN_CODE.sub(" ", prose)
+    while BRACKETS.search(text):
+        text = BRACKETS.sub(" ", text)
+    return DECIMAL_POINT.findall(text)
+
+
+def test_the_decimal_check_tells_prose_from_code():
+    assert decimal_points("cerca de 0.94 ali") == ["0.94"]
+    assert decimal_points("acurácia 1.00 e 0,5") == ["1.00"]
+    for clean in ("cerca de 0,94", "`lr = 0.01`", "[0.8808, [0.1192]]", "seção 3.5", "$0.5$"):
+        assert decimal_points(clean) == [], clean
+
+
+def test_prose_numbers_in_pt_br_use_a_decimal_comma():
+    found = [
+        f"{rel}: {where}: {points}"
+        for rel, where, proses in sources()
+        for prose in proses
+        if (points := decimal_points(prose))
+    ]
+    assert not found, f"{len(found)} decimal point(s) in pt-BR prose (Brazil writes 0,25):\n" + "\n".join(found)
+
+
+def test_no_pt_br_file_leans_on_possessives():
+    per = {}
+    for rel, _, proses in sources():
+        n, words = per.get(rel, (0, 0))
+        per[rel] = (
+            n + sum(len(POSSESSIVE.findall(p)) for p in proses),
+            words + sum(len(WORD.findall(p)) for p in proses),
+        )
+    dense = {
+        rel: round(1000 * n / w, 1) for rel, (n, w) in per.items() if w >= 200 and 1000 * n / w > POSSESSIVES_PER_1000
+    }
+    assert not dense, f"possessives per 1000 words above {POSSESSIVES_PER_1000}: {dense}"

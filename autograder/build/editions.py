@@ -47,13 +47,13 @@ from pathlib import Path
 
 import yaml
 
-from autograder.build import grading_text, sync, texts
+from autograder.build import grading_text, sync, texts, time_text
 
 SOURCE = "en"
 TRANSLATED = ("pt-BR",)
 EDITIONS = ("pt-BR", "en")  # every edition a build writes
 SECTIONS = ("cells", "docstrings", "comments", "messages", "strings")
-GENERATED_TAGS = (sync.SOLUTION_TAG, sync.PROVIDED_TAG, sync.IMPORTS_TAG, *grading_text.TAGS)
+GENERATED_TAGS = (sync.SOLUTION_TAG, sync.PROVIDED_TAG, sync.IMPORTS_TAG, *grading_text.TAGS, *time_text.TAGS)
 WORD = re.compile(r"\b[A-Za-z]{3,}\b")  # a word, not an identifier such as d_head or T_q
 
 
@@ -495,6 +495,8 @@ def localize(assignment, nb, lang):
             continue
         if grading_text.tag_of(tags):
             cell["source"] = grading_text.render(grading_text.tag_of(tags), assignment, lang)
+        elif time_text.tag_of(tags):
+            cell["source"] = time_text.render(time_text.tag_of(tags), assignment, lang, nb)
         elif sync.IMPORTS_TAG in tags:
             cell["source"] = src.replace(texts.get("imports_header", SOURCE), texts.get("imports_header", lang), 1)
         elif sync.PROVIDED_TAG in tags:

@@ -77,8 +77,10 @@ def _where(pairs, lang):
     return _join(parts, lang)
 
 
-def _num(x):
-    return f"{x:g}"
+def _num(x, lang="en"):
+    """A number in prose: Brazil writes a decimal comma (a value in a code span keeps Python's point)."""
+    text = f"{x:g}"
+    return text.replace(".", ",") if lang == "pt-BR" else text
 
 
 def _cfg(cfg):
@@ -94,7 +96,8 @@ def overview(assignment, lang, cfg=None):
     # the devices with values (meta has none: its cases check shapes, dtypes and devices)
     real = [(d, dts) for d, dts in devices.items() if d not in evidence and d != "meta" and dts]
     reported = [(d, dts) for d, dts in devices.items() if d in evidence and d != "meta" and dts]
-    out = [_t("grading_head", lang), ""]
+    # the short version first; the numbers folded below it, for when the student needs them
+    out = [_t("grading_head", lang), "", _t("grading_details", lang), ""]
     if matrix:
         tolerances = []
         for dtype in dict.fromkeys(dt for _, dts in real for dt in dts):
@@ -146,16 +149,16 @@ def overview(assignment, lang, cfg=None):
             _t(
                 "grading_run_pointer",
                 lang,
-                points=_num(cfg.questions(assignment)[RUN_QUESTION]),
-                cpu_seconds=_num(run["cpu_seconds"]),
+                points=_num(cfg.questions(assignment)[RUN_QUESTION], lang),
+                cpu_seconds=_num(run["cpu_seconds"], lang),
             )
         )
-    return "\n".join(out)
+    return "\n".join([*out, "", "</details>"])
 
 
 def _at_lengths(mapping, lang):
     return _join(
-        [_t("grading_at_length", lang, value=_num(v), length=k) for k, v in sorted(mapping.items())],
+        [_t("grading_at_length", lang, value=_num(v, lang), length=k) for k, v in sorted(mapping.items())],
         lang,
     )
 

@@ -17,7 +17,9 @@ generated code cell, each found by its tag:
 The `# BEGIN QUESTION` raw cells are synced too: their `points:` come from
 grading.yml, and so do the markdown cells tagged `kit-grading` (the notebook's "How you
 are graded") and `kit-grading-run` (the training run's settings): see
-`autograder.build.grading_text`. Everything else in the notebook (prose, tests, experiments) is
+`autograder.build.grading_text`; the cells tagged `kit-time` and `kit-time-training` (the
+times the notebook promises) come from the bench's measured figures: see
+`autograder.build.time_text`. Everything else in the notebook (prose, tests, experiments) is
 hand-written and left alone.
 """
 
@@ -33,7 +35,7 @@ import nbformat
 import yaml
 
 from autograder import layout
-from autograder.build import grading_text, texts
+from autograder.build import grading_text, texts, time_text
 from autograder.judge import detect
 
 COURSE_ROOT = layout.COURSE or Path.cwd()  # the course folder: a checkout, or where an installed kit runs
@@ -334,6 +336,9 @@ def sync_notebook(nb, assignment, questions):
             tag = grading_text.tag_of(tags)
             seen_grading.append(tag)
             put(cell, grading_text.render(tag, assignment, "en"), f"cell {i} ({tag})", "grading.yml")
+        elif time_text.tag_of(tags):
+            tag = time_text.tag_of(tags)
+            put(cell, time_text.render(tag, assignment, "en", nb), f"cell {i} ({tag})", time_text.FIGURES.name)
         else:
             parsed = _question_config(cell)
             if parsed is not None:
