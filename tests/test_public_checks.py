@@ -43,8 +43,12 @@ def test_catalog_bugs_flagged_and_correct_entries_pass(catalog_public):
 
 @pytest.mark.slow
 def test_the_untouched_stub_fails_every_public_check(catalog_public):
+    # every check of what the code computes; not the build's `*_as_graded` cases, about how the
+    # notebook is written (a stub is written as the grader runs it: tests/test_parity.py)
     for a in ASSIGNMENTS:
-        every = {f"{q}/{t}" for q, ts in public_test_names(template(a)).items() for t in ts}
+        every = {
+            f"{q}/{t}" for q, ts in public_test_names(template(a)).items() for t in ts if not t.endswith("_as_graded")
+        }
         assert len(every) >= 2 * len(CFG.questions(a))
         assert set(catalog_public[(a, "(template)")][1]) == every
 

@@ -4,7 +4,8 @@ Students never receive grading.yml, so what it says about them is written into
 their notebook: the devices and dtypes that earn points and those that are only
 reported (`devices`, `scoring.evidence_devices`), the tolerances, what the `meta`
 device is, why a finite fill such as -1e9 fails in float16, the time and memory
-limits (`limits`) and, in an assignment with a `training_run` question, the run the
+limits (`limits`), the packages the grader has and the order it runs the cells in
+(`judge.form.PACKAGES`: the same list the public checks hold a notebook to) and, in an assignment with a `training_run` question, the run the
 grader trains (its settings section: `training_run` for the training lab,
 `transformer_run` for the transformer lab, config.RUN_SECTIONS). Two kinds of generated
 markdown cell, each found by its tag in the master notebook:
@@ -26,6 +27,7 @@ from functools import cache
 from autograder import config as config_mod
 from autograder import layout
 from autograder.build import texts
+from autograder.judge import form
 
 TAG = "kit-grading"
 RUN_TAG = "kit-grading-run"
@@ -145,6 +147,7 @@ def overview(assignment, lang, cfg=None):
             memory_mb=limits["memory_mb"],
         )
     )
+    out.append(_t("grading_packages", lang, packages=_join([f"`{p}`" for p in form.PACKAGES], lang)))
     if RUN_QUESTION in cfg.questions(assignment):
         run = _run(assignment, cfg)
         out.append(

@@ -96,7 +96,7 @@ def _main(notebook: str, summary: str | None) -> int:
             file=sys.stderr,
         )
         return 2
-    rows = report(results)
+    rows = report(results, sub)
     print(
         t(
             "check_title",

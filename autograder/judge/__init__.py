@@ -19,7 +19,7 @@ import pytest
 
 from autograder import __version__, layout, messages, release
 from autograder import config as config_mod
-from autograder.judge import detect, scoring
+from autograder.judge import detect, form_causes, scoring
 from autograder.judge.notebook import Cell, Submission, SubmissionError, load_submission
 from autograder.judge.remote import Remote
 from autograder.judge.scoring import MAX_LINE_CHARS, QuestionResult, TestOutcome  # noqa: F401 - re-exported
@@ -520,6 +520,7 @@ def _grade(
         _forget_suites()
     questions = scoring.score(cfg, name, plugin.outcomes, kit_fault=bool(plugin.internal_errors))
     scoring.note_stand_ins(questions, stand_in.used)
+    form_causes.name_causes(questions, submission.form)
     notes = [t("internal_error_note", n=len(plugin.internal_errors))] if plugin.internal_errors else []
     meta = detect.metadata(submission, cfg)
     if meta and meta != name:
@@ -572,7 +573,7 @@ def _public_checks(remote: Remote, submission: Submission) -> dict[str, tuple[in
     if not tests:
         return {}
     try:
-        rows = public_checks.report(remote.public(tests))
+        rows = public_checks.report(remote.public(tests), submission)
     except Exception as exc:  # noqa: BLE001 - a dead worker: the student is told why, the score stands
         return one_line(getattr(exc, "reason", None) or exc, 300)
     return {question: (passed, total, errors) for question, _, passed, total, errors in rows}

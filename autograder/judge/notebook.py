@@ -64,6 +64,9 @@ class Submission:
     # The other typed-answer cells (`judge.by_hand.OTHER_FORMS`: the shapes drill's words), read the
     # same way: {question: the same shape as `by_hand`, answers words}, only the questions answered.
     typed: dict[str, Any] = field(default_factory=dict)
+    # How the notebook is written, as the grader runs it (`judge.form.findings`): [{"key",
+    # "fields", "cell", "names"}], what loses a question for its form (a package the grader lacks).
+    form: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def source(self) -> str:
@@ -101,4 +104,5 @@ def load_submission(
         data["defined"],
         data.get("by_hand"),
         data.get("typed") or {},
+        data.get("form") or [],
     )

@@ -3,9 +3,13 @@ metadata (or a `tests/` folder beside it) and the rows of what the worker ran. U
 `check` (a student's self-check) and by the judge (the public checks a question shows)."""
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from autograder.judge.form_causes import public_costs
 from autograder.messages import t
+
+if TYPE_CHECKING:
+    from autograder.judge.notebook import Submission
 
 
 def public_tests(nb: dict[str, Any], path: str | Path | None = None) -> list[dict[str, str]]:
@@ -28,8 +32,11 @@ def public_tests(nb: dict[str, Any], path: str | Path | None = None) -> list[dic
 Row = tuple[str, bool, int, int, list[tuple[str, str]]]
 
 
-def report(results: object) -> list[Row]:
-    """[(question, passed, ran, total, [(case, one-line error)])] from the worker's results."""
+def report(results: object, sub: "Submission | None" = None) -> list[Row]:
+    """[(question, passed, ran, total, [(case, one-line error)])] from the worker's results. A
+    question that the notebook's form costs (`sub`'s form findings and typed answers, read by
+    the reader) fails first with the grade's words, whatever its cases did: the self-check says
+    what the grade will (`form_causes.public_costs`)."""
     rows: list[Row] = []
     for r in results if isinstance(results, list) else []:
         if not isinstance(r, dict):
@@ -47,4 +54,9 @@ def report(results: object) -> list[Row]:
         ]
         passed_cases = len(cases) - len([b for b in bad if b[0] != t("check_test_file")])
         rows.append((str(r.get("name")), bool(cases) and not bad, passed_cases, len(cases), errors))
-    return rows
+    costs = public_costs(sub, [row[0] for row in rows]) if sub is not None else {}
+    out: list[Row] = []
+    for q, ok, ran, total, errors in rows:
+        said = [(t("form_case"), c) for c in costs.get(q, []) if not any(c in e for _, e in errors)]
+        out.append((q, ok and not costs.get(q), ran, total, said + errors))
+    return out

@@ -1,8 +1,8 @@
 """Read a submission file in a limited helper process; never run it.
 
 The judge never parses the student's file itself: `read_file(path, ...)`
-starts a fresh interpreter (`python -I -S`, the standard library and four
-modules of the kit: this one, `sourcecheck`, `by_hand` and `text`, loaded without the
+starts a fresh interpreter (`python -I -S`, the standard library and five
+modules of the kit: this one, `sourcecheck`, `by_hand`, `form` and `text`, loaded without the
 judge package's `__init__`) that limits itself before it reads a byte
 (`RLIMIT_AS` and `RLIMIT_DATA` of `limits.reader_memory_mb`, `RLIMIT_CPU` of
 `limits.reader_seconds`), gets the file on its standard input, and answers
@@ -33,6 +33,8 @@ What the helper does (`read_bytes`, a pure function the tests call directly):
   words) into `typed` ({question: answer}, only those present); a notebook
   with such a cell counts as defining its question (in `defined`), as a
   graded function's name does for detection;
+- reads how the notebook is written, as the grader runs it (`form.findings`: a package
+  the grader lacks, a name bound only by a later cell) into `form`;
 - tells the assignment from otter's metadata or its init cell, and passes on
   otter's public tests (`metadata.otter.tests`), bounded.
 
@@ -56,6 +58,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from autograder.judge import by_hand, sourcecheck
+from autograder.judge import form as written
 from autograder.judge.text import one_line
 
 PROVIDED_MARK = "# PROVIDED:"
@@ -67,6 +70,7 @@ STACK_MB = 64
 WALL_SLACK = 10  # seconds of wall clock past twice its CPU time before the helper is killed
 MEMORY_EXIT = 3  # the helper's exit status when it ran out of memory outside a cell's parse
 NAME_CHARS = 120
+MAX_FORM = 20  # form findings sent back (`form.findings`): one per package, one per cell
 T = TypeVar("T")
 
 
@@ -433,6 +437,7 @@ def read_bytes(
             del tree
 
     findings = sourcecheck.findings(parsed())
+    as_written = written.findings([(i, labels[i], original) for i, original, provided in code if not provided])
     answer = by_hand.read(marked[by_hand.QUESTION], n_marked[by_hand.QUESTION])
     typed = {q: by_hand.read(marked[q], n_marked[q], form) for q, form in by_hand.OTHER_FORMS.items() if marked[q]}
     del marked
@@ -451,6 +456,7 @@ def read_bytes(
         "findings": findings,
         "by_hand": answer,
         "typed": typed,
+        "form": as_written[:MAX_FORM],
     }
 
 
@@ -638,6 +644,23 @@ def _strs(x: object) -> bool:
     return isinstance(x, list) and all(isinstance(s, str) for s in x)
 
 
+def _form_findings(found: object) -> bool:
+    """Whether `found` has the shape `form.findings` gives (at most MAX_FORM of them)."""
+    return (
+        isinstance(found, list)
+        and len(found) <= MAX_FORM
+        and all(
+            isinstance(f, dict)
+            and f.get("key") in written.KEYS
+            and isinstance(f.get("fields"), dict)
+            and all(isinstance(k, str) and (type(v) is int or isinstance(v, str)) for k, v in f["fields"].items())
+            and type(f.get("cell")) is int
+            and _strs(f.get("names"))
+            for f in found
+        )
+    )
+
+
 def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> dict[str, Any]:
     """`result` if it has the shape `read_bytes` gives, else SubmissionError."""
 
@@ -689,6 +712,8 @@ def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> 
         )
     ):
         raise bad("a notebook")
+    if not _form_findings(result.get("form")):
+        raise bad("form findings")
     try:
         result["by_hand"] = by_hand.checked(result.get("by_hand"), MAX_CODE_CELLS)
         result["typed"] = by_hand.checked_typed(result.get("typed"), MAX_CODE_CELLS)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from autograder.judge.form import ALLOWED
 from autograder.judge.text import one_line
 from autograder.messages import t
 from autograder.sandbox.client import WorkerClient, WorkerDied
@@ -201,7 +202,7 @@ class Remote:
             ]
             try:
                 report = client.request(
-                    {"op": "load", "cells": cells, "provided": self.provided_source},
+                    {"op": "load", "cells": cells, "provided": self.provided_source, "packages": list(ALLOWED)},
                     cpu_seconds=self.limits.load_seconds,
                     wall_seconds=wall,
                 )

@@ -7,7 +7,8 @@ torch and `autograder.protocol`, nothing else of the kit. Everything it sends is
 plain data (see `wire`): the judge trusts none of it beyond what it checks.
 
 Requests (one message each, answered by one message):
-    {"op": "load", "cells": [{"index": i, "source": str}], "provided": str}
+    {"op": "load", "cells": [{"index": i, "source": str}], "provided": str,
+     "packages": [name] | None}
     {"op": "call", "target": name, "args": [...], "kwargs": {...},
      "device": "cpu", "construct": {"args": [...], "kwargs": {...}} | None,
      "to": {"dtype": "float64"} | None, "state": {param: tensor} | None,
@@ -31,6 +32,7 @@ a proxy answered by the judge under `name`, or the notebook's own `name` (as it
 stands during the call, after `isolate`).
 """
 
+import io
 import os
 import select
 import sys
@@ -74,6 +76,69 @@ def _error(exc):
     if len(msg) > MESSAGE_CHARS:
         msg = msg[:MESSAGE_CHARS] + " ..."
     return {"type": type(exc).__name__, "message": msg, "where": _where(exc)}
+
+
+class _Sink(io.RawIOBase):
+    """Where a loading cell's prints go: nowhere. Nobody reads what loading prints (the
+    judge grades what the graded calls return), so it costs neither the output budget of
+    the calls after it nor the cell that prints (a scratch cell printing in a loop runs
+    to its end)."""
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        return len(memoryview(b).cast("B"))
+
+
+def _sink():
+    return io.TextIOWrapper(io.BufferedWriter(_Sink()), encoding="utf-8", errors="replace")
+
+
+def _rewind_output():
+    os.ftruncate(1, 0)
+    os.lseek(1, 0, os.SEEK_SET)
+
+
+def _fresh_output():
+    """Start the printed-output budget (RLIMIT_FSIZE on the output file, fds 1 and 2: one
+    open file) afresh: each request, and each loading cell, has the whole of it. What an
+    earlier one printed, a buffer that a full file left unwritten included, is dropped: a
+    function's own output is its only budget."""
+    try:
+        _rewind_output()
+    except OSError:
+        return  # not a file (a worker run by hand): no budget to reset
+    for stream in (sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()  # into the emptied file, then dropped below
+        except (OSError, ValueError):
+            pass
+    try:
+        _rewind_output()
+    except OSError:
+        pass
+
+
+def _guard_imports(ns, packages):
+    """Let the notebook's code (what runs with `ns` as its globals: its cells and the functions
+    they define) import only the standard library and `packages` (the judge's list,
+    `judge.form.ALLOWED`), as the notebook is told and its public checks hold it to; whatever
+    this environment happens to hold besides (torch's own dependencies) fails as a package the
+    grader lacks would. Torch's and the kit's own imports are never touched."""
+    import builtins
+
+    real = builtins.__import__
+    allowed = frozenset(packages) | frozenset(getattr(sys, "stdlib_module_names", ()))
+
+    def notebook_import(name, globals=None, locals=None, fromlist=(), level=0):
+        top = name.partition(".")[0]
+        if level == 0 and globals is ns and top not in allowed:
+            raise ModuleNotFoundError(f"No module named {top!r}", name=top)
+        return real(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = notebook_import
 
 
 def _tensor_slots(torch, args, kwargs):
@@ -256,17 +321,35 @@ class Worker:
         from autograder.worker import plots
 
         plots.install()  # plots are not drawn here (see plots)
+        if isinstance(req.get("packages"), list):
+            _guard_imports(self.ns, [p for p in req["packages"] if isinstance(p, str)])
         report = []
         provided = req.get("provided") or ""
         if provided:
             exec(compile(provided, "<provided>", "exec"), self.ns)
-        for cell in req["cells"]:
+        printed = sys.stdout, sys.stderr
+        try:
+            self._run_cells(req["cells"], report)
+        finally:
+            sys.stdout, sys.stderr = printed
+        if provided:
+            # Provided functions are the reference's, whatever the cells redefined.
+            exec(compile(provided, "<provided>", "exec"), self.ns)
+        names = sorted(k for k, v in self.ns.items() if callable(v) and not k.startswith("_"))
+        return {"cells": report, "names": names}
+
+    def _run_cells(self, cells, report):
+        """Run the notebook's cells in order, each with its prints discarded (`_Sink`) and the
+        output file's budget afresh (what a cell writes to fd 1 itself), into `report`."""
+        for cell in cells:
             idx = cell["index"]
             try:  # the judge reads this if the cell kills the worker, and skips that cell
                 with open(os.environ.get("KIT_PROGRESS", "progress"), "w") as f:
                     f.write(str(idx))
             except OSError:
                 pass
+            _fresh_output()
+            sys.stdout, sys.stderr = _sink(), _sink()  # anew each cell: one may close or replace them
             try:
                 code = compile(cell["source"], f"<cell {idx}>", "exec")
                 exec(code, self.ns)
@@ -274,11 +357,6 @@ class Worker:
             except BaseException as exc:  # noqa: BLE001 - a cell may raise anything, SystemExit included
                 report.append({"index": idx, "ok": False, "error": _error(exc)})
             self.check_pipes()  # right after the cell that broke them: the judge skips that one
-        if provided:
-            # Provided functions are the reference's, whatever the cells redefined.
-            exec(compile(provided, "<provided>", "exec"), self.ns)
-        names = sorted(k for k, v in self.ns.items() if callable(v) and not k.startswith("_"))
-        return {"cells": report, "names": names}
 
     # -- public tests -----------------------------------------------------
     def public(self, req):
@@ -573,6 +651,7 @@ def serve(fd_in, fd_out):
         _limit_cpu(req.get("cpu_seconds"))
         if op == "exit":
             return
+        _fresh_output()  # each request prints within the whole budget, whatever came before
         if worker is None:
             worker = Worker()
             worker.rpc = lambda message: _rpc(rfile, fd_out, message, check)
