@@ -4,6 +4,7 @@ import ast
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -286,14 +287,67 @@ def _quick_limit():
     return QUICK_LIMIT_S * max(1.0, _workers() / (os.cpu_count() or 1))
 
 
+# ---------------------------------------------------------------------------------------------
+# Each assignment's share of the run, printed at its end: the seconds (setup, call and teardown)
+# of the tests whose id names exactly one assignment, summed by assignment on the process that
+# prints the summary (xdist sends it every report), and the catalog's grading per assignment
+# (each entry's own results.json `execution_time`, summed), which its session fixture measures on
+# whichever worker built it and leaves as data in the run's folder (`_SHARE_FILE`).
+# ---------------------------------------------------------------------------------------------
+_SHARES: dict = {}  # assignment -> seconds of the tests naming it
+_SHARE_FILE = "assignment-shares-{}.json"
+_NAMED = {a: re.compile(rf"(?<![A-Za-z0-9_]){re.escape(a)}(?![A-Za-z0-9_])") for a in ASSIGNMENTS}
+
+
+def assignment_of(nodeid):
+    """The one assignment a test id names (a parameter, a file), or None (none, or several)."""
+    found = [a for a, pattern in _NAMED.items() if pattern.search(nodeid)]
+    return found[0] if len(found) == 1 else None
+
+
+def pytest_runtest_logreport(report):
+    name = assignment_of(report.nodeid)
+    if name is not None:
+        _SHARES[name] = _SHARES.get(name, 0.0) + report.duration
+
+
+def _run_folder(tmp_path_factory):
+    """The run's temporary folder, shared by its xdist workers and the process that prints."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def record_share(tmp_path_factory, what, seconds):
+    """Leave `what`'s seconds per assignment ({assignment: s}) for the run's summary."""
+    (_run_folder(tmp_path_factory) / _SHARE_FILE.format(what)).write_text(json.dumps(seconds))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if os.environ.get("PYTEST_XDIST_WORKER") or not hasattr(config, "_tmp_path_factory"):
+        return
+    folder = _run_folder(config._tmp_path_factory)
+    measured = {
+        p.name[len("assignment-shares-") : -len(".json")]: json.loads(p.read_text())
+        for p in sorted(folder.glob(_SHARE_FILE.format("*")))
+    }
+    if not _SHARES and not measured:
+        return
+    terminalreporter.section("each assignment's share")
+    head = "tests naming it (s, setup+call+teardown)" + "".join(
+        f"; {w} (s, its entries' execution_time)" for w in measured
+    )
+    terminalreporter.write_line(f"assignment: {head}")
+    for a in ASSIGNMENTS:
+        parts = [f"{_SHARES.get(a, 0.0):.2f}"] + [f"{m.get(a, 0.0):.2f}" for m in measured.values()]
+        terminalreporter.write_line(f"  {a}: {'; '.join(parts)}")
+
+
 def shared_build(tmp_path_factory, name, build):
     """A folder that `build(folder)` fills once for the whole run: the first worker that needs it
     builds it under a lock, the others wait for it and reuse it (without xdist: once per session)."""
     import fcntl
 
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent  # the run's folder, shared by its workers
+    base = _run_folder(tmp_path_factory)
     folder, done = base / f"shared-{name}", base / f"shared-{name}.done"
     with open(base / f"shared-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -328,6 +382,10 @@ def catalog_graded(tmp_path_factory):
     files = audit_run.fill_catalog(chosen, tmp / "in", "pt-BR")
     rows = grade_batch(files, tmp / "out", progress=False, cfg=config.load(ROOT / "grading.yml"))
     assert [str(path) for _, path, _ in rows] == [str(f) for f in files], "grade_batch keeps the input order"
+    seconds = {}
+    for e, (_, _, data) in zip(chosen, rows):
+        seconds[e.assignment] = seconds.get(e.assignment, 0.0) + float(data.get("execution_time") or 0.0)
+    record_share(tmp_path_factory, "catalog", seconds)
     return [(e, data) for e, (_, _, data) in zip(chosen, rows)]
 
 
