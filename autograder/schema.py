@@ -310,6 +310,20 @@ SCORING = Section(
     },
     required=(),
 )
+
+
+def _load_within_submission(limits: dict[str, Any], key: str) -> None:
+    """Loading the notebook runs inside the submission's CPU budget: a worker whose load limit
+    (its soft RLIMIT_CPU) is not below the submission's (the hard one) cannot be confined."""
+    load, total = limits.get("load_seconds"), limits.get("submission_cpu_seconds")
+    if load is not None and total is not None and int(load) + 1 > int(total):
+        raise Invalid(
+            f"{key}.load_seconds",
+            f"must be below submission_cpu_seconds ({total:g}): loading runs inside the submission's CPU budget",
+            load,
+        )
+
+
 LIMITS = Section(
     {
         "cpu_seconds_per_call": Number(0, above=True, unit="seconds"),
@@ -326,7 +340,8 @@ LIMITS = Section(
         "reader_memory_mb": Number(0, above=True, unit="MiB"),
         "reader_seconds": Number(0, above=True, unit="seconds"),
         "export_metadata_mb": Number(0, above=True, unit="MiB"),
-    }
+    },
+    rules=(_load_within_submission,),
 )
 
 

@@ -89,6 +89,9 @@ def _walk_mappings(data, key=()):
         ("language: fr\n", "language must be one of pt-BR, en"),
         ("ci:\n  pass_fraction: 60\n", "ci.pass_fraction must be a number from 0 to 1"),
         ("limits:\n  memory_mb: .nan\n", "limits.memory_mb must be an integer of MiB > 0"),
+        # a load limit the submission's cannot hold: every worker would be unconfinable
+        ("limits:\n  load_seconds: 900\n", "limits.load_seconds must be below submission_cpu_seconds (900)"),
+        ("limits:\n  submission_cpu_seconds: 60\n", "limits.load_seconds must be below submission_cpu_seconds (60)"),
     ],
 )
 def test_a_careless_course_file_is_one_line_naming_the_key(tmp_path, text, line):
