@@ -6,8 +6,8 @@ PRIVATE   the one private root (`autograder/private/`): reference solutions,
           the suites' shared library, one folder per assignment (its hidden
           suites, its audit catalog). No worker ever reaches it.
 ASSIGNMENTS  the assignments' folders: `ASSIGNMENTS/<name>/` holds its suites
-          (test_<question>.py), `catalog/` and battery*.py (see `suite`, `catalog`,
-          `audit_only`).
+          (test_<question>.py), `catalog/`, battery*.py and messages.yml (see `suite`,
+          `catalog`, `audit_only`, `assignment_messages`).
 WORKER_SIDE  what of the package a worker may see: the protocol and the
           worker (see `autograder.sandbox.view`).
 COURSE    the course's own folder (master notebooks, examples, student
@@ -24,6 +24,7 @@ SUITES = PRIVATE / "suites"  # the suites' shared library: checks.py, trained.py
 ASSIGNMENTS = PRIVATE / "assignments"
 CATALOG_FOLDER = "catalog"  # inside an assignment's folder: read by the audit only, no part of its suites
 BATTERY_PREFIX = "battery"  # its battery*.py: its hostile battery cases, the audit's too
+MESSAGES_FILE = "messages.yml"  # inside an assignment's folder: its suites' words, both languages
 WORKER_SIDE = ("__init__.py", "protocol", "worker")
 COURSE = KIT_ROOT if (KIT_ROOT / "assignments").is_dir() else None
 
@@ -41,6 +42,14 @@ def suite(assignment):
 def catalog(assignment):
     """The folder of an assignment's audit catalog (known bugs and correct variants)."""
     return ASSIGNMENTS / assignment / CATALOG_FOLDER
+
+
+def assignment_messages():
+    """Each assignment's own messages file (`<name>/messages.yml`), where this copy carries
+    the private root: the words its suites fail with, read into the one message catalog."""
+    if not has_private():
+        return []
+    return sorted(ASSIGNMENTS.glob(f"*/{MESSAGES_FILE}"))
 
 
 def audit_only(rel):

@@ -32,7 +32,11 @@ def _fields(template):
 
 
 def _suites_keys():
-    return yaml.safe_load(SUITES_YML.read_text(encoding="utf-8"))
+    """The suites' words: suites.yml (the shared library's) and each assignment's messages.yml."""
+    out = {}
+    for path in [SUITES_YML, *layout.assignment_messages()]:
+        out.update(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    return out
 
 
 def _package_files():

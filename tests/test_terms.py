@@ -17,6 +17,7 @@ import tokenize
 import pytest
 import yaml
 
+from autograder import layout
 from conftest import ROOT
 from ptbr import english_in
 
@@ -96,7 +97,7 @@ def sources():
                     out.append((rel, where, [prose_of_plain(t) for t in text]))
                 else:
                     out.append((rel, where, [prose_of_plain(text)]))
-    for path in sorted((ROOT / "autograder" / "messages").glob("*.yml")):
+    for path in [*sorted((ROOT / "autograder" / "messages").glob("*.yml")), *layout.assignment_messages()]:
         rel = path.relative_to(ROOT).as_posix()
         for key, entry in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items():
             out.append((rel, key, [prose_of_plain(entry[LANG])]))

@@ -62,26 +62,30 @@ def _fields(template):
 
 @lru_cache(maxsize=1)
 def catalog():
-    """{key: {language: template}} from every .yml of this package, checked."""
+    """{key: {language: template}} from every .yml of this package and each assignment's own
+    messages file (`layout.assignment_messages`), checked: a key is defined once in all of them."""
+    from autograder import layout
+
     out, where = {}, {}
     files = sorted((f for f in resources.files(__package__).iterdir() if f.name.endswith(".yml")), key=lambda f: f.name)
-    for f in files:
+    named = [(f.name, f) for f in files] + [(f"{f.parent.name}/{f.name}", f) for f in layout.assignment_messages()]
+    for name, f in named:
         # libyaml's safe loader where PyYAML has it: the catalog's ~1000 entries parse in
         # 0.05 s instead of 0.4 s (once per process; every judge and check reads it)
         data = yaml.load(f.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
         if not isinstance(data, dict):
-            raise MessageError(f"{f.name}: not a mapping of keys")
+            raise MessageError(f"{name}: not a mapping of keys")
         for key, entry in data.items():
             if key in out:
-                raise MessageError(f"message {key!r} is defined in {where[key]} and in {f.name}")
+                raise MessageError(f"message {key!r} is defined in {where[key]} and in {name}")
             if not isinstance(entry, dict) or set(entry) != set(LANGUAGES):
-                raise MessageError(f"{f.name}: message {key!r} needs exactly {', '.join(LANGUAGES)}")
+                raise MessageError(f"{name}: message {key!r} needs exactly {', '.join(LANGUAGES)}")
             if not all(isinstance(v, str) and v.strip() for v in entry.values()):
-                raise MessageError(f"{f.name}: message {key!r} has an empty or non-text template")
+                raise MessageError(f"{name}: message {key!r} has an empty or non-text template")
             fields = {lang: _fields(v) for lang, v in entry.items()}
             if len({frozenset(v) for v in fields.values()}) != 1:
-                raise MessageError(f"{f.name}: message {key!r} takes different fields in different languages: {fields}")
-            out[key], where[key] = entry, f.name
+                raise MessageError(f"{name}: message {key!r} takes different fields in different languages: {fields}")
+            out[key], where[key] = entry, name
     return out
 
 
