@@ -16,7 +16,10 @@ A correct entry that fails a public check also makes the exit status 1, and so
 does an entry the kit failed on (status internal_error: GRADER FAULT), and so
 does a hidden suite weaker than its own public check: a buggy entry that a
 public check flags on a question it may be charged on, with every point of that
-question kept (`weaker_than_public`).
+question kept (`weaker_than_public`). Per assignment, the causes that fit the code
+(`audit.causes`): failing checks showing a cause an entry's bug does not reproduce, and
+caught entries with their expected cause; either fault, on an entry that declares its
+causes, makes the exit status 1 too.
 """
 
 import json
@@ -26,6 +29,7 @@ from pathlib import Path
 
 from autograder import config as config_mod
 from autograder import release
+from autograder.audit import causes as cause_fit
 from autograder.audit.catalog import entries, fill_entry
 from autograder.audit.examples import template_path
 from autograder.audit.public import public_failures
@@ -75,7 +79,7 @@ def weaker_than_public(rows, cfg):
     audit's rows (`verdicts`) hold what it needs: the points per question and the failing
     public checks."""
     out = []
-    for e, scores, _, verdict, public in rows:
+    for e, scores, _, verdict, public, *_ in rows:
         if e.correct or not public or verdict.startswith("GRADER FAULT"):
             continue
         own, seen = chargeable(e, cfg), set()
@@ -111,7 +115,7 @@ def verdicts(chosen, graded, flagged, cfg):
                 if not twice
                 else f"CHARGED AGAIN on {', '.join(twice)}"
             )
-        rows.append((e, scores, outputs, verdict, public))
+        rows.append((e, scores, outputs, verdict, public, cause_fit.fit(e, data)))
     return rows
 
 
@@ -148,7 +152,7 @@ def report(rows, cfg, out=sys.stdout):
         width = max(len(r[0].name) for r in mine) + 2
         print(f"\n{assignment}: points lost per question", file=out)
         print("  " + "entry".ljust(width) + "".join(f"{q[:12]:>13}" for q in qs) + "  verdict  public check", file=out)
-        for e, scores, outputs, verdict, public in mine:
+        for e, scores, outputs, verdict, public, *_ in mine:
             cells = ""
             for q in qs:
                 s, m = scores.get(q, (0, 0))
@@ -170,6 +174,10 @@ def report(rows, cfg, out=sys.stdout):
                 msg = first_failure(outputs.get(q, ""))
                 if msg:
                     print(f"      {q}: {msg[:220]}", file=out)
+        lines, faults = cause_fit.figures(mine)
+        for line in lines:
+            print(f"  {line}", file=out)
+        bad += faults
     weaker = weaker_than_public(rows, cfg)
     for e, question, check in weaker:
         print(
