@@ -406,6 +406,18 @@ def sinusoid(T, D, how="ok"):
 PE_MISTAKES = ("concat", "swapped", "feature_exponent", "pair_exponent", "no_d", "from_one")
 
 
+def pe_cause(how):
+    return c.Msg(f"cause_tb_pe_{how}")
+
+
+def first_match(got, alternatives):
+    """The cause of the first alternative (cause, tensor) `got` matches (or None)."""
+    for cause, want in alternatives:
+        if want is not None and c.matches(got, want):
+            return cause
+    return None
+
+
 def sinusoid_at_frequencies(got):
     """The encoding laid out as the contract asks (sin, cos interleaved, positions from 0) at
     the frequencies `got` (T, D) shows at position 1 (each pair's angle there), or None when
@@ -423,18 +435,6 @@ def pe_alternatives(got, T, D):
     `got`'s own frequencies (`sinusoid_at_frequencies`)."""
     alts = [(pe_cause(how), sinusoid(T, D, how)) for how in PE_MISTAKES]
     return alts + [(c.Msg("cause_tb_pe_frequencies"), sinusoid_at_frequencies(got))]
-
-
-def pe_cause(how):
-    return c.Msg(f"cause_tb_pe_{how}")
-
-
-def first_match(got, alternatives):
-    """The cause of the first alternative (cause, tensor) `got` matches (or None)."""
-    for cause, want in alternatives:
-        if want is not None and c.matches(got, want):
-            return cause
-    return None
 
 
 def inputs_unchanged(sub, case):
