@@ -46,24 +46,28 @@ def fit(entry, data):
     return Fit(declared=True, unfit=unfit, expected=expected)
 
 
-def figures(rows):
-    """(the audit summary's lines, how many of them are faults) for the rows of one assignment
-    (each row's last item a `Fit`, its verdict the fourth): a cause not in the code and a
-    caught entry without its expected cause are each a fault of the suites."""
-    buggy = [r for r in rows if not r[0].correct and isinstance(r[-1], Fit)]
+def fits(chosen, graded):
+    """{(assignment, name): Fit} of the entries of `chosen`, from their results.json data (`graded`, in order)."""
+    return {(e.assignment, e.name): fit(e, data) for e, data in zip(chosen, graded)}
+
+
+def figures(rows, fits):
+    """(the audit summary's lines, how many of them are faults) for the audit's rows of one
+    assignment (`run.verdicts`: entry first, verdict fourth) and their `fits`: a cause not in
+    the code and a caught entry without its expected cause are each a fault of the suites."""
+    judged = [(r[0], r[3], fits[(r[0].assignment, r[0].name)]) for r in rows if (r[0].assignment, r[0].name) in fits]
+    buggy = [(e, verdict, f) for e, verdict, f in judged if not e.correct]
     if not buggy:
         return [], 0
-    declared = [r for r in buggy if r[-1].declared]
-    unfit = [(r[0].name, *u) for r in declared for u in r[-1].unfit]
-    caught = [r for r in declared if r[3] == "caught"]
-    right = [r for r in caught if r[-1].expected]
+    declared = [(e, verdict, f) for e, verdict, f in buggy if f.declared]
+    unfit = [(e.name, *u) for e, _, f in declared for u in f.unfit]
+    caught = [(e, f) for e, verdict, f in declared if verdict == "caught"]
+    right = [e for e, f in caught if f.expected]
     lines = [
         f"failing checks showing a cause the entry's code does not have: {len(unfit)}"
         f" (entries declaring their causes: {len(declared)}/{len(buggy)})",
         f"caught entries with their expected cause: {len(right)}/{len(caught)}",
     ]
     lines += [f"    CAUSE NOT IN THE CODE: {name} {q}::{check}: {key}" for name, q, check, key in unfit]
-    lines += [
-        f"    NO EXPECTED CAUSE: {r[0].name} (expects {', '.join(r[0].causes)})" for r in caught if not r[-1].expected
-    ]
+    lines += [f"    NO EXPECTED CAUSE: {e.name} (expects {', '.join(e.causes)})" for e, f in caught if not f.expected]
     return lines, len(unfit) + len(caught) - len(right)

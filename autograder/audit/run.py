@@ -79,7 +79,7 @@ def weaker_than_public(rows, cfg):
     audit's rows (`verdicts`) hold what it needs: the points per question and the failing
     public checks."""
     out = []
-    for e, scores, _, verdict, public, *_ in rows:
+    for e, scores, _, verdict, public in rows:
         if e.correct or not public or verdict.startswith("GRADER FAULT"):
             continue
         own, seen = chargeable(e, cfg), set()
@@ -115,7 +115,7 @@ def verdicts(chosen, graded, flagged, cfg):
                 if not twice
                 else f"CHARGED AGAIN on {', '.join(twice)}"
             )
-        rows.append((e, scores, outputs, verdict, public, cause_fit.fit(e, data)))
+        rows.append((e, scores, outputs, verdict, public))
     return rows
 
 
@@ -124,7 +124,8 @@ def audit(assignment=None, cfg=None, progress=True, log=print, public=True, lang
 
     The last item lists the entry's failing public checks ("question/test"; empty
     when every one passes), or is None when `public` is off. `lang`: the edition the
-    entries are filled into (default the source's, English)."""
+    entries are filled into (default the source's, English). Returned beside how each
+    entry's likely causes fit its code: (rows, `causes.fits`)."""
     cfg = cfg or config_mod.load()
     chosen = list(entries(assignment))
     with tempfile.TemporaryDirectory(prefix="kit-audit-") as tmp:
@@ -132,10 +133,13 @@ def audit(assignment=None, cfg=None, progress=True, log=print, public=True, lang
         graded = grade_batch(files, Path(tmp) / "out", progress=progress, cfg=cfg)
         found = public_failures(files, cfg) if public else None
     flagged = [found[str(f)] for f in files] if found is not None else None
-    return verdicts(chosen, [data for _, _, data in graded], flagged, cfg)
+    data = [data for _, _, data in graded]
+    return verdicts(chosen, data, flagged, cfg), cause_fit.fits(chosen, data)
 
 
-def report(rows, cfg, out=sys.stdout):
+def report(rows, cfg, out=sys.stdout, fits=None):
+    """Print the audit's matrix and figures; the count of faults. `fits`: how each entry's
+    causes fit its code (`causes.fits`), None to leave those figures out."""
     bad = 0
     buggy = [r for r in rows if not r[0].correct]
     caught = [r for r in buggy if r[3] == "caught"]
@@ -152,7 +156,7 @@ def report(rows, cfg, out=sys.stdout):
         width = max(len(r[0].name) for r in mine) + 2
         print(f"\n{assignment}: points lost per question", file=out)
         print("  " + "entry".ljust(width) + "".join(f"{q[:12]:>13}" for q in qs) + "  verdict  public check", file=out)
-        for e, scores, outputs, verdict, public, *_ in mine:
+        for e, scores, outputs, verdict, public in mine:
             cells = ""
             for q in qs:
                 s, m = scores.get(q, (0, 0))
@@ -174,7 +178,7 @@ def report(rows, cfg, out=sys.stdout):
                 msg = first_failure(outputs.get(q, ""))
                 if msg:
                     print(f"      {q}: {msg[:220]}", file=out)
-        lines, faults = cause_fit.figures(mine)
+        lines, faults = cause_fit.figures(mine, fits or {})
         for line in lines:
             print(f"  {line}", file=out)
         bad += faults
@@ -225,6 +229,6 @@ def main(*, assignment: str | None = None, no_progress: bool = False) -> int:
     """`audit`: grade every catalog entry (of `assignment`, default all: `autograder.audit.main`
     has refused an unknown one) and print what the suites catch."""
     cfg = config_mod.load()
-    rows = audit(assignment, cfg, progress=not no_progress)
-    bad = report(rows, cfg)
+    rows, fits = audit(assignment, cfg, progress=not no_progress)
+    bad = report(rows, cfg, fits=fits)
     return 1 if bad else 0
