@@ -157,6 +157,15 @@ class ModuleCase:
         return dict(self.sizes), make, [*self.args, *self.kwargs.values(), *self.state.values()]
 
 
+def heads_folded(got, want):
+    """Weights (B, T, T) where the contract returns (B, n_heads, T, T): the head axis gone, a
+    shape the contract fixes (nn.MultiheadAttention's default averages the heads' maps)."""
+    return c.Msg("cause_tb_weights_heads_folded") if len(want) == 4 and got == (want[0], *want[2:]) else None
+
+
+SHAPE_HINTS = {"weights": heads_folded}  # {output: a likely cause from its shape alone}
+
+
 # -- the student's calls ------------------------------------------------------------------
 def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", **opts):
     """Call the student's module built and loaded as `case` says; fail with its error."""
@@ -189,7 +198,7 @@ def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, p
     got = c.outputs(reply.value, what, list(case.OUT))
     expected = case.expected(dtype, args, kwargs)
     for n, exp in expected.items():
-        c.check_meta(got[n], f"{what} -> {n}", tuple(exp.shape), dtype, device)
+        c.check_meta(got[n], f"{what} -> {n}", tuple(exp.shape), dtype, device, hint=SHAPE_HINTS.get(n))
     if str(device) != "meta" and plausible:
         c.check_plausible(got, expected, what, hints)
     return got, what, reply
