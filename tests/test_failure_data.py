@@ -5,13 +5,20 @@ cause is the same key in every language and after its wording changes, words a s
 code prints that look like a cause stay words, and a check that fails with bare text is the
 kit's fault, not the student's."""
 
+import io
+import itertools
 import json
+import re
+from pathlib import Path
 
 import pytest
 
-from autograder import config, messages
-from autograder.judge import scoring
+from autograder import ci, config, messages
+from autograder.audit import run as audit_run
+from autograder.audit.catalog import Entry
+from autograder.judge import GradeResult, scoring
 from autograder.judge.failure import Failure, Msg, Said
+from autograder.judge.scoring import TestOutcome
 from autograder.private.suites import checks
 from autograder.report import load, stats
 from conftest import ROOT, grade, suite_skeleton
@@ -127,3 +134,83 @@ def test_a_check_failing_with_bare_words_is_the_kits_fault(tmp_path, monkeypatch
     assert result.status == "internal_error"
     assert any("test_values" in e for e in result.internal_errors), result.internal_errors
     assert not result.records()["causes"]
+
+
+# -- the readers of a failure: each reads data, none reads a rendered line back ----------------
+NONCE = re.compile(r"§\d+§")
+
+
+def speak_nonce(monkeypatch):
+    """A third pseudo-language: every message, each time it is rendered, starts with a new
+    number (`§17§Likely cause: ...`), so a reader that finds a line by how a message starts
+    (a prefix rendered again, in any language) finds nothing, while one that reads the
+    failure's data reads the same. `NONCE.sub("", text)` is the text in the real language."""
+    real = messages.catalog()
+    count = itertools.count()
+
+    class Nonced(dict):
+        def __getitem__(self, lang):
+            return f"§{next(count)}§{super().__getitem__(lang)}"
+
+    nonced = {key: Nonced(entry) for key, entry in real.items()}
+    monkeypatch.setattr(messages, "catalog", lambda: nonced)
+
+
+def _scored():
+    """A graded result of a few outcomes, scored in English: causal_mask fails with a likely
+    cause, padding_mask twice without one, the other questions pass."""
+    outcomes = [
+        TestOutcome(
+            "causal_mask",
+            "test_values",
+            "",
+            False,
+            "causal_mask(4) -> mask: 3 of 16 entries differ. ",
+            Msg("cause_mask_ignored"),
+        ),
+        TestOutcome("causal_mask", "test_shapes", "", True),
+        TestOutcome("padding_mask", "test_values", "4-2", False, "padding_mask(lengths) -> mask: 2 entries wrong"),
+        TestOutcome("padding_mask", "test_values", "5-1", False, "padding_mask(lengths) -> mask: 2 entries wrong"),
+        TestOutcome("scaled_dot_product_attention", "test_shapes", "", True),
+        TestOutcome("by_hand", "test_answers", "", True),
+    ]
+    with messages.language("en"):
+        questions = scoring.score(CFG, "scaled_dot_product", outcomes)
+    return GradeResult(Path("hw.ipynb"), "scaled_dot_product", questions, language="en", outcomes=outcomes)
+
+
+def _read_by_every_reader(folder):
+    """What the ci summary, the audit and the class report make of `_scored()`'s result."""
+    result = _scored()
+    summary = ci.summary_markdown(result, 3.0)
+    data = result.to_gradescope()
+    targets = ["causal_mask", "padding_mask"]
+    entry = Entry("scaled_dot_product", "bug", ROOT, "", False, targets, targets, False, {})
+    rows = audit_run.verdicts([entry], [data], None, CFG)
+    audit = io.StringIO()
+    audit_run.report(rows, CFG, out=audit)
+    (folder / "s1").mkdir(parents=True)
+    (folder / "s1" / "results.json").write_text(json.dumps(data))
+    loaded = [s for s in load.load(folder).submissions if s.scored]
+    causes = [(c.key, c.count, c.questions) for c in stats.cause_stats(loaded, list(result.questions))]
+    return summary, audit.getvalue(), causes
+
+
+def test_the_readers_classify_the_same_in_a_language_whose_words_no_parser_can_predict(tmp_path, monkeypatch):
+    """The mechanism closing the class: with every message starting anew each time it is
+    rendered, the ci summary, the audit's matrix and figures and the report's causes are the
+    real language's, number for number and word for word (once the numbers are taken out)."""
+    summary, audit, causes = _read_by_every_reader(tmp_path / "en")
+    # what the readers say in the real language: the failed check, its cause, the figures
+    row = next(line for line in summary.splitlines() if "`causal_mask`" in line)
+    assert "test_values: likely cause: " in row and messages.t("cause_mask_ignored", "en")[:20] in row, row
+    padding = "| `padding_mask` | 0 | 2 | test_values\\[4-2, 5-1\\] (2 cases): padding_mask(lengths) -\\> mask: 2"
+    assert padding in summary and "| `by_hand` | 2 | 2 |  |" in summary, summary
+    assert "likely-cause rate (caught entries whose message offers a likely cause): 1/1" in audit, audit
+    assert "causal_mask: test_values: causal_mask(4) -> mask: 3 of 16 entries differ [Likely cause:" in audit, audit
+    assert causes == [("cause_mask_ignored", 1, ["causal_mask"])]
+
+    speak_nonce(monkeypatch)
+    nonce = _read_by_every_reader(tmp_path / "nonce")
+    assert NONCE.search(nonce[0]) and NONCE.search(nonce[1])  # the pseudo-language was in force
+    assert (NONCE.sub("", nonce[0]), NONCE.sub("", nonce[1]), nonce[2]) == (summary, audit, causes)
