@@ -184,7 +184,8 @@ class GradeResult:
         check run (`checks`: question, check, cases, failed, evidence_failed, causes as
         indices into `causes`), each likely cause once (`causes`: its text as the
         student read it, its catalog key and fields, so it counts the same in every
-        language; its words in the feedback's), what each question's feedback says first
+        language; its words in the feedback's; `field_msgs`: the fields that are messages
+        themselves, by key), what each question's feedback says first
         (`feedback`: its first failure's words after the prefix and its first likely-cause
         line, "" where none, for the questions with either: the audit shows them without
         reading the feedback back), and what a person should look at (`flags`)."""
@@ -204,7 +205,10 @@ class GradeResult:
                     if found is None:
                         said.append(cause)
                         text, fields = cause.render().strip(), cause.field_texts()
-                        causes.append({"text": text, "key": cause.key, "fields": fields, "questions": [], "checks": []})
+                        kept = {"text": text, "key": cause.key, "fields": fields, "questions": [], "checks": []}
+                        if cause.field_msgs():  # a field that is a message, by its key (`report.words`)
+                            kept["field_msgs"] = cause.field_msgs()
+                        causes.append(kept)
                         found = len(causes) - 1
                     c = causes[found]
                     if q.name not in c["questions"]:
