@@ -277,8 +277,6 @@ STILL_READING_WORDS = {
     # each suite compares values (assert_close's callers declare what they compare)
     "autograder/judge/counterexample.py",
     "autograder/judge/scoring.py",  # is_failure_line / is_cause_line, for counterexample.py alone
-    # the battery's one-line reason per case: the results.json feedback record and flags
-    "autograder/audit/hostile/__init__.py",
 }
 
 
@@ -312,3 +310,17 @@ def test_no_module_reads_a_rendered_message_back():
     assert found == STILL_READING_WORDS, (
         f"no longer reading words, take it off the list: {sorted(STILL_READING_WORDS - found)}"
     )
+
+
+def test_the_battery_says_why_from_data(monkeypatch):
+    """The hostile battery's one line per case reads results.json's data (the not-graded or
+    not-run flag, the feedback record's first failure), whatever words the messages have."""
+    from autograder.audit import hostile
+
+    speak_nonce(monkeypatch)
+    data = _scored().to_gradescope()
+    line = NONCE.sub("", hostile._reason(data))
+    assert line == "FAIL test_values: causal_mask(4) -> mask: 3 of 16 entries differ"[:110], line
+    data["extra_data"]["flags"] = {"not_graded": "hw.ipynb is not a notebook"}
+    assert NONCE.sub("", hostile._reason(data)) == "Not graded: hw.ipynb is not a notebook"
+    assert hostile._reason(None) == ""
