@@ -44,13 +44,19 @@ def _check(question, check, failed=0, causes=()):
 
 
 def _cause(key, lang, questions, checks, text=None, **fields):
-    return {
-        "text": text or t(key, lang, **fields),
+    """A results.json cause record; a field given as a (key, fields) pair is a message itself."""
+    msgs = {k: {"key": v[0], "fields": v[1]} for k, v in fields.items() if isinstance(v, tuple)}
+    texts = {k: t(v[0], lang, **v[1]) if isinstance(v, tuple) else v for k, v in fields.items()}
+    record = {
+        "text": text or t(key, lang, **texts),
         "key": key,
-        "fields": fields if key else None,
+        "fields": texts if key else None,
         "questions": questions,
         "checks": checks,
     }
+    if msgs:
+        record["field_msgs"] = msgs
+    return record
 
 
 def _toy(q1, q2, *, checks, causes=(), flags=None, status="graded", lang="en", submitters=None, output=None):
@@ -96,7 +102,7 @@ def _toy_results():
             causes=[
                 _cause("cause_sdpa_not_scaled", "pt-BR", ["q1"], ["q1::test_values"]),
                 _cause(None, "pt-BR", ["q1"], ["q1::test_gradients"], text="os gradientes somem no meio do caminho"),
-                _cause("cause_python_loop", "pt-BR", ["q2"], ["q2::test_values"], over=t("loop_over_batch", "pt-BR")),
+                _cause("cause_python_loop", "pt-BR", ["q2"], ["q2::test_values"], over=("loop_over_batch", {})),
             ],
         ),
         "toy_s4": _toy(
@@ -243,7 +249,7 @@ def test_the_class_statistics_match_the_hand_computed_values(out, real):
     assert causes["cause_python_loop"].ids == ["toy_s3"]
     assert words.cause_text(scaled, "en") == t("cause_sdpa_not_scaled", "en")
     assert words.cause_text(scaled, "pt-BR") == t("cause_sdpa_not_scaled", "pt-BR")
-    # the pt-BR submission's field ("os itens do batch") is worded again in English
+    # the pt-BR submission's field ("os itens do batch") is worded again in English, from its key
     assert words.cause_text(causes["cause_python_loop"], "en") == t("cause_python_loop", "en", over="the batch")
     # the real submission, alone in its assignment: a correlation of one is not one
     sdp = by["scaled_dot_product"]

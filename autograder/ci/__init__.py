@@ -30,22 +30,18 @@ def summary_markdown(result, threshold):
 
 
 def _summary_markdown(result, threshold):
-    from autograder.judge import scoring
-
     lines = [
         f"### {result.assignment or t('ci_submission')}: {result.score:g} / {result.max_score:g}",
         "",
         t("ci_summary_header"),
         "| --- | ---: | ---: | --- |",
     ]
-    not_graded = t("not_graded_line", reason="").split(":")[0]
     for q in result.questions.values():
-        first = next((line for line in q.lines if scoring.is_failure_line(line) or line.startswith(not_graded)), "")
-        if scoring.is_failure_line(first):
-            first = first.split(" ", 1)[1]
-        cause = next((line for line in q.lines if scoring.is_cause_line(line)), "")
-        if first and cause:  # the check's name and the cause say the most in a table cell
-            first = f"{first.split(':', 1)[0]}: {t('ci_likely_cause')}: {cause.split(':', 1)[1].strip()}"
+        # what the question's feedback says first, from its data (`QuestionResult.failures`,
+        # `causes_said`, `ungraded`): the check's name and the cause say the most in a table cell
+        first = q.failures[0].words if q.failures else q.ungraded
+        if q.failures and q.causes_said:
+            first = f"{q.failures[0].where}: {t('ci_likely_cause')}: {q.causes_said[0].words}"
         lines.append(f"| `{q.name}` | {q.score:g} | {q.max_score:g} | {text.markdown(first, 200)} |")
     lines += ["", t("ci_passes" if result.score >= threshold else "ci_below", threshold=f"{threshold:g}")]
     lines += [f"> {text.markdown(n)}" for n in result.notes]

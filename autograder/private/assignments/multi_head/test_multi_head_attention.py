@@ -651,7 +651,7 @@ def test_value_error_when_not_divisible(sub, cfg):
         what = f"MultiHeadAttention({D}, {h})"
         if reply.ok:
             c.fail(c.caused(t("mha_constructed", what=what, D=D, h=h), c.Msg("cause_init_unchecked")))
-        if not c.raised(reply.error, "ValueError"):
+        if not c.raised(reply, "ValueError"):
             c.fail(
                 c.caused(
                     t("mha_raised_other", what=what, error=reply.error.rstrip(), D=D, h=h),
