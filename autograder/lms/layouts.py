@@ -36,6 +36,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Sequence
 
 from autograder.grade.text import display
+from autograder.messages import t
 
 MOODLE = "moodle"
 CANVAS = "canvas"
@@ -159,7 +160,7 @@ def unpack(path: str, out: str | os.PathLike[str], max_bytes: int, say: Callable
                         break
             if left <= 0:
                 os.unlink(target)
-                say(f"grade: {display(path)}: {display(info.filename, 200)} is larger than its header says; left out")
+                say(t("grade_member_too_large", path=display(path), member=display(info.filename, 200)))
     return dest
 
 
@@ -183,5 +184,5 @@ def expand(
         try:
             out_args.append(unpack(arg, out, max_bytes, say))
         except (OSError, zipfile.BadZipFile, ValueError, EOFError, NotImplementedError) as exc:
-            say(f"grade: {display(arg)}: a {kind} download that cannot be unpacked ({exc}); skipped")
+            say(t("grade_cannot_unpack", path=display(arg), kind=kind, reason=exc))
     return out_args, zips
