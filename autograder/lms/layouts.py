@@ -99,8 +99,13 @@ def identities(found: Iterable, say: Callable[[str], None]) -> dict:
             out.update({f: [submitter(seen[f])] for f in files})
         elif named and root is not None:
             say(
-                f"grade: {display(root)}: {len(named)} of {len(files)} files are named as in an LMS download "
-                f"({'/'.join(sorted(kinds))}), the others not: graded without the LMS's names"
+                t(
+                    "grade_lms_names_mixed",
+                    root=display(root),
+                    named=len(named),
+                    total=len(files),
+                    kinds="/".join(sorted(kinds)),
+                )
             )
     return out
 
@@ -145,8 +150,12 @@ def unpack(path: str, out: str | os.PathLike[str], max_bytes: int, say: Callable
         for info, parts in _members(zf):
             if info.file_size > max_bytes:
                 say(
-                    f"grade: {display(path)}: {display(info.filename, 200)} is larger than "
-                    f"{max_bytes >> 20} MB (limits.notebook_file_mb); left out"
+                    t(
+                        "grade_member_over_limit",
+                        path=display(path),
+                        member=display(info.filename, 200),
+                        mb=max_bytes >> 20,
+                    )
                 )
                 continue
             target = os.path.join(dest, *parts)
