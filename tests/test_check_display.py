@@ -8,7 +8,6 @@ tests (otter's own reader where otter-grader is installed) and shows each failin
 the kit's message alone. Here with real otter-grader, the notebook in a Jupyter kernel."""
 
 import ast
-import json
 import re
 import zipfile
 
@@ -39,7 +38,11 @@ OTTER_FRAME = (
 
 
 def cell_text(cell):
-    return "".join(o.get("text", "") + json.dumps(o.get("data", {}), ensure_ascii=False) for o in cell.outputs)
+    """What a cell shows: its printed text, and its displayed objects as text and as HTML."""
+    data = [o.get("data", {}) for o in cell.outputs]
+    return "".join(o.get("text", "") for o in cell.outputs) + "".join(
+        d.get("text/plain", "") + d.get("text/html", "") for d in data
+    )
 
 
 def run_notebook(nb, folder):
