@@ -2,10 +2,12 @@
 prose ("0,25"), a point inside code spans (`atol = 0.25`) and in English; in one place
 (`messages.t` and `messages.decimal`), for every message of the catalog."""
 
+import ast
 import re
 
 from autograder import messages
 from autograder.messages import t
+from conftest import ROOT
 
 CODE_SPAN = re.compile(r"`[^`]*`")
 
@@ -50,3 +52,44 @@ def test_one_field_in_prose_and_in_code_reads_both_ways():
     """by_hand_word_name holds {name} inside a code span and outside it."""
     said = t("by_hand_word_name", "pt-BR", line=2, name=0.5)
     assert "`0.5`" in said and '"0,5"' in said, said
+
+
+NUMBER_SPEC = re.compile(r"(\.\d+)?[fgeFGE%]")
+
+
+def preformatted_numbers(tree):
+    """[(line, field)] of `t(...)`/`Msg(...)` fields passed as a number already made text
+    (`max=f"{x:.3g}"`): such a field can no longer read as the language writes it."""
+    found = []
+    for node in ast.walk(tree):
+        name = getattr(getattr(node, "func", None), "id", None) or getattr(getattr(node, "func", None), "attr", None)
+        if not (isinstance(node, ast.Call) and name in ("t", "Msg")):
+            continue
+        for kw in node.keywords:
+            v = kw.value
+            if (
+                isinstance(v, ast.JoinedStr)
+                and len(v.values) == 1
+                and isinstance(v.values[0], ast.FormattedValue)
+                and v.values[0].format_spec is not None
+                and NUMBER_SPEC.fullmatch("".join(getattr(x, "value", "") for x in v.values[0].format_spec.values))
+            ):
+                found.append((v.lineno, kw.arg))
+    return found
+
+
+def test_no_message_gets_a_number_already_written_as_text():
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {field}= (pass messages.number(x, spec))"
+        for path in sorted((ROOT / "autograder").rglob("*.py"))
+        for line, field in preformatted_numbers(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not found, "\n".join(found)
+    said = 't("values_differ", err=f"{e:.3g}", n=3)\nMsg("cause_x", own=f"{own:.2f}", name=f"{n}")'
+    assert preformatted_numbers(ast.parse(said)) == [(1, "err"), (2, "own")]
+
+
+def test_a_number_field_keeps_its_format_and_reads_as_the_language():
+    x = messages.number(0.123456, ".3g")
+    assert str(x) == "0.123" and t("ci_passes", "pt-BR", threshold=x).count("0,123") == 1
+    assert "0.123" in t("ci_passes", "en", threshold=x)

@@ -21,7 +21,7 @@ from pathlib import Path
 from autograder import config as config_mod
 from autograder import messages
 from autograder.judge import text
-from autograder.messages import t
+from autograder.messages import number, t
 
 
 def summary_markdown(result, threshold):
@@ -47,7 +47,7 @@ def _summary_markdown(result, threshold):
         if first and cause:  # the check's name and the cause say the most in a table cell
             first = f"{first.split(':', 1)[0]}: {t('ci_likely_cause')}: {cause.split(':', 1)[1].strip()}"
         lines.append(f"| `{q.name}` | {q.score:g} | {q.max_score:g} | {text.markdown(first, 200)} |")
-    lines += ["", t("ci_passes" if result.score >= threshold else "ci_below", threshold=f"{threshold:g}")]
+    lines += ["", t("ci_passes" if result.score >= threshold else "ci_below", threshold=number(threshold, "g"))]
     lines += [f"> {text.markdown(n)}" for n in result.notes]
     return "\n".join(lines) + "\n"
 

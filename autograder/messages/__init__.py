@@ -149,6 +149,31 @@ def decimal(number_text, lang=None):
     return number_text.replace(".", ",") if lang == "pt-BR" else number_text
 
 
+class Number(float):
+    """A float with the format a sentence shows it in (`number(x, ".3g")`): `t` writes it
+    as the language does in prose (`decimal`), `str` as code and data do."""
+
+    def __new__(cls, value, spec=""):
+        made = super().__new__(cls, value)
+        made.spec = spec
+        return made
+
+    def __format__(self, spec):
+        return format(float(self), spec or self.spec)
+
+    def __str__(self):
+        return format(self)
+
+    def __repr__(self):
+        return format(self)
+
+
+def number(value, spec=""):
+    """`value` as a message field shown with `spec` ("{:.3g}"'s ".3g"): the one way to pass a
+    formatted number to `t` or `Msg`, so that pt-BR prose gets its decimal comma."""
+    return Number(float(value), spec)
+
+
 class _Sentence(string.Formatter):
     """str.format for one sentence in `lang`: a float field standing outside a `code span`
     (an even count of backticks before it) formatted as asked, then written with `decimal`."""
