@@ -14,6 +14,7 @@ import zipfile
 import pytest
 from nbclient import NotebookClient
 
+from autograder import messages
 from autograder.audit.catalog import entries, fill_entry
 from autograder.build import texts
 from conftest import template
@@ -80,9 +81,15 @@ def public_messages(nb, question):
 @pytest.fixture(scope="module")
 def buggy_run(tmp_path_factory):
     """The pt-BR notebook with an inverted causal mask (a catalog bug whose public checks fail
-    on an `assert ..., MESSAGES[...]`), executed top to bottom with otter-grader installed."""
+    on an `assert ..., MESSAGES[...]`) and a by-hand answer typed as arithmetic, executed top to
+    bottom with otter-grader installed."""
     entry = next(e for e in entries(ASSIGNMENT) if e.name == "causal_mask_inverted")
     nb = fill_entry(template(ASSIGNMENT, "pt-BR"), entry)
+    # and the by-hand answer typed as arithmetic: the build's `as_graded` case reads the saved
+    # notebook through the kit's `grader` and fails it as the grade will
+    cell = next(c for c in nb["cells"] if "".join(c["source"]).startswith("# kit-by-hand"))
+    assert "0.0454" in "".join(cell["source"])
+    cell["source"] = "".join(cell["source"]).replace("0.0454", "1/22.03")
     folder = tmp_path_factory.mktemp("otter-ptbr")
     return nb, folder, run_notebook(nb, folder)
 
@@ -101,6 +108,9 @@ def test_a_failing_check_shows_the_kits_message_without_otters_frame_or_the_asse
         assert frame not in failed, (frame, failed)
     # no line of the test's own source (otter prints the failing line, `assert torch.equal(...)`)
     assert "assert " not in failed and "MESSAGES[" not in failed and "AssertionError" not in failed, failed
+    typed = shown["by_hand"]
+    operator = messages.catalog()["by_hand_operator"]["pt-BR"].split("{")[-1].split("}", 1)[1][:40]
+    assert "test_by_hand_as_graded: " in typed and operator in typed, (operator, typed)
     passed = texts.get("init_passed", "pt-BR").split("(")[0].format(question="padding_mask").strip()
     assert passed in shown["padding_mask"], shown["padding_mask"]
     for text in shown.values():
@@ -110,7 +120,7 @@ def test_a_failing_check_shows_the_kits_message_without_otters_frame_or_the_asse
 def test_check_all_speaks_the_edition_and_otter_ran_the_tests(buggy_run):
     _, _, run = buggy_run
     report = cell_text(next(c for c in run.cells if c.cell_type == "code" and "grader.check_all()" in c.source))
-    assert report.count(" falhou em ") == 1 and report.count(" passou (") == 3, report
+    assert report.count(" falhou em ") == 2 and report.count(" passou (") == 2, report
     assert not any(frame in report for frame in OTTER_FRAME), report
 
 
