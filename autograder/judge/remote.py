@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.faults import Unconfined
 from autograder.judge.form import ALLOWED, LABEL_CHARS
 from autograder.judge.text import one_line
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.sandbox.client import WorkerClient, WorkerDied
 from autograder.sandbox.limits import Limits
 
@@ -191,7 +191,7 @@ class Remote:
 
     def _spent(self) -> str:
         """The one-line reason once the budget is spent (kept for the notes)."""
-        self.over_budget = reason = t("over_budget", seconds=f"{self.limits.submission_seconds:g}")
+        self.over_budget = reason = t("over_budget", seconds=number(self.limits.submission_seconds, "g"))
         return reason
 
     def _wall(self, seconds: float) -> float:
@@ -351,7 +351,7 @@ class Remote:
         if seconds is None:
             seconds = float(self.limits.cpu_seconds_per_call)
         if self._remaining() < self.limits.submission_seconds / 2:
-            return Reply(False, error=t("over_budget", seconds=f"{self.limits.submission_seconds:g}"))
+            return Reply(False, error=t("over_budget", seconds=number(self.limits.submission_seconds, "g")))
         was_dead = target in self.dead
         seconds = min(max(0.1, seconds), float(self.limits.cpu_seconds_per_call))
         reply = self._call(target, args, kwargs, replace(options, cpu_seconds=seconds), 1.0)

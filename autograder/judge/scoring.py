@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from autograder.judge.failure import Msg, full_text
 from autograder.judge.text import Code, Strong, one_line
-from autograder.messages import LANGUAGES, check_label, t  # noqa: F401 - check_label re-exported
+from autograder.messages import LANGUAGES, check_label, number, t  # noqa: F401 - check_label re-exported
 
 if TYPE_CHECKING:
     from autograder.config import Config
@@ -275,7 +275,9 @@ def score(
         q.lines, q.failed_checks, q.failures, q.causes_said = _feedback(checks)
         if gated:
             line = t(
-                "property_gated", checks=", ".join(check_label(n) for n in gated), share=f"{100 * value_share:.0f}"
+                "property_gated",
+                checks=", ".join(check_label(n) for n in gated),
+                share=number(100 * value_share, ".0f"),
             )
             q.lines.insert(min(1, len(q.lines)), one_line(line, MAX_LINE_CHARS))
         q.checks = check_records(checks, gated)

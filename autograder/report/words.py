@@ -1,8 +1,9 @@
 """The report's words and numbers as text, in the report's language, shared by
 the HTML page and the terminal summary (so both say the same thing).
 
-Numbers are written the same in every language (as the rest of the kit writes
-them); every label comes from the catalog (`messages/report.yml`); a check's
+A number in the report's prose and tables reads as its language writes it (`num`
+with `lang`: pt-BR's decimal comma, `messages.decimal`); the LMS exports keep the
+point (`num` without a language); every label comes from the catalog (`messages/report.yml`); a check's
 label from `messages.check_label`; a likely cause with a catalog key is worded
 in the report's language with `t(key, lang, **fields)` (the fields of a
 submission in that language where there is one; a field that is a message itself,
@@ -15,14 +16,16 @@ from autograder.messages import MessageError, t
 MAX_CAUSE = 400
 
 
-def num(x, digits=2):
-    """`x` with at most `digits` decimals, trailing zeros dropped; "n/a" for None."""
+def num(x, digits=2, lang=None):
+    """`x` with at most `digits` decimals, trailing zeros dropped, as `lang` writes it in
+    a sentence (None: as code and CSV files write it); None for None."""
     if x is None:
         return None
     text = f"{x:.{digits}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    text = "0" if text in ("-0", "") else text
+    return messages.decimal(text, lang) if lang else text
 
 
 def pct(x):

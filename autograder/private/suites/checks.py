@@ -27,7 +27,7 @@ import torch
 from autograder.judge import counterexample, shrink
 from autograder.judge.failure import Failure, Msg, Said
 from autograder.judge.remote import CallOptions, cell_label
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.protocol import wire
 from autograder.protocol.grads import vjp
 
@@ -579,11 +579,11 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
                 "values_differ",
                 n=int((over > 0).sum()),
                 total=g.numel(),
-                err=f"{float(err.reshape(-1)[k]):.3g}",
+                err=number(float(err.reshape(-1)[k]), ".3g"),
                 index=i,
                 dtype=wire.dtype_name(dtype),
-                atol=f"{atol:g}",
-                rtol=f"{rtol:g}",
+                atol=number(atol, "g"),
+                rtol=number(rtol, "g"),
             )
     if why:
         cause = hint(got, expected) if hint else None
@@ -927,7 +927,7 @@ def check_plausible(got, expected, what):
             sums = g.sum(-1)[live]
             if sums.numel() and not torch.allclose(sums, torch.ones_like(sums), atol=0.05):
                 worst = float(sums[(sums - 1).abs().argmax()])
-                fail(t("not_weights", what=f"{what} -> {n}", sum=f"{worst:.3g}"))
+                fail(t("not_weights", what=f"{what} -> {n}", sum=number(worst, ".3g")))
         elif g.numel() and g.abs().max() == 0 and e.abs().max() > 0:
             fail(t("all_zeros", what=f"{what} -> {n}"))
 
