@@ -167,8 +167,6 @@ STILL_NAMING_AN_ASSIGNMENT = {
     # the typed answers' vocabularies (the shapes drill's words): to the assignment's
     # declaration, handed to the reader's helper as plain data
     "judge/by_hand.py",
-    # the similarity audit's synthetic class: to its assignment's folder
-    "audit/similar_class.py",
 }
 
 
@@ -200,3 +198,22 @@ def test_no_generic_layer_names_an_assignment():
     assert not new, f"a generic layer names an assignment (ask autograder.declarations; a placeholder in text): {new}"
     gone = STILL_NAMING_AN_ASSIGNMENT - set(found)
     assert not gone, f"these no longer name an assignment: take them off the list: {sorted(gone)}"
+
+
+def test_an_assignments_synthetic_class_is_the_audits_and_writes_its_graded_functions():
+    """The similarity audit draws its class from an assignment's own folder (found through
+    declarations, never named by the audit), and no grading zip or suite carries it."""
+    import random
+    from pathlib import Path
+
+    from autograder import config, declarations
+
+    classes = {n: declarations.similar_class(n) for n in declarations.names()}
+    classes = {n: m for n, m in classes.items() if m is not None}
+    assert classes, "no assignment declares a synthetic class: the similarity audit has nothing to draw"
+    assert layout.audit_only(Path(layout.SIMILAR_CLASS))
+    for name, students in classes.items():
+        assert set(students.FUNCTIONS) <= set(config.load().questions(name)), name
+        one = students.honest_student(random.Random(0))
+        assert sorted(one) == sorted(students.FUNCTIONS), name
+        assert all(f"def {f}(" in src for f, src in one.items()), name
