@@ -162,7 +162,6 @@ STILL_NAMING_AN_ASSIGNMENT = {
     "audit/hostile/__init__.py",
     "audit/hostile/cases.py",
     "audit/hostile/cases_batch.py",
-    "audit/hostile/cases_judge.py",
     "audit/hostile/cases_stand_in.py",
     # the typed answers' vocabularies (the shapes drill's words): to the assignment's
     # declaration, handed to the reader's helper as plain data
