@@ -216,3 +216,26 @@ def test_an_assignments_synthetic_class_is_the_audits_and_writes_its_graded_func
         one = students.honest_student(random.Random(0))
         assert sorted(one) == sorted(students.FUNCTIONS), name
         assert all(f"def {f}(" in src for f, src in one.items()), name
+
+
+# The benches that still name an assignment: each measures one assignment's run in the grader
+# over seeds, with figures of its own task; to its run's declaration, one bench taking --assignment.
+BENCH_STILL_NAMING = {"lab_seeds.py", "transformer_seeds.py"}
+
+
+def test_no_bench_names_an_assignment():
+    """A bench finds its assignments (`--assignment`, default every one grading.yml lists:
+    bench/chosen.py); `grep -w` finds no assignment's name in bench/ but BENCH_STILL_NAMING."""
+    import re
+
+    from autograder import declarations
+
+    word = re.compile(r"\b(" + "|".join(map(re.escape, declarations.names())) + r")\b")
+    bench = layout.KIT_ROOT / "bench"
+    found = {p.name for p in sorted(bench.glob("*.py")) if word.search(p.read_text(encoding="utf-8"))}
+    assert found - BENCH_STILL_NAMING == set(), (
+        f"a bench names an assignment (take --assignment): {found - BENCH_STILL_NAMING}"
+    )
+    assert BENCH_STILL_NAMING - found == set(), (
+        f"no longer name one: take them off the list: {BENCH_STILL_NAMING - found}"
+    )
