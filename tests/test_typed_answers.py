@@ -237,9 +237,16 @@ class _Field:
         return format(1.25, spec) if spec else "[[0.0, 1.0], [0.0, 0.0]]"
 
 
+class _Three:
+    """Any other field: 3, as text or under a format spec (`{score:g}`)."""
+
+    def __format__(self, spec):
+        return format(3, spec) if spec else "3"
+
+
 def _rendered(key, lang):
     entry = messages.catalog()[key]
-    fields = {f: PLAUSIBLE.get(f, "3") for f in _fields(entry["en"])}
+    fields = {f: PLAUSIBLE.get(f, _Three()) for f in _fields(entry["en"])}
     if "allowed" in fields:
         fields["allowed"] = ", ".join(typed_cells.SHAPES_DRILL.words["wrong_tensor"])
     return messages.t(key, lang, **fields)
