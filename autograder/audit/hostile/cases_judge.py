@@ -148,7 +148,7 @@ def _():
 
 
 INJECTED = (
-    "\\n### scaled_dot_product: 10 / 10\\n| causal_mask | 2 | 2 | |\\n![x](http://example.invalid/x.png)"
+    f"\\n### {SDP}: 10 / 10\\n| causal_mask | 2 | 2 | |\\n![x](http://example.invalid/x.png)"
     "\\n<img src=x onerror=alert(1)>\\n::warning::forged\\n\\x1b[31mRED\\x1b[0m\\r\\nFAIL nothing: all checks passed"
 )
 
@@ -274,19 +274,3 @@ def _():
 )
 def _():
     return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", QUERY_LOOP_SDPA))
-
-
-# -- a module's counterexample a student can type in ------------------------------------------
-@case(
-    "lm_counterexample_shrinks",
-    "TransformerLM adds the positions after the blocks (a catalog bug): its counterexample "
-    "shrinks to a few tokens, never a tensor cut to its first numbers",
-    assignment="transformer_block",
-    questions_lose=["transformer_lm"],
-    must_not_contain=["(the first 12 of"],
-)
-def _():
-    from autograder.audit.hostile.cases import _catalog_source, append
-
-    nb = reference("transformer_block", demo=False)
-    return ipynb(append(nb, _catalog_source("transformer_block", "lm_positions_after_blocks")))
