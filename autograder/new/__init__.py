@@ -15,11 +15,12 @@ that goes on from it):
 `build` then writes both student notebooks, the examples (the reference, the template and the
 catalog's bug) and the zip; `grade` and `audit --assignment NAME` work on it at once.
 
-The skeleton's files are package data, in one place (`skeleton/`, laid out as the checkout
-is, every `__NAME__` in a path or a text standing for NAME). Everything is checked before
+The skeleton's files are package data, in one place (`skeleton/`, one folder per place of
+the checkout, `PLACES`; every `__NAME__` in a path or a text stands for NAME). Everything is checked before
 anything is written, the files are made in a staging folder inside the checkout and moved
 into place, and grading.yml is written last, whole: a refusal (one line, exit status 2)
-leaves the checkout as it was.
+leaves the checkout as it was. A fault of the kit's own (a skeleton that does not fit its
+checks) is one line too, with exit status 3.
 """
 
 import builtins
@@ -37,18 +38,24 @@ import yaml
 
 from autograder import config as config_mod
 from autograder import layout
+from autograder.faults import KitFault
 
 SKELETON = "skeleton"  # this package's folder of templates
 TOKEN = "__NAME__"  # what stands for the assignment's name in the templates' paths and texts
 SUFFIX = ".tmpl"  # every template's name ends with it (no template is a module of the kit)
 NAME_SHAPE = re.compile(r"[a-z][a-z0-9_]*\Z")  # a module, a folder, a question and a function
 PLACES = {  # where each folder of the skeleton goes in the checkout
-    "assignments": Path("assignments"),
-    "solutions": Path("solutions"),
-    "private": Path("autograder", "private", "assignments", TOKEN),
+    "notebook": Path("assignments", TOKEN),  # the master notebook and its pt-BR file
+    "reference": Path("solutions"),
+    "suite": layout.ASSIGNMENTS.relative_to(layout.KIT_ROOT) / TOKEN,  # suites, messages.yml, __init__.py
+    "entries": layout.ASSIGNMENTS.relative_to(layout.KIT_ROOT) / TOKEN / layout.CATALOG_FOLDER,
 }
 ENTRY = "grading.yml"  # the skeleton's grading.yml entry (not a place: inserted into the file)
 TRANSLATED = "pt-BR"
+MASTER = Path("notebook", f"{TOKEN}.ipynb")
+TRANSLATION = Path("notebook", f"{TOKEN}.{TRANSLATED}.yml")
+REFERENCE = Path("reference", f"{TOKEN}.py")
+MESSAGES = Path("suite", layout.MESSAGES_FILE)
 
 
 class Refused(Exception):
@@ -78,11 +85,11 @@ def destination(rel, name):
 
 
 def place(rel, name):
-    """The place of the checkout that the skeleton's file `rel` goes under: one of the
-    assignment's own (a folder, or its reference), moved into the checkout whole."""
-    top, *rest = rel.parts
-    own = PLACES[top] if TOKEN in PLACES[top].parts else PLACES[top] / rest[0]
-    return Path(str(own).replace(TOKEN, name))
+    """The place of the checkout that the skeleton's file `rel` goes under: the first folder
+    or file of its destination that bears NAME (one of the assignment's own, moved whole)."""
+    parts = destination(rel, TOKEN).parts
+    own = next(i for i, part in enumerate(parts) if TOKEN in part)
+    return Path(str(Path(*parts[: own + 1])).replace(TOKEN, name))
 
 
 def places(name):
@@ -137,14 +144,12 @@ def _stamped(name, files):
 
     from autograder.build import editions
 
-    master = Path("assignments", name, f"{name}.ipynb")
-    path = Path("assignments", name, f"{name}.{TRANSLATED}.yml")
-    nb = nbformat.reads(files[master], as_version=4)
-    units = editions.english_units(name, nb, source=files[Path("solutions", f"{name}.py")])
-    tr = yaml.safe_load(files[path])
+    nb = nbformat.reads(files[destination(MASTER, name)], as_version=4)
+    units = editions.english_units(name, nb, source=files[destination(REFERENCE, name)])
+    tr = yaml.safe_load(files[destination(TRANSLATION, name)])
     entries = {(section, key) for section in editions.SECTIONS for key in (tr.get(section) or {})}
     if entries != set(units):
-        raise RuntimeError(f"the skeleton's translation does not match its English: {sorted(entries ^ set(units))}")
+        raise KitFault(f"the skeleton's translation does not match its English: {sorted(entries ^ set(units))}")
     for (section, key), unit in units.items():
         entry = tr[section][key]
         entry["en"], entry[TRANSLATED] = editions.digest(unit.english), editions.digest(entry["text"])
@@ -171,7 +176,7 @@ def with_entry(text, entry):
     before, after = yaml.safe_load(text), yaml.safe_load(out)
     new = after["assignments"].pop(next(iter(yaml.safe_load(entry))))
     if after != before or not new.get("questions"):
-        raise RuntimeError("the entry did not land as one more assignment of grading.yml")
+        raise KitFault("the entry did not land as one more assignment of grading.yml")
     return out
 
 
@@ -186,11 +191,11 @@ def create(name, log=print):
     files, entry = _render(name)
     from autograder import messages
 
-    own_keys = yaml.safe_load(files[destination(Path("private", "messages.yml"), name)])
+    own_keys = yaml.safe_load(files[destination(MESSAGES, name)])
     taken = sorted(set(own_keys) & set(messages.catalog()))
     if taken:
         raise Refused(f"{name!r} clashes with the message key {taken[0]!r} (the skeleton's keys are named after it)")
-    files[Path("assignments", name, f"{name}.{TRANSLATED}.yml")] = _stamped(name, files)
+    files[destination(TRANSLATION, name)] = _stamped(name, files)
     grading_text = with_entry(grading.read_text(encoding="utf-8"), entry)
     staging = Path(tempfile.mkdtemp(prefix=".kit-new-", dir=course))
     moved = []
@@ -227,8 +232,15 @@ def main(*, name: str) -> int:
     except Refused as exc:
         print(f"new: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the checkout cannot be written: what was moved in is taken out again
+        print(f"new: cannot write the skeleton of {name!r}: {exc.strerror or exc} ({exc.filename})", file=sys.stderr)
+        return 2
+    except KitFault as exc:
+        print(f"new: internal error (the kit's own fault, nothing written): {exc}", file=sys.stderr)
+        return 3
     print(
-        f"next: python -m autograder build; python -m autograder grade examples/submissions/{name} --out out; "
-        f"python -m autograder audit --assignment {name} (docs/pages/adding.md goes on from here)"
+        f"next: python -m autograder build --assignment {name}; python -m autograder grade "
+        f"examples/submissions/{name} --out out/{name}; python -m autograder audit --assignment {name} "
+        "(docs/pages/adding.md goes on from here)"
     )
     return 0
