@@ -135,6 +135,8 @@ def test_new_then_build_grade_audit_and_the_per_assignment_tests_pass(kit_copy):
         score = json.loads((out / stem / "results.json").read_text(encoding="utf-8"))["score"]
         expect = expected[f"{NAME}/{stem}.ipynb"]["expect"]
         assert {"full marks": score == 2, "zero": score == 0, "loses points": score < 2}[expect], (stem, score)
+        if stem.startswith(bug):  # its one value check fails, and the property earns no more than it
+            assert score == 0, (stem, score)
     assert expected[f"{NAME}/reference.ipynb"]["expect"] == "full marks"
     assert expected[f"{NAME}/template.ipynb"]["expect"] == "zero"
     # the suite's likely cause, in the edition's language (messages.yml of the assignment)

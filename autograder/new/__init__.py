@@ -6,7 +6,7 @@ that goes on from it):
     assignments/NAME/NAME.ipynb            the otter master notebook: one stub, one public check
     assignments/NAME/NAME.pt-BR.yml        its pt-BR edition, every entry's hashes recorded
     solutions/NAME.py                      the reference: one function, `NAME(query, key)`
-    autograder/private/assignments/NAME/   its suite (one value check, one likely cause), its
+    autograder/private/assignments/NAME/   its suite (a value check with a likely cause, a dtype property), its
                                            messages.yml (that cause, both languages) and its
                                            catalog (one bug, marked as an example, one correct entry)
     grading.yml                            its entry under `assignments:`, inserted after the
