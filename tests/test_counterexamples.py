@@ -322,7 +322,7 @@ def test_the_feedback_shows_it_once_under_the_likely_causes():
         ],
     }
     with messages.language("en"):
-        got, _ = scoring._feedback(outcomes)
+        got = scoring._feedback(outcomes).lines
     assert got[1].startswith("Likely cause")
     assert got[2:5] == lines and "other" not in got
     assert all(not scoring.is_failure_line(line) and not scoring.is_cause_line(line) for line in lines)
