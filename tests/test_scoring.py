@@ -110,7 +110,7 @@ def test_an_error_every_check_raises_is_one_line_whatever_the_inputs(tmp_path, a
         fail = [line for line in q.lines if scoring.is_failure_line(line)]
         assert len(fail) == 1 and "NotImplementedError" in fail[0], (name, q.lines)
         assert messages.t("fail_cases", n=len(failed)) in fail[0], (name, fail, len(failed))
-    assert len(one) >= 2, {n: q.lines for n, q in result.questions.items()}
+    assert len(one) >= min(2, len(result.questions)), {n: q.lines for n, q in result.questions.items()}
 
 
 def test_weights_from_grading_yml(tmp_path, monkeypatch):
