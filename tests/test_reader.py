@@ -133,6 +133,31 @@ def test_malformed_files_give_one_line(data, needle):
 @pytest.mark.parametrize(
     "data, needle",
     [
+        (b"[" * 200_000 + b"]" * 200_000, "nested more deeply"),
+        (
+            b'{"cells": [], "metadata": {"kit_language": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+            "nested more deeply",
+        ),
+        (b'{"cells": [], "n": 1' + b"0" * 5000 + b"}", "invalid JSON"),
+        (b"[1, 2]", "no list of cells"),
+    ],
+)
+def test_check_reads_the_notebook_only_through_the_reader(tmp_path, capsys, data, needle):
+    """`check` (and `check --json`) learns even the notebook's edition from what the reader
+    read, never from a parse of its own: a file the reader refuses is its one line, exit 2
+    (a quick look of check's own once crashed on deep nesting with a traceback)."""
+    from autograder import check
+
+    path = tmp_path / "sub.ipynb"
+    path.write_bytes(data)
+    assert check.main(notebook=str(path), lang="en", json=True) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and needle in err, err[-300:]
+
+
+@pytest.mark.parametrize(
+    "data, needle",
+    [
         (patched(zipped([("nb/sub.ipynb", ZIP_NB)]), encrypted), "encrypted"),
         (patched(zipped([("sub.ipynb", ZIP_NB)]), deflate64), "compressed with a method"),
         (patched(zipped([("sub.ipynb", ZIP_NB)]), corrupt_stream), "damaged zip"),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from autograder import config as config_mod
 from autograder import messages
-from autograder.judge import text
+from autograder.judge import notebook_language, text
 from autograder.judge.notebook import SubmissionError, load_submission
 from autograder.judge.public_checks import public_tests, report
 from autograder.judge.remote import Remote
@@ -31,10 +31,14 @@ def run_checks(path, cfg=None, forkserver=None):
     forkserver: a `sandbox.forkserver.ForkServer` to fork the worker from (the
     audit checks many notebooks); None starts a worker of its own."""
     cfg = cfg or config_mod.load()
-    sub = load_submission(path, cfg.assignments, keep_provided=True)
-    tests = public_tests(sub.notebook, path)
+    return checked(load_submission(path, cfg.assignments, keep_provided=True), cfg, forkserver)
+
+
+def checked(sub, cfg, forkserver=None):
+    """`run_checks` of a submission already read."""
+    tests = public_tests(sub.notebook, sub.path)
     if not tests:
-        raise SubmissionError("check_no_tests", name=Path(path).name)
+        raise SubmissionError("check_no_tests", name=Path(sub.path).name)
     # Provided cells stay as the notebook has them: a self-check, not grading.
     remote = Remote(sub, "", Limits.from_config(cfg.limits), forkserver=forkserver)
     try:
@@ -102,35 +106,32 @@ def main(
     except messages.MessageError as exc:
         print(f"check: {exc}", file=sys.stderr)
         return 2
-    with messages.language(lang or _edition(notebook)):
-        return _main(notebook, summary, json)
+    # The notebook is read once, by the reader (its limited helper), before its edition can
+    # choose the language: what cannot be read is worded in the course's language (or `lang`).
+    with messages.language(lang):
+        if Path(notebook).is_dir():
+            return _cannot(t("check_folder", path=notebook))
+        cfg = config_mod.load()
+        try:
+            sub = load_submission(notebook, cfg.assignments, keep_provided=True)
+        except SubmissionError as exc:
+            return _cannot(t("check_cannot", path=text.one_line(notebook), reason=text.one_line(str(exc))))
+    with messages.language(lang or notebook_language(sub)):
+        return _main(notebook, sub, cfg, summary, json)
 
 
-def _edition(path):
-    """The language of the notebook's edition (its metadata), or None: a quick look, no code read."""
+def _cannot(line: str) -> int:
+    print(line, file=sys.stderr)
+    return 2
+
+
+def _main(notebook: str, sub, cfg, summary: str | None, as_json: bool = False) -> int:
     try:
-        import json
-
-        with open(path, "rb") as f:
-            head = f.read(64 << 20)
-        lang = (json.loads(head).get("metadata") or {}).get("kit_language")
-        return messages.normalize(lang) if lang else None
-    except (OSError, ValueError, AttributeError, messages.MessageError):
-        return None
-
-
-def _main(notebook: str, summary: str | None, as_json: bool = False) -> int:
-    if Path(notebook).is_dir():
-        print(t("check_folder", path=notebook), file=sys.stderr)
-        return 2
-    try:
-        sub, cell_errors, results = run_checks(notebook)
+        sub, cell_errors, results = checked(sub, cfg)
     except (SubmissionError, WorkerDied) as exc:
-        print(
-            t("check_cannot", path=text.one_line(notebook), reason=text.one_line(getattr(exc, "reason", exc))),
-            file=sys.stderr,
+        return _cannot(
+            t("check_cannot", path=text.one_line(notebook), reason=text.one_line(getattr(exc, "reason", exc)))
         )
-        return 2
     rows = report(results, sub)
     failed = sum(not r[1] for r in rows)
     target = summary or os.environ.get("GITHUB_STEP_SUMMARY")
