@@ -130,13 +130,26 @@ class Text(Spec):
 
 
 @dataclass(frozen=True)
+class Line(Spec):
+    """One line of printable text (a title: a heading of the feedback, a page's <title>): no
+    newline, no control or direction character, at most `most` characters."""
+
+    most: int = 200
+
+    def check(self, value: Any, key: str) -> None:
+        Text().check(value, key)
+        if not value.isprintable() or len(value) > self.most:
+            raise Invalid(key, f"must be one line of printable text, at most {self.most} characters", value)
+
+
+@dataclass(frozen=True)
 class Edited(Spec):
-    """A text a student reads: one for every language, or one per language the kit writes
+    """A line a student reads: one for every language, or one per language the kit writes
     ({en: ..., pt-BR: ...}, every one of them)."""
 
     def check(self, value: Any, key: str) -> None:
         if not isinstance(value, dict):
-            return Text().check(value, key)
+            return Line().check(value, key)
         from autograder import messages
 
         for lang, text in value.items():
@@ -147,7 +160,7 @@ class Edited(Spec):
                 raise Invalid(
                     _join(key, lang), f"is not a setting of the kit: keys here are languages ({known})"
                 ) from None
-            Text().check(text, _join(key, lang))
+            Line().check(text, _join(key, lang))
         missing = set(messages.LANGUAGES) - {messages.normalize(lang) for lang in value}
         if missing:
             raise Invalid(

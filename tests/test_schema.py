@@ -204,6 +204,14 @@ def test_an_assignment_title_is_one_text_or_one_per_language(tmp_path):
     half["assignments"]["multi_head"]["title"] = {"en": "Multi-head attention"}
     with pytest.raises(config.ConfigError, match=r"assignments\.multi_head\.title must give a text in every language"):
         course_cfg(tmp_path, half)
+    # a title is a heading of the feedback and its page's <title>: one printable line, either form
+    for title in ("Atenção\n\nmore", "\x1b[31mred", "a\u202eb", "x" * 201, {"en": "ok", "pt-BR": "dois\nlinhas"}):
+        bad = copy.deepcopy(PACKAGED)
+        bad["assignments"]["multi_head"]["title"] = title
+        with pytest.raises(
+            schema.Invalid, match=r"^assignments\.multi_head\.title.* must be one line of printable text"
+        ):
+            schema.GRADING.check(bad, "")
 
 
 def _numbers(data, key=()):
