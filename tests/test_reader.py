@@ -801,3 +801,20 @@ def test_the_committed_templates_init_cell_is_the_kit_one_and_is_stripped():
 )
 def test_a_try_is_stripped_only_when_its_body_is_otter(src, kept):
     assert (reader.strip_otter(src) == src) is kept
+
+
+def test_check_exits_3_when_the_machine_cannot_confine_its_worker(tmp_path, capsys, monkeypatch):
+    """`check`'s exit 1 means a public check failed: a worker the machine cannot confine (the
+    kernel refuses the load's CPU budget over the submission's, EINVAL) is the kit's fault,
+    one line and exit 3, never a traceback read as a failed check."""
+    from autograder import check
+    from conftest import ROOT, limits
+
+    # limits the schema refuses (the load's budget over the submission's), given past it as a
+    # machine whose kernel refuses a step would: the real worker, the real setrlimit
+    refused = limits(load_seconds=30, submission_cpu_seconds=5)
+    monkeypatch.setattr(check.Limits, "from_config", lambda _: refused)
+    example = ROOT / "examples/submissions/scaled_dot_product/reference.ipynb"
+    assert check.main(notebook=str(example), lang="en", json=True) == 3
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and "could not be confined" in err, err[-500:]

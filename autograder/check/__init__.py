@@ -4,7 +4,8 @@ What `grader.check_all()` runs, for a student repository's CI: the public
 tests otter put in the student notebook (its metadata, or a `tests/` folder
 beside it), run in the sandboxed worker against the notebook's own code. It
 reads neither `solutions/` nor the hidden suites. Exit status 0 when every
-public test passes, 1 otherwise, 2 when the notebook cannot be read.
+public test passes, 1 otherwise, 2 when the notebook cannot be read, 3 when the kit or the
+machine fails (a worker it cannot confine, an error of its own): never 1, a failed check.
 
 `--json` prints the same verdicts as one JSON object for scripts and CI
 (`verdicts`), nothing else on stdout; the exit status is the same.
@@ -12,10 +13,12 @@ public test passes, 1 otherwise, 2 when the notebook cannot be read.
 
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from autograder import config as config_mod
 from autograder import messages
+from autograder.faults import KitFault
 from autograder.judge import notebook_language, text
 from autograder.judge.notebook import SubmissionError, load_submission
 from autograder.judge.public_checks import public_tests, report
@@ -117,12 +120,21 @@ def main(
         except SubmissionError as exc:
             return _cannot(t("check_cannot", path=text.one_line(notebook), reason=text.one_line(str(exc))))
     with messages.language(lang or notebook_language(sub)):
-        return _main(notebook, sub, cfg, summary, json)
+        try:
+            return _main(notebook, sub, cfg, summary, json)
+        except KitFault as exc:  # the kit's or the machine's (a worker it cannot confine): never exit 1, a failed check
+            return _cannot(f"check: {exc}", FAULT)
+        except Exception:  # noqa: BLE001 - any other error here is the kit's own: its traceback for the staff, exit 3
+            traceback.print_exc()
+            return FAULT
 
 
-def _cannot(line: str) -> int:
+FAULT = 3  # the kit's own failure, as `grade` exits on an internal_error
+
+
+def _cannot(line: str, status: int = 2) -> int:
     print(line, file=sys.stderr)
-    return 2
+    return status
 
 
 def _main(notebook: str, sub, cfg, summary: str | None, as_json: bool = False) -> int:
