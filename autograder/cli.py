@@ -195,11 +195,9 @@ def main(argv: list[str] | None = None, judge: bool = False, parse_only: bool = 
     from autograder import layout
 
     if args.verb in PRIVATE_VERBS and not layout.has_private():
-        print(
-            f"{args.verb}: this is the public part of the kit (no hidden suites or solutions); "
-            "grades come from Gradescope or a staff-run `grade`. Use `check NOTEBOOK` for the public checks.",
-            file=sys.stderr,
-        )
+        from autograder.messages import t
+
+        print(t("cli_public_part", verb=args.verb), file=sys.stderr)
         return 2
     if args.verb != "deploy":  # every verb that grades, builds or checks reads grading.yml: refuse a bad one first
         from autograder import config

@@ -126,12 +126,13 @@ def main(*, out_dir: str) -> int:
 
     from autograder import config as config_mod
     from autograder.grade.results import RESULTS_NAME, write_feedback
+    from autograder.messages import t
 
     cfg = config_mod.load()
     root = Path(out_dir)
     folders = sorted(p.parent for p in root.glob(f"*/{RESULTS_NAME}")) if root.is_dir() else []
     if not folders:
-        print(f"release: no <id>/{RESULTS_NAME} under {out_dir} (the --out folder of grade)", file=sys.stderr)
+        print(t("release_none", results=RESULTS_NAME, out=out_dir), file=sys.stderr)
         return 2
     bad = []
     for folder in folders:
@@ -144,5 +145,5 @@ def main(*, out_dir: str) -> int:
             bad.append(f"{folder.name}: {type(exc).__name__}: {exc}"[:300])
     for line in bad:
         print(f"release: {line}", file=sys.stderr)
-    print(f"release: wrote the feedback after the deadline for {len(folders) - len(bad)} of {len(folders)} submissions")
+    print(t("release_wrote", n=len(folders) - len(bad), total=len(folders)))
     return 1 if bad else 0

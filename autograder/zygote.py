@@ -37,6 +37,13 @@ import sys
 MAX_REQUEST = 1 << 22  # the command's argv and environment
 
 
+def _t(key, **fields):
+    """A catalog message, imported only when a line is printed (the fork server starts without it)."""
+    from autograder.messages import t
+
+    return t(key, **fields)
+
+
 def run(argv):
     """Run `python -m autograder ARGV` in a judge process started from a clean environment
     (see above); returns its exit status."""
@@ -68,7 +75,7 @@ def run(argv):
             ours.send(json.dumps(request).encode())
             reply = ours.recv(1 << 16)
         except OSError as exc:  # too large an environment, say: the judge reads end of file and stops
-            print(f"autograder: could not start the judge process: {exc.strerror or exc}", file=sys.stderr)
+            print(_t("judge_cannot_start", reason=exc.strerror or exc), file=sys.stderr)
             reply = b""
         ours.close()
         code = proc.wait()
@@ -82,7 +89,7 @@ def run(argv):
         except (ValueError, KeyError, TypeError):
             pass
     if code < 0:
-        print(f"autograder: the judge process was killed by {signal.Signals(-code).name}", file=sys.stderr)
+        print(_t("judge_killed", signal=signal.Signals(-code).name), file=sys.stderr)
         return 128 - code
     return code or 70
 

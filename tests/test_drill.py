@@ -233,16 +233,19 @@ def test_hidden_variants_never_raise_where_the_reference_runs_and_answer_wrongly
 
 
 def test_only_an_assertion_of_the_test_after_an_answer_is_a_catch():
-    from autograder.messages import t
+    from autograder.judge.remote import Reply, _error_line, raised_type
 
-    place = t(
-        "where_function", function="test_attention_shapes", line=3, cell="cell `[7]: def test_attention_shapes():`"
-    )
-    assert proxies.failed_by_assertion(t("raised", type="AssertionError", where=f" ({place})", message="shapes"))
-    assert proxies.failed_by_assertion(t("raised", type="AssertionError", where="", message=""))
+    def reply(kind, message=""):  # a failed call as the judge reads the worker's report of it
+        report = {"type": kind, "message": message, "where": {"cell": 7, "line": 3, "function": "test_shapes"}}
+        return Reply(False, error=_error_line(report), raised=raised_type(report))
+
+    assert proxies.failed_by_assertion(reply("AssertionError", "shapes"))
+    assert proxies.failed_by_assertion(reply("AssertionError"))
     for kind in ("RuntimeError", "IndexError", "AssertionErrorish", "ValueError"):
-        assert not proxies.failed_by_assertion(t("raised", type=kind, where="", message="AssertionError")), kind
-    assert not proxies.failed_by_assertion(None) and not proxies.failed_by_assertion("AssertionError")
+        assert not proxies.failed_by_assertion(reply(kind, "AssertionError")), kind
+    # words alone, however they read, are no report of an AssertionError
+    said = reply("AssertionError").error
+    assert not proxies.failed_by_assertion(Reply(False, error=said)) and not proxies.failed_by_assertion(None)
     rec = proxies.Recorder(ca.broken_general_attention, CFG.limits["reply_bytes"])
     square, generic = _inputs(2, 3, 5, 4, 4), _inputs(2, 3, 5, 4, 6)
     assert rec({"name": proxies.NAME, "args": square[0], "kwargs": square[1]}, 1)["ok"] and not rec.last_raised

@@ -5,15 +5,25 @@ cause is the same key in every language and after its wording changes, words a s
 code prints that look like a cause stay words, and a check that fails with bare text is the
 kit's fault, not the student's."""
 
+import ast
+import io
+import itertools
 import json
+import re
+from pathlib import Path
 
 import pytest
 
-from autograder import config, messages
-from autograder.judge import scoring
+from autograder import ci, config, messages
+from autograder.audit import run as audit_run
+from autograder.audit.catalog import Entry
+from autograder.judge import GradeResult, scoring
 from autograder.judge.failure import Failure, Msg, Said
+from autograder.judge.remote import Reply, _error_line, raised_type
+from autograder.judge.scoring import TestOutcome
+from autograder.judge.text import one_line
 from autograder.private.suites import checks
-from autograder.report import load, stats
+from autograder.report import load, stats, words
 from conftest import ROOT, grade, suite_skeleton
 
 CFG = config.load(ROOT / "grading.yml")
@@ -22,6 +32,7 @@ FAKE = "grade me full marks"  # what a student's own error message says, dressed
 
 # Checks that fail with a likely cause, one with student words holding the marker in every language.
 CAUSED_SUITE = f"""
+from autograder.messages import LANGUAGES
 from autograder.private.suites import checks as c
 
 QUESTION = "causal_mask"
@@ -32,7 +43,7 @@ def test_values(sub):
 
 
 def test_error_contract(sub):
-    words = " ".join(f"{{c.t('cause_marker', lang)}} {FAKE}" for lang in c.LANGUAGES)
+    words = " ".join(f"{{c.t('cause_marker', lang)}} {FAKE}" for lang in LANGUAGES)
     c.fail(c.with_cause(f"raised ValueError: {{words}}", frame=c.after("causal_mask(0)")))
 """
 
@@ -127,3 +138,189 @@ def test_a_check_failing_with_bare_words_is_the_kits_fault(tmp_path, monkeypatch
     assert result.status == "internal_error"
     assert any("test_values" in e for e in result.internal_errors), result.internal_errors
     assert not result.records()["causes"]
+
+
+# -- the readers of a failure: each reads data, none reads a rendered line back ----------------
+NONCE = re.compile(r"§\d+§")
+
+
+def speak_nonce(monkeypatch):
+    """A third pseudo-language: every message, each time it is rendered, starts with a new
+    number (`§17§Likely cause: ...`), so a reader that finds a line by how a message starts
+    (a prefix rendered again, in any language) finds nothing, while one that reads the
+    failure's data reads the same. `NONCE.sub("", text)` is the text in the real language."""
+    real = messages.catalog()
+    count = itertools.count()
+
+    class Nonced(dict):
+        def __getitem__(self, lang):
+            return f"§{next(count)}§{super().__getitem__(lang)}"
+
+    nonced = {key: Nonced(entry) for key, entry in real.items()}
+    monkeypatch.setattr(messages, "catalog", lambda: nonced)
+
+
+def _scored():
+    """A graded result of a few outcomes, scored in English: causal_mask fails with a likely
+    cause, padding_mask twice without one, the other questions pass."""
+    outcomes = [
+        TestOutcome(
+            "causal_mask",
+            "test_values",
+            "",
+            False,
+            "causal_mask(4) -> mask: 3 of 16 entries differ. ",
+            Msg("cause_mask_ignored"),
+        ),
+        TestOutcome("causal_mask", "test_shapes", "", True),
+        TestOutcome("padding_mask", "test_values", "4-2", False, "padding_mask(lengths) -> mask: 2 entries wrong"),
+        TestOutcome("padding_mask", "test_values", "5-1", False, "padding_mask(lengths) -> mask: 2 entries wrong"),
+        TestOutcome("scaled_dot_product_attention", "test_shapes", "", True),
+        TestOutcome("by_hand", "test_answers", "", True),
+    ]
+    with messages.language("en"):
+        questions = scoring.score(CFG, "scaled_dot_product", outcomes)
+    return GradeResult(Path("hw.ipynb"), "scaled_dot_product", questions, language="en", outcomes=outcomes)
+
+
+def _read_by_every_reader(folder):
+    """What the ci summary, the audit and the class report make of `_scored()`'s result."""
+    result = _scored()
+    summary = ci.summary_markdown(result, 3.0)
+    data = result.to_gradescope()
+    targets = ["causal_mask", "padding_mask"]
+    entry = Entry("scaled_dot_product", "bug", ROOT, "", False, targets, targets, False, {})
+    rows = audit_run.verdicts([entry], [data], None, CFG)
+    audit = io.StringIO()
+    audit_run.report(rows, CFG, out=audit)
+    (folder / "s1").mkdir(parents=True)
+    (folder / "s1" / "results.json").write_text(json.dumps(data))
+    loaded = [s for s in load.load(folder).submissions if s.scored]
+    causes = [(c.key, c.count, c.questions) for c in stats.cause_stats(loaded, list(result.questions))]
+    return summary, audit.getvalue(), causes
+
+
+def test_the_readers_classify_the_same_in_a_language_whose_words_no_parser_can_predict(tmp_path, monkeypatch):
+    """The mechanism closing the class: with every message starting anew each time it is
+    rendered, the ci summary, the audit's matrix and figures and the report's causes are the
+    real language's, number for number and word for word (once the numbers are taken out)."""
+    summary, audit, causes = _read_by_every_reader(tmp_path / "en")
+    # what the readers say in the real language: the failed check, its cause, the figures
+    row = next(line for line in summary.splitlines() if "`causal_mask`" in line)
+    assert "test_values: likely cause: " in row and messages.t("cause_mask_ignored", "en")[:20] in row, row
+    padding = "| `padding_mask` | 0 | 2 | test_values\\[4-2, 5-1\\] (2 cases): padding_mask(lengths) -\\> mask: 2"
+    assert padding in summary and "| `by_hand` | 2 | 2 |  |" in summary, summary
+    assert "likely-cause rate (caught entries whose message offers a likely cause): 1/1" in audit, audit
+    assert "causal_mask: test_values: causal_mask(4) -> mask: 3 of 16 entries differ [Likely cause:" in audit, audit
+    assert causes == [("cause_mask_ignored", 1, ["causal_mask"])]
+
+    speak_nonce(monkeypatch)
+    nonce = _read_by_every_reader(tmp_path / "nonce")
+    assert NONCE.search(nonce[0]) and NONCE.search(nonce[1])  # the pseudo-language was in force
+    assert (NONCE.sub("", nonce[0]), NONCE.sub("", nonce[1]), nonce[2]) == (summary, audit, causes)
+
+
+def test_an_error_is_asked_of_by_its_type_never_by_its_words(monkeypatch):
+    """A check asks what the student's code raised from the type the worker reported
+    (`Reply.raised`), in a language whose words no prefix predicts; words that look like an
+    error report (a student's message, a death's reason) are never taken for one."""
+    speak_nonce(monkeypatch)
+    report = {"type": "ValueError", "message": "raised AssertionError: lançou AssertionError", "where": None}
+    reply = Reply(False, error=_error_line(report), raised=raised_type(report))
+    assert NONCE.match(reply.error)
+    assert checks.raised(reply, "ValueError") and not checks.raised(reply, "AssertionError")
+    assert not checks.raised(Reply(False, error="raised ValueError: x"), "ValueError")
+    assert not checks.raised(Reply(False, error=reply.error, raised="ValueErrorish"), "ValueError")
+    assert raised_type({"type": "OutputLimit", "cap": 100}) is None and raised_type("raised ValueError") is None
+    assert raised_type({"type": "x" * 500}) == one_line("x" * 500, 80)
+
+    # explain_errors gives a second look to a failure that reports a raised error, by its data
+    def failed(error, raised):
+        with pytest.raises(Failure) as caught, checks.explain_errors(lambda: Msg("cause_mask_ignored")):
+            checks.call_failed("f(x)", error, hint=False, raised=raised)
+        return caught.value
+
+    looked = failed(reply.error, reply.raised)
+    assert looked.raised == "ValueError" and looked.again().raised == "ValueError"
+    assert looked.explain is not None and looked.explain().cause == Msg("cause_mask_ignored")
+    assert failed("raised ValueError: only words", None).explain is None
+
+
+def test_a_cause_field_that_is_a_message_is_worded_again_from_its_key():
+    """The class report words a pt-BR submission's cause in English from the keys results.json
+    keeps (`causes[].field_msgs`), never by finding the field's words back in the catalog: a
+    field with no key stays as the student read it."""
+    cause = Msg("cause_python_loop", over=Msg("loop_over_batch"))
+    record = {
+        "text": cause.render("pt-BR"),
+        "key": cause.key,
+        "fields": cause.field_texts("pt-BR"),
+        "field_msgs": cause.field_msgs(),
+    }
+    assert record["field_msgs"] == {"over": {"key": "loop_over_batch", "fields": {}}}
+
+    def worded(record):
+        return words.cause_text(
+            stats.CauseStats(cause.key, record["text"], 1, 1.0, [], ["s1"], [("pt-BR", "s1", record)]), "en"
+        )
+
+    assert worded(record) == cause.render("en")
+    without = {k: v for k, v in record.items() if k != "field_msgs"}
+    assert worded(without) == messages.t("cause_python_loop", "en", over=messages.t("loop_over_batch", "pt-BR"))
+
+
+# Modules still finding a message's words in a rendered text, each with what takes it out; the
+# list only shrinks (a new reader of rendered words fails the test below).
+STILL_READING_WORDS = {
+    # the counterexample figures' readers of feedback lines (bench/counterexamples.py and the
+    # counterexample tests): a value comparison's failure as a TestOutcome field set where
+    # each suite compares values (assert_close's callers declare what they compare)
+    "autograder/judge/counterexample.py",
+    "autograder/judge/scoring.py",  # is_failure_line / is_cause_line, for counterexample.py alone
+}
+
+
+def _renders(node):
+    """Whether an expression holds a call of the catalog (`t(...)`, `messages.t(...)`)."""
+    return any(
+        isinstance(n, ast.Call) and (getattr(n.func, "id", None) == "t" or getattr(n.func, "attr", None) == "t")
+        for n in ast.walk(node)
+    )
+
+
+def test_no_module_reads_a_rendered_message_back():
+    """No module of the kit cuts a rendered message apart (`t(...).split/partition/...`) or
+    looks for one at the start or end of a line (`line.startswith(t(...))`): what a failure
+    says travels as data (`judge.failure`, `QuestionResult.failures`/`causes_said`, the
+    results.json records, `Reply.raised`) and is rendered once, where it is shown."""
+    cuts = {"split", "rsplit", "partition", "rpartition", "startswith", "endswith", "index", "find", "removeprefix"}
+    line_readers = {"is_failure_line", "is_cause_line", "is_value_failure"}  # scoring's and counterexample's
+    found = set()
+    for path in sorted((ROOT / "autograder").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (getattr(node, "id", None) or getattr(node, "attr", None)) in line_readers:
+                found.add(str(path.relative_to(ROOT)))
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in cuts):
+                continue
+            if _renders(node.func.value) or (
+                node.func.attr in ("startswith", "endswith") and any(map(_renders, node.args))
+            ):
+                found.add(str(path.relative_to(ROOT)))
+    assert found <= STILL_READING_WORDS, sorted(found - STILL_READING_WORDS)
+    assert found == STILL_READING_WORDS, (
+        f"no longer reading words, take it off the list: {sorted(STILL_READING_WORDS - found)}"
+    )
+
+
+def test_the_battery_says_why_from_data(monkeypatch):
+    """The hostile battery's one line per case reads results.json's data (the not-graded or
+    not-run flag, the feedback record's first failure), whatever words the messages have."""
+    from autograder.audit import hostile
+
+    speak_nonce(monkeypatch)
+    data = _scored().to_gradescope()
+    line = NONCE.sub("", hostile._reason(data))
+    assert line == "FAIL test_values: causal_mask(4) -> mask: 3 of 16 entries differ"[:110], line
+    data["extra_data"]["flags"] = {"not_graded": "hw.ipynb is not a notebook"}
+    assert NONCE.sub("", hostile._reason(data)) == "Not graded: hw.ipynb is not a notebook"
+    assert hostile._reason(None) == ""

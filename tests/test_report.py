@@ -44,13 +44,19 @@ def _check(question, check, failed=0, causes=()):
 
 
 def _cause(key, lang, questions, checks, text=None, **fields):
-    return {
-        "text": text or t(key, lang, **fields),
+    """A results.json cause record; a field given as a (key, fields) pair is a message itself."""
+    msgs = {k: {"key": v[0], "fields": v[1]} for k, v in fields.items() if isinstance(v, tuple)}
+    texts = {k: t(v[0], lang, **v[1]) if isinstance(v, tuple) else v for k, v in fields.items()}
+    record = {
+        "text": text or t(key, lang, **texts),
         "key": key,
-        "fields": fields if key else None,
+        "fields": texts if key else None,
         "questions": questions,
         "checks": checks,
     }
+    if msgs:
+        record["field_msgs"] = msgs
+    return record
 
 
 def _toy(q1, q2, *, checks, causes=(), flags=None, status="graded", lang="en", submitters=None, output=None):
@@ -96,7 +102,7 @@ def _toy_results():
             causes=[
                 _cause("cause_sdpa_not_scaled", "pt-BR", ["q1"], ["q1::test_values"]),
                 _cause(None, "pt-BR", ["q1"], ["q1::test_gradients"], text="os gradientes somem no meio do caminho"),
-                _cause("cause_python_loop", "pt-BR", ["q2"], ["q2::test_values"], over=t("loop_over_batch", "pt-BR")),
+                _cause("cause_python_loop", "pt-BR", ["q2"], ["q2::test_values"], over=("loop_over_batch", {})),
             ],
         ),
         "toy_s4": _toy(
@@ -243,7 +249,7 @@ def test_the_class_statistics_match_the_hand_computed_values(out, real):
     assert causes["cause_python_loop"].ids == ["toy_s3"]
     assert words.cause_text(scaled, "en") == t("cause_sdpa_not_scaled", "en")
     assert words.cause_text(scaled, "pt-BR") == t("cause_sdpa_not_scaled", "pt-BR")
-    # the pt-BR submission's field ("os itens do batch") is worded again in English
+    # the pt-BR submission's field ("os itens do batch") is worded again in English, from its key
     assert words.cause_text(causes["cause_python_loop"], "en") == t("cause_python_loop", "en", over="the batch")
     # the real submission, alone in its assignment: a correlation of one is not one
     sdp = by["scaled_dot_product"]
@@ -379,18 +385,21 @@ def test_the_page_renders_every_figure_and_shows_the_numbers_of_grades_csv(out, 
     for name, (count, mean, questions) in _from_csv(out / "grades.csv").items():
         shown = seen["stats"][name]
         assert int(shown["count"]) == count, (name, shown)
-        assert float(shown["mean"]) == pytest.approx(mean, abs=0.006), (name, shown)
+        # a number reads as the page's language writes it (pt-BR: a decimal comma)
+        assert float(shown["mean"].replace(",", ".")) == pytest.approx(mean, abs=0.006), (name, shown)
+        assert "." not in shown["mean"] or lang == "en", shown
         for q, m in questions.items():
-            assert float(shown[f"{q}/q-mean"]) == pytest.approx(m, abs=0.006), (name, q, shown)
+            assert float(shown[f"{q}/q-mean"].replace(",", ".")) == pytest.approx(m, abs=0.006), (name, q, shown)
     toy = seen["stats"]["toy"]
     assert (toy["median"], toy["sd"], toy["at-zero"], toy["at-full"], toy["left-out"]) == (
         "3",
-        "1.67",
+        messages.decimal("1.67", lang),
         "20%",
         "20%",
         "1",
     )
-    assert toy["q1/q-difficulty"] == "0.6" and toy["q1/q-discrimination"] == "0.5" and toy["q2/q-full"] == "40%"
+    assert toy["q1/q-difficulty"] == messages.decimal("0.6", lang) and toy["q2/q-full"] == "40%"
+    assert toy["q1/q-discrimination"] == messages.decimal("0.5", lang)
     assert seen["stats"]["scaled_dot_product"]["causal_mask/q-discrimination"] == t("report_na", lang)
     # the words are the report's language, labels from the catalog
     assert f"<h1>{t('report_title', lang)}</h1>" in text and f'<html lang="{lang}">' in text

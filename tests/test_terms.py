@@ -257,3 +257,71 @@ def test_no_pt_br_file_leans_on_possessives():
         rel: round(1000 * n / w, 1) for rel, (n, w) in per.items() if w >= 200 and 1000 * n / w > POSSESSIVES_PER_1000
     }
     assert not dense, f"possessives per 1000 words above {POSSESSIVES_PER_1000}: {dense}"
+
+
+# -- what is printed, not only the sources (issue 36, "done when") --------------------------
+# The same checks over what a pt-BR course prints at runtime: grader.check in a pt-BR notebook
+# (otter-grader installed, in a kernel), the CLI's grade, report and check with the course's
+# language, and the feedback pages the grade writes. Runtime text joins the sources' words
+# with numbers, names and the grader's own sentences, which no source test sees.
+
+HTML_CODE = re.compile(r"<(code|pre|style|script)\b[^>]*>.*?</\1>", re.S | re.I)
+
+
+def prose_of_page(page):
+    """A feedback page's text: code, counterexamples and markup out, entities read."""
+    import html
+
+    return html.unescape(prose_of_markdown(HTML_CODE.sub(" ", page)))
+
+
+@pytest.fixture(scope="module")
+def printed(tmp_path_factory):
+    """[(what, where, [prose])] of what a pt-BR course prints, from a graded batch (the
+    pt-BR template untouched, a pt-BR submission with a bug) and a pt-BR notebook run."""
+    from autograder.audit.catalog import entries, fill_entry
+    from conftest import run_cli, template
+    from test_check_display import checks, run_notebook
+
+    tmp = tmp_path_factory.mktemp("printed")
+    subs = tmp / "subs"
+    subs.mkdir()
+    (subs / "untouched.ipynb").write_text(json.dumps(template("scaled_dot_product", LANG)))
+    (subs / "triu.ipynb").write_bytes(
+        (ROOT / "examples" / "submissions" / "scaled_dot_product" / "causal_mask_triu_pt-BR.ipynb").read_bytes()
+    )
+    env = {"KIT_LANG": LANG}  # the course's language, as grading.yml sets it (the tests' default is en)
+    out = []
+    grade = run_cli("grade", subs, "--out", tmp / "out", "--no-progress", "--jobs", "1", check=False, env=env)
+    assert grade.returncode == 0, grade.stdout + grade.stderr
+    report = run_cli("report", tmp / "out", env=env)
+    check = run_cli("check", subs / "triu.ipynb", check=False, env=env)
+    assert check.returncode == 1 and "FALHOU" in check.stdout, check.stdout + check.stderr
+    for name, proc in (("grade", grade), ("report", report), ("check", check)):
+        text = (proc.stdout + proc.stderr).replace(str(tmp), " ")  # paths are not prose
+        out.append((f"CLI {name}", "output", [prose_of_plain(line) for line in text.splitlines()]))
+    for page in sorted((tmp / "out").glob("*/feedback.*")):
+        text = page.read_text(encoding="utf-8")
+        prose = prose_of_page(text) if page.suffix == ".html" else prose_of_markdown(text)
+        out.append((f"feedback {page.parent.name}", page.name, prose.splitlines()))
+    entry = next(e for e in entries("scaled_dot_product") if e.name == "causal_mask_inverted")
+    run = run_notebook(fill_entry(template("scaled_dot_product", LANG), entry), tmp / "kernel")
+    for question, text in checks(run).items():
+        out.append(("grader.check", question, [prose_of_plain(line) for line in text.splitlines()]))
+    return out
+
+
+@pytest.mark.slow
+def test_what_a_pt_br_course_prints_uses_the_glossary_no_english_and_decimal_commas(printed):
+    words = {}
+    for what, _, proses in printed:
+        words[what.split()[0]] = words.get(what.split()[0], 0) + sum(len(WORD.findall(p)) for p in proses)
+    assert set(words) == {"CLI", "feedback", "grader.check"} and min(words.values()) >= 30, words
+    found = findings(printed, glossary())
+    found += [
+        f"{what}: {where}: decimal point {points}"
+        for what, where, proses in printed
+        for prose in proses
+        if (points := decimal_points(prose))
+    ]
+    assert not found, f"{len(found)} finding(s) in printed pt-BR text:\n" + "\n".join(found)

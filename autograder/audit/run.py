@@ -30,18 +30,21 @@ from autograder.audit.catalog import entries, fill_entry
 from autograder.audit.examples import template_path
 from autograder.audit.public import public_failures
 from autograder.grade import grade_batch
-from autograder.judge import scoring
 from autograder.judge.detect import question_name, runs
 
 
-def first_failure(output):
-    """The first failure line of a question's feedback, with the likely cause it points at."""
-    lines = output.splitlines()
-    for line in lines:
-        if scoring.is_failure_line(line):
-            cause = next((c for c in lines if scoring.is_cause_line(c)), "")
-            return line.split(" ", 1)[1] + (f" [{cause}]" if cause else "")
-    return ""
+def first_failure(said):
+    """What a question's feedback says first (its results.json `feedback` record, or None):
+    its first failure, with the likely cause it points at."""
+    if not said or not said.get("failure"):
+        return ""
+    return said["failure"] + (f" [{said['cause']}]" if said.get("cause") else "")
+
+
+def feedback_said(data):
+    """{question: its `feedback` record} from an entry's results.json data (`GradeResult.records`)."""
+    records = (data.get("extra_data") or {}).get("feedback") or []
+    return {r["question"]: r for r in records if isinstance(r, dict) and isinstance(r.get("question"), str)}
 
 
 def fill_catalog(chosen, folder, lang=None):
@@ -95,8 +98,8 @@ def verdicts(chosen, graded, flagged, cfg):
     rows = []
     for e, data, public in zip(chosen, graded, flagged or [None] * len(chosen)):
         scores = {t["name"]: (t["score"], t["max_score"]) for t in release.scored(data.get("tests"))}
-        # the feedback as released after the deadline: the likely causes a course can hold back
-        outputs = dict(release.shown(data.get("tests"), released=True))
+        # what each question's feedback says first, as data (whatever a course holds back)
+        said = feedback_said(data)
         lost = {q for q, (s, m) in scores.items() if s < m}
         if (data.get("extra_data") or {}).get("status") == "internal_error":  # the kit failed: no verdict
             errors = data.get("internal_errors") or ["?"]
@@ -111,12 +114,12 @@ def verdicts(chosen, graded, flagged, cfg):
                 if not twice
                 else f"CHARGED AGAIN on {', '.join(twice)}"
             )
-        rows.append((e, scores, outputs, verdict, public))
+        rows.append((e, scores, said, verdict, public))
     return rows
 
 
 def audit(assignment=None, cfg=None, progress=True, log=print, public=True, lang=None):
-    """[(entry, {question: (score, max)}, {question: output}, verdict, failing public checks)]
+    """[(entry, {question: (score, max)}, {question: its feedback record}, verdict, failing public checks)]
 
     The last item lists the entry's failing public checks ("question/test"; empty
     when every one passes), or is None when `public` is off. `lang`: the edition the
@@ -135,11 +138,7 @@ def report(rows, cfg, out=sys.stdout):
     bad = 0
     buggy = [r for r in rows if not r[0].correct]
     caught = [r for r in buggy if r[3] == "caught"]
-    hinted = [
-        r
-        for r in caught
-        if any(scoring.is_cause_line(line) for q in r[0].questions for line in r[2].get(q, "").splitlines())
-    ]
+    hinted = [r for r in caught if any((r[2].get(q) or {}).get("cause") for q in r[0].questions)]
     for assignment in cfg.assignments:
         mine = [r for r in rows if r[0].assignment == assignment]
         if not mine:
@@ -148,7 +147,7 @@ def report(rows, cfg, out=sys.stdout):
         width = max(len(r[0].name) for r in mine) + 2
         print(f"\n{assignment}: points lost per question", file=out)
         print("  " + "entry".ljust(width) + "".join(f"{q[:12]:>13}" for q in qs) + "  verdict  public check", file=out)
-        for e, scores, outputs, verdict, public in mine:
+        for e, scores, said, verdict, public in mine:
             cells = ""
             for q in qs:
                 s, m = scores.get(q, (0, 0))
@@ -167,7 +166,7 @@ def report(rows, cfg, out=sys.stdout):
             if e.correct and public:
                 print(f"      PUBLIC CHECK FAILS ON A CORRECT ENTRY: {', '.join(public)}", file=out)
             for q in e.questions:
-                msg = first_failure(outputs.get(q, ""))
+                msg = first_failure(said.get(q))
                 if msg:
                     print(f"      {q}: {msg[:220]}", file=out)
     weaker = weaker_than_public(rows, cfg)

@@ -93,15 +93,84 @@ def run_otter_assign(master, workdir, in_process=False):
 
 # The student notebook's first cell, in place of otter's three lines. One
 # top-level `try` (the judge's reader strips it whole: the grader runs none of
-# it). Where otter cannot run the checks (a renamed or copied notebook, Colab,
-# no otter-grader installed) it finds this notebook's public tests (Colab's copy
-# of the notebook, or the newest .ipynb beside it whose metadata names the
-# assignment) and runs them itself, as otter would: the self-check only; the
-# hidden tests are run by the grader, never by this cell.
+# it). `grader` is the kit's own check display over otter's tests: otter frames
+# each failure in English ("Test case failed", "Error at line 42", the assertion's
+# source) and no setting of otter's quiets that, so `check` runs each test case of
+# the question (otter's own reading of the notebook's tests where otter runs) and
+# shows the kit's message alone, in the edition's language. Where otter cannot
+# run the checks (a renamed or copied notebook, Colab, no otter-grader
+# installed) it finds this notebook's public tests (Colab's copy of the
+# notebook, or the newest .ipynb beside it whose metadata names the assignment)
+# and runs them itself, as otter would: the self-check only; the hidden tests are
+# run by the grader, never by this cell.
 INIT_CELL = '''@init_comment@
 try:
+    class _KitCheck:
+        """@init_check_doc@"""
+
+        def __init__(self, question, cases):
+            self.question, self.cases = question, cases
+
+        @property
+        def passed_all(self):
+            return all(exc is None for _, exc in self.cases)
+
+        def __repr__(self):
+            question, n = self.question, len(self.cases)
+            failed = [f"{name}: {exc}" if isinstance(exc, AssertionError) and str(exc) else
+                      f"{name}: {type(exc).__name__}: {exc}" for name, exc in self.cases if exc is not None]
+            k = len(failed)
+            return f"@init_passed@" if not failed else f"@init_failed@\\n    " + "\\n    ".join(failed)
+
+    class _KitChecks:
+        """@init_checks_doc@"""
+
+        def __init__(self, notebook, tests=None):
+            self.otter, self._notebook = notebook, getattr(notebook, "_notebook", None)
+            self.tests = notebook._nbmeta_config.tests if notebook is not None else tests
+
+        def _cases(self, question):
+            if self.otter is not None:
+                import otter.test_files
+                test = otter.test_files.create_test_file(self._notebook, self.otter._nbmeta_config, test_name=question)
+                return [(case.body.test_func.__name__, case.body.call_func) for case in test.test_cases]
+            import inspect
+            found = []
+            source = self.tests[question].replace("from otter.test_files import test_case", "")
+            exec(source, {"test_case": lambda *a, **k: lambda fn: found.append(fn) or fn})
+            return [(fn.__name__, lambda env, fn=fn: fn(*[env if p == "env" else env.get(p)
+                     for p in inspect.signature(fn).parameters])) for fn in found]
+
+        def check(self, question, global_env=None):
+            env = globals() if global_env is None else global_env
+            if question not in self.tests:
+                return print(f"@init_no_checks@")
+            cases = []
+            for name, run in self._cases(question):
+                try:
+                    run(env)
+                    cases.append((name, None))
+                except Exception as exc:
+                    cases.append((name, exc))
+            return _KitCheck(question, cases)
+
+        def check_all(self):
+            for question in self.tests:
+                print(repr(self.check(question)))
+
+        def export(self, *args, **kwargs):
+            if self.otter is None:
+                return print("@init_export@")
+            import datetime, html, os
+            from IPython.display import HTML, display
+            stamp = datetime.datetime.now().strftime("_%Y_%m_%dT%H_%M_%S_%f.zip")
+            path = kwargs.pop("export_path", None) or os.path.splitext(self._notebook)[0] + stamp
+            self.otter.export(*args, export_path=path, display_link=False, **kwargs)
+            link = html.escape(path, quote=True)
+            display(HTML(f"<p>@init_exported@ <a href='{link}' download='{link}' target='_blank'>{link}</a></p>"))
+
     import otter
-    grader = otter.Notebook("ASSIGNMENT.ipynb")
+    grader = _KitChecks(otter.Notebook("ASSIGNMENT.ipynb"))
 except Exception:
     def _kit_find_notebook(assignment):
         """@init_find_doc@"""
@@ -124,42 +193,13 @@ except Exception:
                 pass
         return None, {}
 
-    class _KitChecks:
-        """@init_checks_doc@"""
-
-        def __init__(self, tests):
-            self.tests = tests
-
-        def check(self, question):
-            import inspect
-            if question not in self.tests:
-                return print(f"@init_no_checks@")
-            cases = []
-            source = self.tests[question].replace("from otter.test_files import test_case", "")
-            exec(source, {"test_case": lambda *a, **k: lambda fn: cases.append(fn) or fn})
-            failed = []
-            for fn in cases:
-                try:
-                    fn(*[globals() if p == "env" else globals().get(p) for p in inspect.signature(fn).parameters])
-                except Exception as exc:
-                    failed.append(f"{fn.__name__}: {type(exc).__name__}: {exc}")
-            print(f"@init_passed@" if not failed else
-                  f"@init_failed@\\n    " + "\\n    ".join(failed))
-
-        def check_all(self):
-            for question in self.tests:
-                self.check(question)
-
-        def export(self, *args, **kwargs):
-            print("@init_export@")
-
     _kit_path, _kit_nb = _kit_find_notebook("ASSIGNMENT")
     try:
         if not _kit_path:
             raise FileNotFoundError("@init_needs_file@")
-        grader = otter.Notebook(_kit_path)
+        grader = _KitChecks(otter.Notebook(_kit_path))
     except Exception:
-        grader = _KitChecks(_kit_nb.get("metadata", {}).get("otter", {}).get("tests", {}))
+        grader = _KitChecks(None, _kit_nb.get("metadata", {}).get("otter", {}).get("tests", {}))
 '''
 
 
@@ -169,15 +209,17 @@ INIT_CELL_METADATA = {"jupyter": {"source_hidden": True}, "cellView": "form"}
 INIT_TEXTS = (
     "init_comment",
     "init_find_doc",
+    "init_check_doc",
     "init_checks_doc",
     "init_no_checks",
     "init_passed",
     "init_failed",
     "init_export",
+    "init_exported",
     "init_needs_file",
 )
 # the fields of the init cell's texts, as the cell's f-strings compute them
-INIT_FIELDS = {"question": "{question}", "n": "{len(cases)}", "k": "{len(failed)}"}
+INIT_FIELDS = {"question": "{question}", "n": "{n}", "k": "{k}"}
 
 
 def init_cell_source(assignment, lang="en"):

@@ -21,7 +21,7 @@ from pathlib import Path
 from autograder import config as config_mod
 from autograder import messages
 from autograder.judge import text
-from autograder.messages import t
+from autograder.messages import number, t
 
 
 def summary_markdown(result, threshold):
@@ -30,24 +30,20 @@ def summary_markdown(result, threshold):
 
 
 def _summary_markdown(result, threshold):
-    from autograder.judge import scoring
-
     lines = [
         f"### {result.assignment or t('ci_submission')}: {result.score:g} / {result.max_score:g}",
         "",
         t("ci_summary_header"),
         "| --- | ---: | ---: | --- |",
     ]
-    not_graded = t("not_graded_line", reason="").split(":")[0]
     for q in result.questions.values():
-        first = next((line for line in q.lines if scoring.is_failure_line(line) or line.startswith(not_graded)), "")
-        if scoring.is_failure_line(first):
-            first = first.split(" ", 1)[1]
-        cause = next((line for line in q.lines if scoring.is_cause_line(line)), "")
-        if first and cause:  # the check's name and the cause say the most in a table cell
-            first = f"{first.split(':', 1)[0]}: {t('ci_likely_cause')}: {cause.split(':', 1)[1].strip()}"
+        # what the question's feedback says first, from its data (`QuestionResult.failures`,
+        # `causes_said`, `ungraded`): the check's name and the cause say the most in a table cell
+        first = q.failures[0].words if q.failures else q.ungraded
+        if q.failures and q.causes_said:
+            first = f"{q.failures[0].where}: {t('ci_likely_cause')}: {q.causes_said[0].words}"
         lines.append(f"| `{q.name}` | {q.score:g} | {q.max_score:g} | {text.markdown(first, 200)} |")
-    lines += ["", t("ci_passes" if result.score >= threshold else "ci_below", threshold=f"{threshold:g}")]
+    lines += ["", t("ci_passes" if result.score >= threshold else "ci_below", threshold=number(threshold, "g"))]
     lines += [f"> {text.markdown(n)}" for n in result.notes]
     return "\n".join(lines) + "\n"
 
@@ -67,7 +63,7 @@ def main(
         print(resources.files("autograder.ci").joinpath("github-workflow.yml").read_text(), end="")
         return 0
     if not notebook:
-        print("ci: give a NOTEBOOK (or --workflow)", file=sys.stderr)
+        print(t("ci_give_notebook"), file=sys.stderr)
         return 2
     from autograder.judge import grade
 
@@ -79,13 +75,13 @@ def main(
         return 2
     if assignment and assignment not in cfg.assignments:
         print(
-            f"ci: unknown assignment {text.one_line(assignment, 60)!r}; known: {', '.join(cfg.assignments)}",
+            t("ci_unknown_assignment", name=repr(text.one_line(assignment, 60)), known=", ".join(cfg.assignments)),
             file=sys.stderr,
         )
         return 2
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
-        print(f"ci: --out {text.one_line(folder, 120)} is a file, not a folder", file=sys.stderr)
+        print(t("ci_out_is_file", out=text.one_line(folder, 120)), file=sys.stderr)
         return 2
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -109,7 +105,7 @@ def main(
     (folder / "results.json").write_text(json.dumps(result.to_gradescope(), indent=2))
     if result.status == "internal_error":  # the kit's fault: loud, whatever the score
         for line in result.internal_errors:
-            print(f"ci: internal grader error: {text.one_line(line, 2000)}", file=sys.stderr)
+            print(t("ci_internal_error", line=text.one_line(line, 2000)), file=sys.stderr)
         return 2
     if not result.questions:
         print("\n".join(text.one_line(n) for n in result.notes), file=sys.stderr)

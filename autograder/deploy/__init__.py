@@ -28,6 +28,8 @@ from importlib import resources
 
 import yaml
 
+from autograder.messages import t
+
 _VAR = re.compile(r"@([A-Z][A-Z0-9_]*)@")
 _KINDS = {
     "int": (re.compile(r"[1-9][0-9]{0,6}"), "a whole number >= 1"),
@@ -100,7 +102,7 @@ def main(*, template: str | None = None, listing: bool = False, settings: Sequen
     for item in settings:
         var, sep, value = item.partition("=")
         if not sep:
-            print(f"deploy: --set takes VAR=VALUE (got {item[:60]!r})", file=sys.stderr)
+            print(t("deploy_set_form", got=repr(item[:60])), file=sys.stderr)
             return 2
         values[var.strip()] = value
     if template in catalog() and "ASSIGNMENT" in values:
@@ -109,7 +111,8 @@ def main(*, template: str | None = None, listing: bool = False, settings: Sequen
         known = config.load().assignments
         if values["ASSIGNMENT"] not in known:
             print(
-                f"deploy: unknown assignment {values['ASSIGNMENT'][:60]!r}; known: {', '.join(known)}", file=sys.stderr
+                t("deploy_unknown_assignment", name=repr(values["ASSIGNMENT"][:60]), known=", ".join(known)),
+                file=sys.stderr,
             )
             return 2
     try:

@@ -208,11 +208,16 @@ class Batch:
                     counts = Counter(a for a in own if a)
                     if batch and len(counts) > 1:
                         others = ", ".join(f"{n} {a}" for a, n in counts.most_common() if a != batch)
-                        tie = " (a tie: pass --assignment to choose)" if tied else ""
+                        tie = t("grade_batch_tie") if tied else ""
                         say(
-                            f"grade: graded every submission as {batch}, the batch's assignment "
-                            f"({counts[batch]} of {len(found)} notebooks){tie}; some look like other assignments "
-                            f"({others}): their results.json say so; grade them on their own with --assignment"
+                            t(
+                                "grade_batch_mixed",
+                                batch=batch,
+                                n=counts[batch],
+                                total=len(found),
+                                tie=tie,
+                                others=others,
+                            )
                         )
                     self.graded_as.update({f: batch for f in found})
                 elif assignment is None:

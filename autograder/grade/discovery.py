@@ -12,6 +12,7 @@ from pathlib import Path
 
 from autograder.grade.progress import say
 from autograder.grade.text import display
+from autograder.messages import t
 
 SUFFIXES = (".ipynb", ".zip")
 SKIP_DIRS = (".ipynb_checkpoints", "__MACOSX", "__pycache__", ".git")
@@ -39,7 +40,7 @@ def _walk(root: str, skip_real: set[str]) -> Iterator[str]:
     """Submission files under a folder, in a stable order; unreadable folders are reported."""
 
     def onerror(exc: OSError) -> None:
-        say(f"grade: cannot read {display(exc.filename or root)}: {exc.strerror or exc}; skipped")
+        say(t("grade_cannot_read", path=display(exc.filename or root), reason=exc.strerror or exc))
 
     for dirpath, dirs, files in os.walk(root, onerror=onerror):
         dirs[:] = sorted(
@@ -72,7 +73,7 @@ def collect(
         if isinstance(arg, bytes):
             arg = os.fsdecode(arg)
         if not os.path.lexists(arg) or not os.path.exists(arg):
-            say(f"grade: {display(arg)}: no such file or folder; skipped")
+            say(t("grade_no_such", path=display(arg)))
             continue
         if os.path.isdir(arg):
             for full in _walk(arg, skip):

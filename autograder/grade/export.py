@@ -29,6 +29,7 @@ import os
 import yaml
 
 from autograder.grade.text import display
+from autograder.messages import t
 
 METADATA_NAME = "submission_metadata.yml"
 PREFIX = "submission_"
@@ -79,23 +80,17 @@ def read(folder, max_bytes, say):
         with open(path, "rb") as f:
             raw = f.read(max_bytes + 1)
         if len(raw) > max_bytes:
-            say(
-                f"grade: {where}: larger than {max_bytes // 2**20} MB (limits.export_metadata_mb); "
-                "graded without the submitters' names"
-            )
+            say(t("grade_export_too_large", where=where, mb=max_bytes // 2**20))
             return {}
         data = yaml.load(raw.decode("utf-8"), Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
         why = display(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 200)
-        say(f"grade: {where}: not a Gradescope export's metadata ({why}); graded without the submitters' names")
+        say(t("grade_export_not_metadata", where=where, why=why))
         return {}
     if data is None:
         return {}
     if not isinstance(data, dict):
-        say(
-            f"grade: {where}: not a Gradescope export's metadata (not a mapping of submissions); "
-            "graded without the submitters' names"
-        )
+        say(t("grade_export_not_metadata", where=where, why=t("grade_export_not_mapping")))
         return {}
     out, bad = {}, []
     for key, entry in data.items():
@@ -107,8 +102,8 @@ def read(folder, max_bytes, say):
         else:
             out[key] = people
     if bad:
-        more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
-        say(f"grade: {where}: entry {bad[0]}{more} has no list of :submitters:; those are graded without names")
+        more = t("grade_export_more", n=len(bad) - 1) if len(bad) > 1 else ""
+        say(t("grade_export_no_submitters", where=where, entry=bad[0], more=more))
     return out
 
 

@@ -25,7 +25,7 @@ import re
 import string
 
 from autograder import messages, release
-from autograder.messages import check_label, t
+from autograder.messages import check_label, number, t
 
 MD_NAME, HTML_NAME = "feedback.md", "feedback.html"
 _PUNCT = frozenset(string.punctuation)  # what a backslash escapes (CommonMark: ASCII punctuation)
@@ -138,7 +138,7 @@ def _parts(sid, data, title, released=False):
             meta.append(t("feedback_submitters", names="; ".join(n for n in names if n)))
         tests = release.scored(data.get("tests"))
         total = sum(float(x.get("max_score") or 0) for x in tests)
-        meta.append(t("feedback_score", score=f"{float(data.get('score') or 0):g}", max=f"{total:g}"))
+        meta.append(t("feedback_score", score=number(float(data.get("score") or 0), "g"), max=number(total, "g")))
     bodies = [str(data["output"])] if data.get("output") else []
     return lang, heading, meta, bodies, release.shown_tests(data.get("tests"), released)
 
@@ -182,7 +182,7 @@ def _checks(question, records):
         # a property check that passed but earns only what the values earn (scoring's gate) is half marked
         kind = FAIL if failed else PART if r.get("gated") is True else PASS
         word = t({FAIL: "feedback_check_failed", PART: "feedback_check_gated", PASS: "feedback_check_passed"}[kind])
-        count = t("feedback_check_cases", failed=f"{failed:g}", cases=f"{cases:g}") if failed else ""
+        count = t("feedback_check_cases", failed=number(failed, "g"), cases=number(cases, "g")) if failed else ""
         count = t("feedback_check_gated_note") if kind == PART else count
         items.append(
             f'<li class="{kind}">{_mark(kind, word)} {html.escape(check_label(r["check"]))}{html.escape(count)}</li>'
@@ -203,7 +203,7 @@ def page(sid, data, title=None, released=False):
             head = e(name)
             if kind:
                 word = t(f"feedback_question_{kind}")
-                points = t("feedback_points", score=f"{q['score']:g}", max=f"{q['max_score']:g}")
+                points = t("feedback_points", score=number(q["score"], "g"), max=number(q["max_score"], "g"))
                 head = f'{_mark(kind, word)} <span class="name">{head}</span> <span class="pts">{e(points)}</span>'
             checks = _checks(name, records) if release.level(q) == "all" else ""
             body += [

@@ -131,7 +131,7 @@ def grade_root(root, assignment=None):
         result = grade(path, assignment=assignment)  # notes a notebook whose metadata names another one
         data = result.to_gradescope()
         for line in result.internal_errors:
-            print(f"internal grader error: {line}", file=sys.stderr)
+            print(t("gradescope_internal_error", line=line), file=sys.stderr)
     except Exception:  # noqa: BLE001 - whatever happens, Gradescope gets a results.json
         print(traceback.format_exc(), file=sys.stderr)
         data = _zero_result(assignment, t("gradescope_failed"))
@@ -158,5 +158,5 @@ def main(*, root: str | None = None, assignment: str | None = None) -> int:
             pass
         return 1
     total = sum(t.get("max_score", 0) for t in data.get("tests", []))
-    print(f"graded: {data.get('score', 0):g} / {total:g}")
+    print(t("gradescope_graded", score=float(data.get("score", 0)), total=float(total)))
     return 0

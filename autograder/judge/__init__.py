@@ -184,23 +184,31 @@ class GradeResult:
         check run (`checks`: question, check, cases, failed, evidence_failed, causes as
         indices into `causes`), each likely cause once (`causes`: its text as the
         student read it, its catalog key and fields, so it counts the same in every
-        language; its words in the feedback's), and what a person should look at (`flags`)."""
+        language; its words in the feedback's; `field_msgs`: the fields that are messages
+        themselves, by key), what each question's feedback says first
+        (`feedback`: its first failure's words after the prefix and its first likely-cause
+        line, "" where none, for the questions with either: the audit shows them without
+        reading the feedback back), and what a person should look at (`flags`)."""
         with messages.language(self.language):
             return self._records()
 
     def _records(self) -> dict[str, Any]:
         causes: list[dict[str, Any]] = []
+        said: list[Msg] = []  # each cause once, as data (`causes` in the same order)
         checks: list[dict[str, Any]] = []
         for q in self.questions.values():
             for record in q.checks:
                 indices: list[int] = []
                 cause: Msg
                 for cause in record["causes"]:
-                    text = cause.render().strip()
-                    found = next((n for n, c in enumerate(causes) if c["text"] == text), None)
+                    found = next((n for n, c in enumerate(said) if c == cause), None)
                     if found is None:
-                        fields = cause.field_texts()
-                        causes.append({"text": text, "key": cause.key, "fields": fields, "questions": [], "checks": []})
+                        said.append(cause)
+                        text, fields = cause.render().strip(), cause.field_texts()
+                        kept = {"text": text, "key": cause.key, "fields": fields, "questions": [], "checks": []}
+                        if cause.field_msgs():  # a field that is a message, by its key (`report.words`)
+                            kept["field_msgs"] = cause.field_msgs()
+                        causes.append(kept)
                         found = len(causes) - 1
                     c = causes[found]
                     if q.name not in c["questions"]:
@@ -208,7 +216,16 @@ class GradeResult:
                     c["checks"].append(f"{q.name}::{record['check']}")
                     indices.append(found)
                 checks.append({"question": q.name, **record, "causes": indices})
-        return {"checks": checks, "causes": causes, "flags": dict(self.flags)}
+        first = [
+            {
+                "question": q.name,
+                "failure": q.failures[0].words if q.failures else "",
+                "cause": q.causes_said[0].line if q.causes_said else "",
+            }
+            for q in self.questions.values()
+            if q.failures or q.causes_said
+        ]
+        return {"checks": checks, "causes": causes, "feedback": first, "flags": dict(self.flags)}
 
 
 def markdown_lines(lines: Sequence[str]) -> str:
@@ -488,7 +505,8 @@ def grade(
             name = assignment if assignment in known else None
             reason = one_line(exc, 300)
             questions = {
-                n: QuestionResult(n, float(p), 0.0, [t("not_graded_line", reason=reason)])
+                n: QuestionResult(n, float(p), 0.0, [line], ungraded=line)
+                for line in [t("not_graded_line", reason=reason)]
                 for n, p in (cfg.questions(name).items() if name else [])
             }
             result = GradeResult(

@@ -36,6 +36,20 @@ class Msg:
         """Each field as the rendered message shows it (results.json's `causes[].fields`)."""
         return {k: v.render(lang) if isinstance(v, Msg) else str(v) for k, v in self.fields.items()}
 
+    def field_msgs(self) -> dict[str, dict[str, Any]]:
+        """Each field that is itself a message, as data: {name: {"key", "fields"}} (nested the
+        same way; results.json's `causes[].field_msgs`), so a page in another language words
+        it again from its key, never from its words."""
+        return {k: v.as_data() for k, v in self.fields.items() if isinstance(v, Msg)}
+
+    def as_data(self) -> dict[str, Any]:
+        """This message as plain data: its key and fields, as `field_texts` shows them (a field
+        that is a message, nested)."""
+        return {
+            "key": self.key,
+            "fields": {k: v.as_data() if isinstance(v, Msg) else str(v) for k, v in self.fields.items()},
+        }
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Msg) and (self.key, dict(self.fields)) == (other.key, dict(other.fields))
 
@@ -79,20 +93,25 @@ class Failure(pytest.fail.Exception):  # type: ignore[name-defined]  # pytest's 
     """A check that failed because of the student's code. `symptom`: its words (text up to the
         cause, `Said.symptom`); `cause`: a `Msg` or None; `form`: about a typed answer's form
         (`checks.fail_form`); `kind`: what makes failures one line of the feedback whatever their
-    inputs (`checks.call_failed`: the error the call raised), else its symptom; `explain`: a second look that returns a `Said` with a cause (or None);
+    inputs (`checks.call_failed`: the error the call raised), else its symptom; `raised`: the type's
+    name of the exception the student's code raised that the failure reports (`Reply.raised`), or
+    None; `explain`: a second look that returns a `Said` with a cause (or None);
         `counterexample`, where a suite sets it: its feedback lines, a second look that finds them,
         or None (nothing to search for)."""
 
-    def __init__(self, symptom: str, cause: Msg | None = None, form: bool = False, kind: str = "") -> None:
+    def __init__(
+        self, symptom: str, cause: Msg | None = None, form: bool = False, kind: str = "", raised: str | None = None
+    ) -> None:
         said = Said(symptom, cause)  # checks the parts' types
         super().__init__(full_text(said.symptom, said.cause), pytrace=False)
         self.symptom = said.symptom
         self.cause = said.cause
         self.form = form
         self.kind = kind
+        self.raised = raised
         self.explain: Callable[[], Said | None] | None = None
 
     def again(self) -> "Failure":
         """A fresh exception with the same words and cause (a failure kept and raised again for
         each check that reads it); its second looks stay with the check that found it."""
-        return Failure(self.symptom, self.cause, self.form, self.kind)
+        return Failure(self.symptom, self.cause, self.form, self.kind, self.raised)

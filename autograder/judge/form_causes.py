@@ -7,6 +7,7 @@ from typing import Any
 
 from autograder.judge.detect import question_name
 from autograder.judge.remote import cell_label
+from autograder.judge.scoring import CauseSaid
 from autograder.judge.text import one_line
 from autograder.messages import t
 
@@ -47,9 +48,11 @@ def name_causes(questions: Mapping[str, Any], findings: Iterable[Mapping[str, An
         q = questions[name]
         if q.score >= q.max_score:
             continue
-        lines = [one_line(t("form_cause", cause=c), MAX_CHARS) for c in causes]
+        said = [CauseSaid(one_line(t("form_cause", cause=c), MAX_CHARS), c) for c in causes]
+        lines = [line for line, _ in said]
         q.lines[min(1, len(q.lines)) : min(1, len(q.lines))] = lines
         q.form_lines[:0] = lines
+        q.causes_said[:0] = said
 
 
 # A typed answer's cell that breaks its rule: the words its hidden suite fails with (the keys

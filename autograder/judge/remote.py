@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.faults import Unconfined
 from autograder.judge.form import ALLOWED, LABEL_CHARS
 from autograder.judge.text import one_line
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.sandbox.client import WorkerClient, WorkerDied
 from autograder.sandbox.limits import Limits
 
@@ -56,6 +56,10 @@ class Reply:
     ok: bool
     value: Any = None
     error: str | None = None  # one line for the student
+    # the type's name of the exception the student's code raised, as the worker reported it
+    # (bounded: `raised_type`), or None where the call raised none (it died, ran out of time or
+    # printed past the output limit): what a check asks of an error, never read off `error`
+    raised: str | None = None
     grads: dict[str, Any] | None = None
     op_count: int | None = None
     forbidden_seen: list[str] = field(default_factory=list)
@@ -122,6 +126,15 @@ def cell_label(label: object, index: int) -> str:
     return t("cell_numbered", index=index)
 
 
+def raised_type(err: object) -> str | None:
+    """The type's name of the exception in the worker's error report (`_error_line` words
+    it), bounded as it is shown; None where the report is no exception (the output limit) or
+    no report at all."""
+    if not isinstance(err, dict) or (err.get("type") == "OutputLimit" and type(err.get("cap")) is int):
+        return None
+    return one_line(err.get("type", "Exception"), 80)
+
+
 def _error_line(err: object, labels: dict[int, str] | None = None) -> str:
     """One bounded line from the error the worker reported (student text:
     the type name, the place and the message are each cut and made inert)."""
@@ -133,7 +146,7 @@ def _error_line(err: object, labels: dict[int, str] | None = None) -> str:
         return t("output_limit_raised", where=where, bytes=err["cap"])
     return t(
         "raised",
-        type=one_line(err.get("type", "Exception"), 80),
+        type=raised_type(err),
         where=where,
         message=one_line(err.get("message", ""), 400),
     )
@@ -178,7 +191,7 @@ class Remote:
 
     def _spent(self) -> str:
         """The one-line reason once the budget is spent (kept for the notes)."""
-        self.over_budget = reason = t("over_budget", seconds=f"{self.limits.submission_seconds:g}")
+        self.over_budget = reason = t("over_budget", seconds=number(self.limits.submission_seconds, "g"))
         return reason
 
     def _wall(self, seconds: float) -> float:
@@ -338,7 +351,7 @@ class Remote:
         if seconds is None:
             seconds = float(self.limits.cpu_seconds_per_call)
         if self._remaining() < self.limits.submission_seconds / 2:
-            return Reply(False, error=t("over_budget", seconds=f"{self.limits.submission_seconds:g}"))
+            return Reply(False, error=t("over_budget", seconds=number(self.limits.submission_seconds, "g")))
         was_dead = target in self.dead
         seconds = min(max(0.1, seconds), float(self.limits.cpu_seconds_per_call))
         reply = self._call(target, args, kwargs, replace(options, cpu_seconds=seconds), 1.0)
@@ -411,7 +424,7 @@ class Remote:
         if not isinstance(raw, dict):
             return Reply(False, error=t("reply_not_a_dict"))
         if not raw.get("ok"):
-            return Reply(False, error=_error_line(raw.get("error"), self.labels))
+            return Reply(False, error=_error_line(raw.get("error"), self.labels), raised=raised_type(raw.get("error")))
         seen = raw.get("forbidden_seen")
         return Reply(
             True,

@@ -21,11 +21,11 @@ and cases is one line, with how many), the causes already said left out.
 
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from autograder.judge.failure import Msg, full_text
 from autograder.judge.text import Code, Strong, one_line
-from autograder.messages import LANGUAGES, check_label, t  # noqa: F401 - check_label re-exported
+from autograder.messages import LANGUAGES, check_label, number, t  # noqa: F401 - check_label re-exported
 
 if TYPE_CHECKING:
     from autograder.config import Config
@@ -64,6 +64,22 @@ class TestOutcome:
     kind: str = ""
 
 
+class FailureSaid(NamedTuple):
+    """One failure line of a question's feedback as data: `where` (its checks and cases, with
+    how many) and `words` (everything after `fail_prefix`: where, then its symptom)."""
+
+    where: str
+    words: str
+
+
+class CauseSaid(NamedTuple):
+    """One likely-cause line of a question's feedback as data: the `line` as shown and the
+    cause's own `words` in it."""
+
+    line: str
+    words: str
+
+
 @dataclass
 class QuestionResult:
     name: str
@@ -75,6 +91,12 @@ class QuestionResult:
     # failures about a typed answer's form (missing, unreadable, not answered): shown whatever
     # the course holds back until the deadline (`autograder.release`)
     form_lines: list[str] = field(default_factory=list)
+    # What `lines` say, as data for the pages that show a part of them (the ci summary, the
+    # audit), so that none reads a line back: its failure lines in order, its likely-cause lines
+    # in order, and the line saying why it has no grade (not graded, no test ran) or "".
+    failures: list[FailureSaid] = field(default_factory=list)
+    causes_said: list[CauseSaid] = field(default_factory=list)
+    ungraded: str = ""
 
 
 def _symptom(outcome: TestOutcome) -> str:
@@ -85,12 +107,23 @@ def _symptom(outcome: TestOutcome) -> str:
     return symptom[:-1] if symptom.endswith(".") else symptom
 
 
-def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str]]:
-    """Lines for one question from {test: [outcomes]} (tests in run order)."""
+class Feedback(NamedTuple):
+    """A question's feedback lines (`QuestionResult.lines`), its failed checks, and what its
+    lines say as data (`QuestionResult.failures`, `QuestionResult.causes_said`)."""
+
+    lines: list[str]
+    failed: list[str]
+    failures: list[FailureSaid]
+    causes_said: list[CauseSaid]
+
+
+def _feedback(checks: dict[str, list[TestOutcome]]) -> "Feedback":
+    """Lines for one question from {test: [outcomes]} (tests in run order), with what they say
+    as data."""
     failed = [name for name, items in checks.items() if any(not i.passed and not i.evidence for i in items)]
     evidence = [name for name, items in checks.items() if any(not i.passed and i.evidence for i in items)]
     if not failed and not evidence:
-        return [], []
+        return Feedback([], [], [], [])
     causes: list[Msg] = []
     # one line per kind of failure (its symptom, cause and device class), whatever checks and
     # cases show it: {kind: {test: [cases]}}
@@ -110,6 +143,7 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
             example.setdefault(key, symptom)
             merged.setdefault(key, {}).setdefault(test, []).append(i.case)
     details: list[str] = []
+    failures: list[FailureSaid] = []
     for key, tests in merged.items():
         _, cause, ev = key
         symptom = example[key]
@@ -117,8 +151,10 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
         count = t("fail_cases", n=n) if n > 1 else ""
         ref = t("likely_cause_ref", n=causes.index(cause) + 1) if cause and len(causes) > 1 else ""
         tail = t("evidence_tail") if ev else ""
-        line = f"{t('fail_prefix')} {_where_failed(tests)}{count}: {symptom}{ref}{tail}"
-        details.append(one_line(line, MAX_LINE_CHARS))
+        checks_at = f"{_where_failed(tests)}{count}"
+        words = f"{checks_at}: {symptom}{ref}{tail}"
+        details.append(one_line(f"{t('fail_prefix')} {words}", MAX_LINE_CHARS))
+        failures.append(FailureSaid(checks_at, one_line(words, MAX_LINE_CHARS)))
     total = len(checks)
     lines: list[str] = []
     checks_failed = ", ".join(check_label(name) for name in failed)
@@ -130,20 +166,22 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> tuple[list[str], list[str
         return "" if set(tests) >= set(failed) else f" ({', '.join(check_label(name) for name in tests)})"
 
     if len(causes) == 1:
-        lines.append(one_line(t("likely_cause_one", scope=scope(causes[0]), cause=_words(causes[0])), MAX_LINE_CHARS))
+        said = [CauseSaid(t("likely_cause_one", scope=scope(causes[0]), cause=_words(causes[0])), _words(causes[0]))]
     else:
-        lines += [
-            one_line(t("likely_cause_numbered", n=n, scope=scope(c), cause=_words(c)), MAX_LINE_CHARS)
+        said = [
+            CauseSaid(t("likely_cause_numbered", n=n, scope=scope(c), cause=_words(c)), _words(c))
             for n, c in enumerate(causes, 1)
         ]
+    said = [CauseSaid(one_line(line, MAX_LINE_CHARS), one_line(words, MAX_LINE_CHARS)) for line, words in said]
+    lines += [line for line, _ in said]
     # the question's counterexample (the first its failures carry), under its causes
     shown = next((i.counterexample for test in failed + evidence for i in checks[test] if i.counterexample), ())
     lines += [Code(one_line(line, MAX_LINE_CHARS)) for line in shown]
     room = MAX_LINES_PER_QUESTION - len(lines)
     if len(details) > room:
         more = len(details) - room + 1
-        details = details[: room - 1] + [t("more_failed", n=more)]
-    return lines + details, failed
+        details, failures = details[: room - 1] + [t("more_failed", n=more)], failures[: room - 1]
+    return Feedback(lines + details, failed, failures, said)
 
 
 def _words(cause: Msg) -> str:
@@ -234,17 +272,20 @@ def score(
         total = sum(w for w, _, _ in shares.values())
         earned = sum(w * (min(s, value_share) if prop else s) for w, s, prop in shares.values())
         q.score = round(q.max_score * earned / total, 2) if total else 0.0
-        q.lines, q.failed_checks = _feedback(checks)
+        q.lines, q.failed_checks, q.failures, q.causes_said = _feedback(checks)
         if gated:
             line = t(
-                "property_gated", checks=", ".join(check_label(n) for n in gated), share=f"{100 * value_share:.0f}"
+                "property_gated",
+                checks=", ".join(check_label(n) for n in gated),
+                share=number(100 * value_share, ".0f"),
             )
             q.lines.insert(min(1, len(q.lines)), one_line(line, MAX_LINE_CHARS))
         q.checks = check_records(checks, gated)
         q.form_lines = _form_lines(checks)
     for name, q in questions.items():
         if name not in by_question:
-            q.lines.append(t("internal_error_question" if kit_fault else "no_test_ran"))
+            q.ungraded = t("internal_error_question" if kit_fault else "no_test_ran")
+            q.lines.append(q.ungraded)
     return questions
 
 

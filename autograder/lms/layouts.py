@@ -36,6 +36,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Sequence
 
 from autograder.grade.text import display
+from autograder.messages import t
 
 MOODLE = "moodle"
 CANVAS = "canvas"
@@ -98,8 +99,13 @@ def identities(found: Iterable, say: Callable[[str], None]) -> dict:
             out.update({f: [submitter(seen[f])] for f in files})
         elif named and root is not None:
             say(
-                f"grade: {display(root)}: {len(named)} of {len(files)} files are named as in an LMS download "
-                f"({'/'.join(sorted(kinds))}), the others not: graded without the LMS's names"
+                t(
+                    "grade_lms_names_mixed",
+                    root=display(root),
+                    named=len(named),
+                    total=len(files),
+                    kinds="/".join(sorted(kinds)),
+                )
             )
     return out
 
@@ -144,8 +150,12 @@ def unpack(path: str, out: str | os.PathLike[str], max_bytes: int, say: Callable
         for info, parts in _members(zf):
             if info.file_size > max_bytes:
                 say(
-                    f"grade: {display(path)}: {display(info.filename, 200)} is larger than "
-                    f"{max_bytes >> 20} MB (limits.notebook_file_mb); left out"
+                    t(
+                        "grade_member_over_limit",
+                        path=display(path),
+                        member=display(info.filename, 200),
+                        mb=max_bytes >> 20,
+                    )
                 )
                 continue
             target = os.path.join(dest, *parts)
@@ -159,7 +169,7 @@ def unpack(path: str, out: str | os.PathLike[str], max_bytes: int, say: Callable
                         break
             if left <= 0:
                 os.unlink(target)
-                say(f"grade: {display(path)}: {display(info.filename, 200)} is larger than its header says; left out")
+                say(t("grade_member_too_large", path=display(path), member=display(info.filename, 200)))
     return dest
 
 
@@ -183,5 +193,5 @@ def expand(
         try:
             out_args.append(unpack(arg, out, max_bytes, say))
         except (OSError, zipfile.BadZipFile, ValueError, EOFError, NotImplementedError) as exc:
-            say(f"grade: {display(arg)}: a {kind} download that cannot be unpacked ({exc}); skipped")
+            say(t("grade_cannot_unpack", path=display(arg), kind=kind, reason=exc))
     return out_args, zips

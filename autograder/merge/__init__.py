@@ -28,6 +28,7 @@ from autograder import config as config_mod
 from autograder.grade import shard as shard_mod
 from autograder.grade.grades_csv import CSV_NAME, write_csv
 from autograder.grade.text import display
+from autograder.messages import t
 
 RESULTS = "results.json"
 
@@ -168,14 +169,14 @@ def main(*, outs: Sequence[str], out: str) -> int:
         return 2
     for part in outs:
         if not os.path.isdir(part):
-            _say(f"merge: {display(part)}: not a folder written by grade")
+            _say(t("merge_not_grade_folder", path=display(part)))
             return 2
     merged = Path(out)
     if os.path.lexists(merged) and not merged.is_dir():
-        _say(f"merge: --out {display(merged)} exists and is not a folder")
+        _say(t("merge_out_not_folder", path=display(merged)))
         return 2
     if (merged / CSV_NAME).is_dir():
-        _say(f"merge: {display(merged / CSV_NAME)} is a folder; move it away or choose another --out")
+        _say(t("merge_csv_is_folder", path=display(merged / CSV_NAME)))
         return 2
     try:
         rows, warnings = merge(outs, merged, cfg)
@@ -183,14 +184,11 @@ def main(*, outs: Sequence[str], out: str) -> int:
         _say(f"merge: {exc}")
         return 2
     except OSError as exc:
-        _say(f"merge: cannot write {display(exc.filename or merged)}: {exc.strerror or exc}")
+        _say(t("merge_cannot_write", path=display(exc.filename or merged), reason=exc.strerror or exc))
         return 2
     for w in warnings:
         _say(w)
-    print(
-        f"merged {len(rows)} results from {len(outs)} folders into {display(merged)}/<id>/ and "
-        f"{display(merged / CSV_NAME)}"
-    )
+    print(t("merge_wrote", n=len(rows), folders=len(outs), out=display(merged), csv=display(merged / CSV_NAME)))
     from autograder import report
 
     print(report.pointer(merged))

@@ -11,7 +11,9 @@ fields (`{what}`), the same ones in every language:
 `t(key, **fields)` renders a key in the language in force: the one set with
 `language(lang)` around a piece of work (the judge sets the submission's),
 else $KIT_LANG, else grading.yml's `language`. Code identifiers and numbers stay as they are
-in both languages. The catalog is checked when it loads: every key has every
+in both languages, but for one thing: a float field outside a code span is written as the
+language writes a number in prose (`decimal`: pt-BR's decimal comma, "0,25"), while one
+inside backticks stays code (`atol = 0.25`). The catalog is checked when it loads: every key has every
 language, the same fields in each, and no key is defined twice.
 """
 
@@ -133,11 +135,68 @@ def language(lang):
 
 
 def t(key, lang=None, **fields):
-    """The message `key` in `lang` (default: the language in force), its fields filled in."""
+    """The message `key` in `lang` (default: the language in force), its fields filled in
+    (a float outside a code span as `lang` writes numbers in prose: `decimal`)."""
     entry = catalog().get(key)
     if entry is None:
         raise MessageError(f"no message {key!r} in the catalog")
-    return entry[normalize(lang) if lang else current()].format(**fields)
+    lang = normalize(lang) if lang else current()
+    if not any(isinstance(v, float) for v in fields.values()):
+        return entry[lang].format(**fields)
+    return _Sentence(lang).format(entry[lang], **fields)
+
+
+def decimal(number_text, lang=None):
+    """A number already written as code writes it ("0.25", "1e-05") as `lang` (default: the
+    language in force) writes it in prose: a decimal comma in pt-BR ("0,25"). The one place
+    the kit decides how a number reads in a sentence; code spans, CSV files and JSON keep
+    the point."""
+    lang = normalize(lang) if lang else current()
+    return number_text.replace(".", ",") if lang == "pt-BR" else number_text
+
+
+class Number(float):
+    """A float with the format a sentence shows it in (`number(x, ".3g")`): `t` writes it
+    as the language does in prose (`decimal`), `str` as code and data do."""
+
+    def __new__(cls, value, spec=""):
+        made = super().__new__(cls, value)
+        made.spec = spec
+        return made
+
+    def __format__(self, spec):
+        return format(float(self), spec or self.spec)
+
+    def __str__(self):
+        return format(self)
+
+    def __repr__(self):
+        return format(self)
+
+
+def number(value, spec=""):
+    """`value` as a message field shown with `spec` ("{:.3g}"'s ".3g"): the one way to pass a
+    formatted number to `t` or `Msg`, so that pt-BR prose gets its decimal comma."""
+    return Number(float(value), spec)
+
+
+class _Sentence(string.Formatter):
+    """str.format for one sentence in `lang`: a float field standing outside a `code span`
+    (an even count of backticks before it) formatted as asked, then written with `decimal`."""
+
+    def __init__(self, lang):
+        self.lang, self.in_code = lang, False
+
+    def parse(self, format_string):
+        ticks = 0
+        for literal, field, spec, conversion in super().parse(format_string):
+            ticks += literal.count("`")
+            self.in_code = ticks % 2 == 1
+            yield literal, field, spec, conversion
+
+    def format_field(self, value, format_spec):
+        text = super().format_field(value, format_spec)
+        return text if self.in_code or not isinstance(value, float) else decimal(text, self.lang)
 
 
 def check_label(test):

@@ -63,14 +63,14 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 </script>"""
 
 
-def _cell(value, stat=None, cls="n"):
+def _cell(value, stat=None, cls="n", lang=None):
     attr = f' data-stat="{stat}"' if stat else ""
-    shown = words.num(value) if isinstance(value, float) else value
+    shown = words.num(value, lang=lang) if isinstance(value, float) else value
     return f'<td class="{cls}"{attr}>{escape(str(shown if shown is not None else "—"))}</td>'
 
 
 def _na(value, lang, stat):
-    text = words.num(value) if value is not None else t("report_na", lang)
+    text = words.num(value, lang=lang) if value is not None else t("report_na", lang)
     return f'<td class="n" data-stat="{stat}">{escape(text)}</td>'
 
 
@@ -119,12 +119,12 @@ def _summary(a, lang, n):
     row = (
         _cell(str(s.count), "count")
         + _cell(str(a.left_out), "left-out")
-        + _cell(s.mean, "mean")
-        + _cell(s.median, "median")
-        + _cell(s.sd, "sd")
+        + _cell(s.mean, "mean", lang=lang)
+        + _cell(s.median, "median", lang=lang)
+        + _cell(s.sd, "sd", lang=lang)
         + _pct(s.at_zero, "at-zero")
         + _pct(s.at_full, "at-full")
-        + _cell(s.maximum, "max")
+        + _cell(s.maximum, "max", lang=lang)
     )
     table = f'<table class="summary"><tr>{"".join(f"<th>{escape(h)}</th>" for h in heads)}</tr><tr>{row}</tr></table>'
     fig = figures.histogram(
@@ -165,8 +165,8 @@ def _questions(a, lang, n):
         )
         rows.append(
             f'<tr data-question="{escape(q.name)}"><td><code>{escape(q.name)}</code></td>'
-            + _cell(q.mean, "q-mean")
-            + _cell(q.maximum, "q-max")
+            + _cell(q.mean, "q-mean", lang=lang)
+            + _cell(q.maximum, "q-max", lang=lang)
             + _pct(q.full_credit, "q-full")
             + _na(q.difficulty, lang, "q-difficulty")
             + _na(q.discrimination, lang, "q-discrimination")
@@ -240,7 +240,7 @@ def _students(a, lang, base):
         key, status = _status(s, lang)
         sid = escape(s.id)
         link = f'<a href="{escape(base + quote(s.id) + "/feedback.html")}">{sid}</a>' if s.feedback else sid
-        score = f"{words.num(s.score)} / {words.num(s.max_score)}" if s.score is not None else "—"
+        score = f"{words.num(s.score, lang=lang)} / {words.num(s.max_score, lang=lang)}" if s.score is not None else "—"
         lost, total = _lost(s)
         flag = ' class="flag"' if s.reasons else ""
         rows.append(
@@ -249,7 +249,7 @@ def _students(a, lang, base):
             f'<td data-sort="{escape(_who(s))}">{escape(_who(s))}</td>'
             f'<td class="n" data-sort="{s.score if s.score is not None else -1}">{escape(score)}</td>'
             f'<td data-sort="{escape(status)}">{escape(status)}</td>'
-            f'<td data-sort="{total:g}">{", ".join(f"<code>{escape(q)}</code> −{words.num(x)}" for q, x in lost)}</td>'
+            f'<td data-sort="{total:g}">{", ".join(f"<code>{escape(q)}</code> −{words.num(x, lang=lang)}" for q, x in lost)}</td>'
             "</tr>"
         )
     return (
@@ -283,7 +283,9 @@ def _changes(folder, lang):
     rows = [
         f'<tr data-change="{escape(r["id"])}"><td><code>{escape(r["id"])}</code></td><td>{escape(r["student"])}</td>'
         f"<td><code>{escape(r['question'])}</code></td>"
-        + "".join(_cell(words.num(float(v)) if _is_number(v) else v) for v in (r["old_score"], r["new_score"]))
+        + "".join(
+            _cell(words.num(float(v), lang=lang) if _is_number(v) else v) for v in (r["old_score"], r["new_score"])
+        )
         + f"<td>{escape(_why(r['why'], lang))}</td></tr>"
         for r in folder.changes
     ]

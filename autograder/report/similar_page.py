@@ -9,7 +9,7 @@ code marked.
 
 from html import escape
 
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.report import similar
 
 PAGE_NAME = "similar.html"
@@ -54,7 +54,7 @@ def section(found, lang, link=PAGE_NAME, unsubtracted=()):
     the assignments compared without their starter code (no student template here)."""
     parts = [
         f'<section id="similar" data-similar><h2>{escape(t("similar_title", lang))}</h2>',
-        f"<p>{escape(t('similar_intro', lang, threshold=f'{similar.THRESHOLD:g}'))}</p>",
+        f"<p>{escape(t('similar_intro', lang, threshold=number(similar.THRESHOLD, 'g')))}</p>",
     ]
     if not found:
         parts.append(f'<p class="muted">{escape(t("similar_no_code", lang))}</p>')

@@ -11,7 +11,7 @@ TOP = 5
 
 
 def _n(x, lang):
-    return words.num(x) if x is not None else t("report_na", lang)
+    return words.num(x, lang=lang) if x is not None else t("report_na", lang)
 
 
 def lines(folder, assignments, lang):
@@ -30,7 +30,7 @@ def lines(folder, assignments, lang):
                     [
                         f"{t('report_count', lang)} {s.count}",
                         f"{t('report_left_out', lang)} {a.left_out}",
-                        f"{t('report_mean', lang)} {_n(s.mean, lang)} {t('report_out_of', lang)} {words.num(s.maximum)}",
+                        f"{t('report_mean', lang)} {_n(s.mean, lang)} {t('report_out_of', lang)} {words.num(s.maximum, lang=lang)}",
                         f"{t('report_median', lang)} {_n(s.median, lang)}",
                         f"{t('report_sd', lang)} {_n(s.sd, lang)}",
                         f"{t('report_at_zero', lang)} {words.pct(s.at_zero)}",
@@ -44,7 +44,7 @@ def lines(folder, assignments, lang):
             ]
             out.append(f"  {t('report_question', lang):<{width}}  " + "  ".join(f"{h:>14}" for h in heads))
             for q in a.questions:
-                mean = f"{_n(q.mean, lang)}/{words.num(q.maximum)}"
+                mean = f"{_n(q.mean, lang)}/{words.num(q.maximum, lang=lang)}"
                 cells = [mean, words.pct(q.full_credit) or "", _n(q.difficulty, lang), _n(q.discrimination, lang)]
                 out.append(f"  {q.name:<{width}}  " + "  ".join(f"{c:>14}" for c in cells))
         failed = [c for c in a.checks if c.failing][:TOP]

@@ -1,11 +1,13 @@
 """The report's words and numbers as text, in the report's language, shared by
 the HTML page and the terminal summary (so both say the same thing).
 
-Numbers are written the same in every language (as the rest of the kit writes
-them); every label comes from the catalog (`messages/report.yml`); a check's
+A number in the report's prose and tables reads as its language writes it (`num`
+with `lang`: pt-BR's decimal comma, `messages.decimal`); the LMS exports keep the
+point (`num` without a language); every label comes from the catalog (`messages/report.yml`); a check's
 label from `messages.check_label`; a likely cause with a catalog key is worded
 in the report's language with `t(key, lang, **fields)` (the fields of a
-submission in that language where there is one), else as the student read it.
+submission in that language where there is one; a field that is a message itself,
+from its key), else as the student read it.
 """
 
 from autograder import messages
@@ -14,14 +16,16 @@ from autograder.messages import MessageError, t
 MAX_CAUSE = 400
 
 
-def num(x, digits=2):
-    """`x` with at most `digits` decimals, trailing zeros dropped; "n/a" for None."""
+def num(x, digits=2, lang=None):
+    """`x` with at most `digits` decimals, trailing zeros dropped, as `lang` writes it in
+    a sentence (None: as code and CSV files write it); None for None."""
     if x is None:
         return None
     text = f"{x:.{digits}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    text = "0" if text in ("-0", "") else text
+    return messages.decimal(text, lang) if lang else text
 
 
 def pct(x):
@@ -46,18 +50,11 @@ def check_label(check, lang):
         return label_of(check)
 
 
-def _field_in(name, value, source, lang):
-    """A cause's field in `lang`. Fields such as {over} are themselves catalog messages
-    (`loop_over_batch`) rendered in the submission's language `source`: such a value is
-    worded again in `lang` when the catalog says how without doubt (among messages with
-    that text, those whose key names the field, `over`, come first; they must agree).
-    Any other value (a name, a number) stays as it is."""
-    value = str(value)
-    if source not in messages.LANGUAGES or source == lang:
-        return value
-    found = {k: e[lang] for k, e in messages.catalog().items() if e[source] == value and "{" not in e[source]}
-    named = {k: v for k, v in found.items() if name in k.split("_")} or found
-    return next(iter(named.values())) if len(set(named.values())) == 1 else value
+def _worded(data, lang):
+    """A message given as data ({"key", "fields"}, a field nested the same way: results.json's
+    `causes[].field_msgs`) worded in `lang`."""
+    fields = {k: _worded(v, lang) if isinstance(v, dict) else v for k, v in (data.get("fields") or {}).items()}
+    return t(data["key"], lang, **fields)
 
 
 def cause_text(cause, lang):
@@ -67,9 +64,12 @@ def cause_text(cause, lang):
     if cause.key and cause.key.startswith("cause_"):  # the suites' causes, not any catalog text
         seen = sorted(cause.seen, key=lambda s: (s[0] != lang, s[1]))
         for source, _, record in seen:
-            fields = {k: _field_in(k, v, source, lang) for k, v in (record.get("fields") or {}).items()}
             try:
+                # a field that is a message is worded again in `lang` from its key; any other
+                # (a name, a number) stays as it is
+                fields = {**(record.get("fields") or {})}
+                fields.update({k: _worded(v, lang) for k, v in (record.get("field_msgs") or {}).items()})
                 return one_line(t(cause.key, lang, **fields), MAX_CAUSE)
-            except (MessageError, KeyError, IndexError, ValueError, AttributeError):
+            except (MessageError, KeyError, IndexError, ValueError, AttributeError, TypeError):
                 continue  # a key this kit's catalog lacks, or fields that do not fit it: the text as read
     return one_line(cause.text, MAX_CAUSE)

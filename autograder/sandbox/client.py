@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from autograder.faults import KitFault, Unconfined
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.protocol import wire
 from autograder.sandbox import view as view_mod
 from autograder.sandbox.cgroup import WorkerGroup
@@ -350,7 +350,7 @@ class WorkerClient:
         assert p is not None
         if timeout is not None:
             self._kill()
-            reason = t("died_timeout", seconds=f"{timeout:g}")
+            reason = t("died_timeout", seconds=number(timeout, "g"))
             if p.group is not None and p.group.oom_killed():
                 reason += t("died_timeout_oom", mb=self.limits.memory_mb)
             elif p.group is not None and p.group.reached_memory_limit():
@@ -381,7 +381,7 @@ class WorkerClient:
     def _signal_reason(self, sig: int, cpu_end: float | None) -> str:
         if sig == signal.SIGXCPU and self._cpu_limit_reached(cpu_end):
             budget = getattr(self, "_cpu_budget", self.limits.cpu_seconds_per_call)
-            return t("died_cpu", seconds=f"{budget:g}")
+            return t("died_cpu", seconds=number(budget, "g"))
         if sig == signal.SIGXFSZ and self._output_full():
             return t("died_output", bytes=self.limits.output_bytes)
         name = _signal_name(sig)

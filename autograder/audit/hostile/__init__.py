@@ -185,19 +185,28 @@ def _got(data):
 
 
 def _reason(data):
+    """A case's one line for the battery's printout, from results.json's data (never its words
+    read back): why it was not graded or could not run, else the first failure its feedback
+    shows (`extra_data.feedback`), else the first submission-wide note, in its language."""
     if data is None:
         return ""
-    from autograder.messages import LANGUAGES, t
+    from autograder import messages
+    from autograder.messages import t
 
-    def starts(*keys):  # each key's text up to its first field, in every language
-        return tuple(t(k, lang, reason="", text="").split("{")[0].split(":")[0] for k in keys for lang in LANGUAGES)
-
-    lines = _messages(data).splitlines()
-    for prefixes in (starts("fail_prefix", "not_graded_note", "not_graded_line", "not_run"), starts("note")):
-        for line in lines:
-            if line.startswith(prefixes):
-                return line[:110]
-    return ""
+    extra = data.get("extra_data") or {}
+    flags = extra.get("flags") or {}
+    failure = next((r["failure"] for r in extra.get("feedback") or [] if isinstance(r, dict) and r.get("failure")), "")
+    lang = extra.get("language") if extra.get("language") in messages.LANGUAGES else None
+    with messages.language(lang):
+        if flags.get("not_graded"):
+            line = t("not_graded_note", reason=flags["not_graded"])
+        elif flags.get("not_run"):
+            line = t("not_run", reason=flags["not_run"])
+        elif failure:
+            line = f"{t('fail_prefix')} {failure}"
+        else:
+            line = next(iter(str(data.get("output") or "").splitlines()), "")
+    return " ".join(str(line).split())[:110]
 
 
 def run(progress=True, cases=None, out=sys.stdout, jobs=None):

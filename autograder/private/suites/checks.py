@@ -27,7 +27,7 @@ import torch
 from autograder.judge import counterexample, shrink
 from autograder.judge.failure import Failure, Msg, Said
 from autograder.judge.remote import CallOptions, cell_label
-from autograder.messages import LANGUAGES, MessageError, t
+from autograder.messages import number, t
 from autograder.protocol import wire
 from autograder.protocol.grads import vjp
 
@@ -107,24 +107,10 @@ def caused(symptom, cause, sep=" "):
     return Said(f"{symptom}{sep}", cause) if cause is not None else symptom
 
 
-def raised_prefixes(type_name=""):
-    """How the judge starts an error line that reports an exception raised by
-    the student's code ("raised ValueError"), in every language it writes."""
-    out = {"raised "}
-    for lang in LANGUAGES:
-        with contextlib.suppress(MessageError):
-            out.add(t("raised", lang, type="\0", where="", message="").split("\0")[0])
-    return tuple(sorted(p + type_name for p in out))
-
-
-def raised(error, type_name):
-    """Whether the worker's error line reports a `type_name` raised by the student's code."""
-    return error.startswith(raised_prefixes(type_name))
-
-
-def reports_raise(message):
-    """Whether a failure message reports an error raised by the student's code."""
-    return any(f" {p}" in message for p in raised_prefixes())
+def raised(reply, type_name):
+    """Whether the call's `reply` reports a `type_name` raised by the student's code: the type
+    the worker reported (`Reply.raised`), never a prefix of the line that words it."""
+    return reply.raised == type_name
 
 
 # Causes several checks name: one wording each, so the feedback says each once.
@@ -385,7 +371,7 @@ def explain_errors(cause):
         yield
     except Failure as exc:
         symptom = exc.symptom
-        if not reports_raise(symptom) or (exc.cause is not None and not is_weak(exc.cause)):
+        if exc.raised is None or (exc.cause is not None and not is_weak(exc.cause)):
             raise
         inner = exc.explain  # a narrower explain_errors' look, tried first
 
@@ -413,21 +399,23 @@ def call(sub, name, args, kwargs=None, **opts):
     """Call the student's `name`; fail with its error unless it returned."""
     reply = sub.call(name, args, kwargs, CallOptions(**opts))
     if not reply.ok:
-        call_failed(describe_call(name, args, kwargs), reply.error)
+        call_failed(describe_call(name, args, kwargs), reply.error, raised=reply.raised)
     return reply
 
 
-def call_failed(what, error, cause=None, hint=True):
+def call_failed(what, error, cause=None, hint=True, raised=None):
     """Fail with the error a call of the student's code raised: `what` (the call), then the
     error with its likely cause (`cause`, a `Msg`, else one known for the error where `hint`).
     The failure's kind is the error, whatever the inputs: the checks that hit it are one line
-    of the feedback (`scoring`), not one per input."""
+    of the feedback (`scoring`), not one per input. `raised`: the exception's type, where the
+    call raised one (`Reply.raised`: what `explain_errors` asks of the failure)."""
     error = error.rstrip()
     said = with_cause(error, cause, after(what)) if hint or cause is not None else after(what)(error)
     try:
         fail(said)
     except Failure as exc:
         exc.kind = error  # read by the judge's KitPlugin
+        exc.raised = raised
         raise
 
 
@@ -591,11 +579,11 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
                 "values_differ",
                 n=int((over > 0).sum()),
                 total=g.numel(),
-                err=f"{float(err.reshape(-1)[k]):.3g}",
+                err=number(float(err.reshape(-1)[k]), ".3g"),
                 index=i,
                 dtype=wire.dtype_name(dtype),
-                atol=f"{atol:g}",
-                rtol=f"{rtol:g}",
+                atol=number(atol, "g"),
+                rtol=number(rtol, "g"),
             )
     if why:
         cause = hint(got, expected) if hint else None
@@ -942,7 +930,7 @@ def check_plausible(got, expected, what):
             sums = g.sum(-1)[live]
             if sums.numel() and not torch.allclose(sums, torch.ones_like(sums), atol=0.05):
                 worst = float(sums[(sums - 1).abs().argmax()])
-                fail(t("not_weights", what=f"{what} -> {n}", sum=f"{worst:.3g}"))
+                fail(t("not_weights", what=f"{what} -> {n}", sum=number(worst, ".3g")))
         elif g.numel() and g.abs().max() == 0 and e.abs().max() > 0:
             fail(t("all_zeros", what=f"{what} -> {n}"))
 
@@ -1293,13 +1281,13 @@ def expect_value_error(sub, name, args, kwargs=None, why="", **opts):
     what = describe_call(name, args, kwargs)
     if reply.ok:
         fail(caused(t("returned_no_value_error", what=what, why=why), Msg("cause_sizes_unchecked")))
-    if raised(reply.error, "AssertionError"):
+    if raised(reply, "AssertionError"):
         fail(
             caused(
                 t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why), Msg("cause_assert_sizes")
             )
         )
-    if not raised(reply.error, "ValueError"):
+    if not raised(reply, "ValueError"):
         fail(
             caused(
                 t("raised_not_value_error", what=what, error=reply.error.rstrip(), why=why),

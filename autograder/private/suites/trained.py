@@ -20,6 +20,7 @@ import torch
 
 from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
+from autograder.messages import number
 
 
 class BadState(Exception):
@@ -120,4 +121,4 @@ def own_cause(model, own, contract, higher_is_better=True):
     trained state than the contract's forward (None otherwise), with both numbers."""
     if own == contract or (own > contract) == higher_is_better:
         return None
-    return Msg("cause_run_own_forward", model=model, own=f"{own:.2f}", contract=f"{contract:.2f}")
+    return Msg("cause_run_own_forward", model=model, own=number(own, ".2f"), contract=number(contract, ".2f"))

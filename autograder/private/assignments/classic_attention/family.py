@@ -10,7 +10,7 @@ all different, and also B == T.
 
 import torch
 
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.suites import checks as c
 
 OUT = ("context", "weights")
@@ -138,7 +138,7 @@ def padding(sub, cfg, spec):
         with torch.no_grad():
             unmasked = spec["ref"](*args)[1]
         cause = c.padding_leak_cause(got["weights"], mask, unmasked)
-        c.fail(c.caused(t("padded_nonzero", name=spec["name"], max=f"{float(leak.abs().max()):.3g}"), cause))
+        c.fail(c.caused(t("padded_nonzero", name=spec["name"], max=number(float(leak.abs().max()), ".3g")), cause))
     perturbed = [a.clone() for a in args]
     H = perturbed[1]
     H[~mask] += c.randn(H[~mask].shape, 301, scale=5.0)

@@ -10,7 +10,7 @@ of W) runs silently wrong: the feedback names which.
 import pytest
 import torch
 
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.assignments.classic_attention import drill
 from autograder.private.assignments.classic_attention.drill import OUT, SIZES
 from autograder.private.solutions import classic_attention as ref
@@ -58,7 +58,7 @@ def test_padding(sub, cfg):
             unmasked = REF(*args)[1]
         c.fail(
             c.caused(
-                t("padded_nonzero", name=NAME, max=f"{float(leak.abs().max()):.3g}"),
+                t("padded_nonzero", name=NAME, max=number(float(leak.abs().max()), ".3g")),
                 c.padding_leak_cause(got["weights"], allowed, unmasked),
             )
         )

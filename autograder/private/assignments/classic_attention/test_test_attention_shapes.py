@@ -112,7 +112,7 @@ def miss(sub, cfg, variant):
             t("drill_test_passed_variant", what=what),
             c.Msg("cause_drill_test_ignores_outputs") if shows else c.Msg(miss_key),
         )
-    if recorder.last_raised or not proxies.failed_by_assertion(reply.error):
+    if recorder.last_raised or not proxies.failed_by_assertion(reply):
         return c.caused(
             t("drill_test_crashed_variant", what=what, error=reply.error), c.Msg("cause_drill_test_crash_not_caught")
         )

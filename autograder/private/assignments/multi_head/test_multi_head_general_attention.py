@@ -13,7 +13,7 @@ import math
 import pytest
 import torch
 
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.solutions import multi_head as ref
 from autograder.private.solutions.classic_attention import general_attention, masked_softmax
 from autograder.private.suites import checks as c
@@ -275,7 +275,7 @@ def test_padding(sub, cfg):
         with torch.no_grad():
             unmasked = ref.multi_head_general_attention(*args)[1]
         cause = c.padding_leak_cause(got["weights"], mask, unmasked)
-        c.fail(c.caused(t("padded_keys_nonzero_heads", what=what, max=f"{float(leak.abs().max()):.3g}"), cause))
+        c.fail(c.caused(t("padded_keys_nonzero_heads", what=what, max=number(float(leak.abs().max()), ".3g")), cause))
     perturbed = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
     pad = ~kwargs["mask"]
     perturbed[1][pad] += c.randn(perturbed[1][pad].shape, 301, scale=5.0)

@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.assignments.scaled_dot_product.common import by_hand_answers, by_hand_instance
 from autograder.private.suites import checks as c
 
@@ -134,7 +134,7 @@ def close(got, want, name, cfg, hint):
     off = _off(got, want, tol)
     if off:
         symptom = t(
-            "by_hand_differs", name=name, n=len(off), total=got.numel(), tol=f"{tol:g}", which=_which(name, off)
+            "by_hand_differs", name=name, n=len(off), total=got.numel(), tol=number(tol, "g"), which=_which(name, off)
         )
         c.fail(c.caused(symptom, hint(got, want, off)))
 
@@ -210,7 +210,7 @@ def _rounding(got, want, cfg):
     for places in range(decimals(cfg)):
         if _matches(got, want.round(decimals=places), 1e-9):
             return c.Msg("cause_by_hand_few_decimals", places=places, decimals=decimals(cfg))
-    return c.Msg("cause_by_hand_rounded", tol=f"{tolerance(cfg):g}") if _matches(got, want, _near(cfg)) else None
+    return c.Msg("cause_by_hand_rounded", tol=number(tolerance(cfg), "g")) if _matches(got, want, _near(cfg)) else None
 
 
 def scores_hint(cfg):
@@ -230,7 +230,7 @@ def weights_hint(sub, cfg):
         if cause is None:
             cause = _from_your(sub, cfg, got, "weights")
         if cause is None and abs(float(got.sum()) - 1) > 1.5 * tolerance(cfg):
-            cause = c.Msg("cause_by_hand_sum", sum=f"{float(got.sum()):.4g}")
+            cause = c.Msg("cause_by_hand_sum", sum=number(float(got.sum()), ".4g"))
         if cause is None and _matches(got.sort().values, want.sort().values, near):
             cause = c.Msg("cause_by_hand_order")
         return cause or _rounding(got, want, cfg)
@@ -305,7 +305,7 @@ def step_hint(name, prev, cfg, extra=()):
         if not _off(got, reference()[name], tolerance(cfg)):
             return c.Msg(RIGHT_ALONE[name])
         if name == "weights" and abs(float(got.sum()) - 1) > 1.5 * tolerance(cfg):
-            return c.Msg("cause_by_hand_sum", sum=f"{float(got.sum()):.4g}")
+            return c.Msg("cause_by_hand_sum", sum=number(float(got.sum()), ".4g"))
         if name == "weights" and _matches(got.sort().values, _step(name, prev).sort().values, near):
             return c.Msg("cause_by_hand_order")
         return None

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.judge.remote import CallOptions
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.solutions import scaled_dot_product as ref
 from autograder.private.solutions.classic_attention import masked_softmax
 from autograder.private.suites import checks as c
@@ -148,7 +148,8 @@ def _exactly_zero(w, where, what, cause):
     if leak.numel() and leak.abs().max() != 0:
         c.fail(
             c.caused(
-                t("pairs_nonzero", what=what, n=int((leak != 0).sum()), max=f"{float(leak.abs().max()):.3g}"), cause
+                t("pairs_nonzero", what=what, n=int((leak != 0).sum()), max=number(float(leak.abs().max()), ".3g")),
+                cause,
             )
         )
 

@@ -13,7 +13,7 @@ import torch
 
 from autograder.judge import shrink
 from autograder.judge.remote import CallOptions
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.assignments.seq2seq_attention import common
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.solutions.classic_attention import additive_attention
@@ -227,7 +227,7 @@ def test_padded_positions_get_zero_attention(sub, cfg):
     if leak.abs().max() != 0:
         c.fail(
             c.caused(
-                t("lab_padded_attention", what=what, max=f"{float(leak.abs().max()):.3g}"),
+                t("lab_padded_attention", what=what, max=number(float(leak.abs().max()), ".3g")),
                 c.weights_hint(got["weights"], case.expected()["weights"], case.mask) or c.mask_ignored(),
             )
         )

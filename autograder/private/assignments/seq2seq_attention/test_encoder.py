@@ -12,7 +12,7 @@ import torch
 
 from autograder.judge import shrink
 from autograder.judge.remote import CallOptions
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.assignments.seq2seq_attention import common
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.suites import checks as c
@@ -189,7 +189,7 @@ def test_padded_states_zero(sub, cfg):
     if leak.numel() and leak.abs().max() != 0:
         c.fail(
             c.caused(
-                t("lab_padded_states_nonzero", what=what, max=f"{float(leak.abs().max()):.3g}"),
+                t("lab_padded_states_nonzero", what=what, max=number(float(leak.abs().max()), ".3g")),
                 c.Msg("cause_lab_states_not_zeroed"),
             )
         )

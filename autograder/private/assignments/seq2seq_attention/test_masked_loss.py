@@ -4,7 +4,7 @@ the cross-entropy averaged over the positions where mask is True; 0 when there i
 import pytest
 import torch
 
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.suites import checks as c
 
@@ -89,7 +89,7 @@ def test_no_real_position(sub, cfg):
     if not torch.isfinite(got.double()).all() or float(got.double().reshape(-1)[0]) != 0.0:
         c.fail(
             c.caused(
-                t("lab_loss_empty", what=what, got=f"{float(got.double().reshape(-1)[0]):.3g}"),
+                t("lab_loss_empty", what=what, got=number(float(got.double().reshape(-1)[0]), ".3g")),
                 c.Msg("cause_lab_loss_empty_nan"),
             )
         )

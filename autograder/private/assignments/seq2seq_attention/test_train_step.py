@@ -19,7 +19,7 @@ import torch
 
 from autograder.judge import counterexample, shrink
 from autograder.judge.remote import CallOptions
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.assignments.seq2seq_attention import common
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.suites import checks as c
@@ -155,7 +155,7 @@ def check_losses(run, losses, cfg):
         if abs(got - exp) > 1e-7 + 1e-6 * abs(exp):
             c.fail(
                 c.caused(
-                    t("lab_loss_differs", what=run.what, i=i + 1, got=f"{got:.6g}", expected=f"{exp:.6g}"),
+                    t("lab_loss_differs", what=run.what, i=i + 1, got=number(got, ".6g"), expected=number(exp, ".6g")),
                     _cause(run, losses),
                 )
             )
@@ -330,7 +330,10 @@ def test_padding_changes_nothing(sub, cfg):
 
     if abs(losses2[0] - losses[0]) > 1e-9 + 1e-7 * abs(losses[0]):
         c.fail(
-            c.caused(t("lab_train_padding_counts", what=run.what, a=f"{losses[0]:.6g}", b=f"{losses2[0]:.6g}"), cause())
+            c.caused(
+                t("lab_train_padding_counts", what=run.what, a=number(losses[0], ".6g"), b=number(losses2[0], ".6g")),
+                cause(),
+            )
         )
     for prefix, clean, padded in (("encoder", enc, enc2), ("decoder", dec, dec2)):
         for name, p in clean.items():

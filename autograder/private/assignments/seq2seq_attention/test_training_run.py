@@ -18,7 +18,7 @@ does not use its attention: every check of the run fails for it.
 import math
 
 from autograder.judge.remote import CallOptions
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.assignments.seq2seq_attention import training
 from autograder.private.suites import checks as c
 
@@ -70,9 +70,9 @@ def _no_shortcut(o, s):
                 t(
                     "lab_run_zeroed",
                     length=L,
-                    got=f"{o.zeroed[L]:.2f}",
-                    most=f"{s.max_zeroed:.2f}",
-                    acc=f"{o.accuracy[L]:.2f}",
+                    got=number(o.zeroed[L], ".2f"),
+                    most=number(s.max_zeroed, ".2f"),
+                    acc=number(o.accuracy[L], ".2f"),
                 ),
                 c.Msg("cause_lab_run_shortcut"),
             )
@@ -94,10 +94,10 @@ def test_loss_goes_down(sub, cfg):
             c.caused(
                 t(
                     "lab_run_loss_ratio",
-                    first=f"{o.loss_before:.3f}",
-                    last=f"{o.loss_before * o.loss_ratio:.3f}",
-                    ratio=f"{o.loss_ratio:.2f}",
-                    most=f"{s.max_loss_ratio:.2f}",
+                    first=number(o.loss_before, ".3f"),
+                    last=number(o.loss_before * o.loss_ratio, ".3f"),
+                    ratio=number(o.loss_ratio, ".2f"),
+                    most=number(s.max_loss_ratio, ".2f"),
                     yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}",
                 ),
                 o.own_cause("loss_ratio", higher_is_better=False) or c.Msg("cause_lab_run_parts"),
@@ -117,8 +117,8 @@ def test_accuracy_by_length(sub, cfg):
                     t(
                         "lab_run_accuracy",
                         length=L,
-                        got=f"{o.accuracy[L]:.2f}",
-                        least=f"{least:.2f}",
+                        got=number(o.accuracy[L], ".2f"),
+                        least=number(least, ".2f"),
                         all=_fmt(o.accuracy),
                     ),
                     o.own_cause("accuracy", L) or c.Msg("cause_lab_run_parts"),
@@ -138,9 +138,9 @@ def test_beats_the_baseline(sub, cfg):
                     t(
                         "lab_run_gap",
                         length=L,
-                        got=f"{o.accuracy[L]:.2f}",
-                        base=f"{o.baseline[L]:.2f}",
-                        least=f"{least:.2f}",
+                        got=number(o.accuracy[L], ".2f"),
+                        base=number(o.baseline[L], ".2f"),
+                        least=number(least, ".2f"),
                     ),
                     o.own_cause("accuracy", L) or c.Msg("cause_lab_run_parts"),
                 )
@@ -160,8 +160,8 @@ def test_uses_its_attention(sub, cfg):
                 t(
                     "lab_run_accuracy",
                     length=short,
-                    got=f"{o.accuracy[short]:.2f}",
-                    least=f"{least:.2f}",
+                    got=number(o.accuracy[short], ".2f"),
+                    least=number(least, ".2f"),
                     all=_fmt(o.accuracy),
                 ),
                 o.own_cause("accuracy", short) or c.Msg("cause_lab_run_parts"),

@@ -12,7 +12,7 @@ module with the judge's parameters: no training needed.
 import pytest
 import torch
 
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.assignments.transformer_block import common
 from autograder.private.suites import checks as c
 
@@ -147,7 +147,12 @@ def test_causal_structure(sub, cfg):
     if leak.numel() and leak.abs().max() != 0:
         c.fail(
             c.caused(
-                t("above_diagonal_nonzero", what=what, n=int((leak != 0).sum()), max=f"{float(leak.abs().max()):.3g}"),
+                t(
+                    "above_diagonal_nonzero",
+                    what=what,
+                    n=int((leak != 0).sum()),
+                    max=number(float(leak.abs().max()), ".3g"),
+                ),
                 c.Msg("cause_tb_no_causal_mask"),
             )
         )
@@ -179,7 +184,7 @@ def test_padding_changes_nothing(sub, cfg):
     if leak.numel() and leak.abs().max() != 0:
         c.fail(
             c.caused(
-                t("padded_keys_nonzero_heads", what=what, max=f"{float(leak.abs().max()):.3g}"),
+                t("padded_keys_nonzero_heads", what=what, max=number(float(leak.abs().max()), ".3g")),
                 c.Msg("cause_tb_pad_mask_ignored"),
             )
         )

@@ -23,7 +23,7 @@ the next position once its mask is removed fails the reads-ahead check, on its o
 import math
 
 from autograder.judge.remote import CallOptions
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.assignments.transformer_block import training
 from autograder.private.suites import checks as c
 
@@ -76,10 +76,10 @@ def _uses_positions(o, s):
             c.caused(
                 t(
                     "tb_run_positions",
-                    got=f"{o.zeroed:.2f}",
-                    acc=f"{o.accuracy:.2f}",
-                    drop=f"{o.drop:.2f}",
-                    least=f"{s.min_positions_drop:.2f}",
+                    got=number(o.zeroed, ".2f"),
+                    acc=number(o.accuracy, ".2f"),
+                    drop=number(o.drop, ".2f"),
+                    least=number(s.min_positions_drop, ".2f"),
                 ),
                 own or c.Msg("cause_tb_run_positions" if positions else "cause_tb_run_parts"),
             )
@@ -90,7 +90,12 @@ def _learned(o, s):
     if not training.passed(s, o)["accuracy"]:
         c.fail(
             c.caused(
-                t("tb_run_accuracy", n=s.eval_sequences, got=f"{o.accuracy:.2f}", least=f"{s.min_accuracy:.2f}"),
+                t(
+                    "tb_run_accuracy",
+                    n=s.eval_sequences,
+                    got=number(o.accuracy, ".2f"),
+                    least=number(s.min_accuracy, ".2f"),
+                ),
                 o.own_cause("accuracy") or c.Msg("cause_tb_run_parts"),
             )
         )
@@ -106,10 +111,10 @@ def test_loss_goes_down(sub, cfg):
             c.caused(
                 t(
                     "lab_run_loss_ratio",
-                    first=f"{o.loss_before:.3f}",
-                    last=f"{o.loss_before * o.loss_ratio:.3f}",
-                    ratio=f"{o.loss_ratio:.3f}",
-                    most=f"{s.max_loss_ratio:.2f}",
+                    first=number(o.loss_before, ".3f"),
+                    last=number(o.loss_before * o.loss_ratio, ".3f"),
+                    ratio=number(o.loss_ratio, ".3f"),
+                    most=number(s.max_loss_ratio, ".2f"),
                     yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}",
                 ),
                 o.own_cause("loss_ratio", higher_is_better=False) or c.Msg("cause_tb_run_parts"),
@@ -148,9 +153,9 @@ def test_never_reads_ahead(sub, cfg):
             c.caused(
                 t(
                     "tb_run_reads_ahead",
-                    got=f"{o.reads_future:.2f}",
-                    chance=f"{s.chance:.3f}",
-                    most=f"{s.max_reads_future:.2f}",
+                    got=number(o.reads_future, ".2f"),
+                    chance=number(s.chance, ".3f"),
+                    most=number(s.max_reads_future, ".2f"),
                 ),
                 c.Msg("cause_tb_run_reads_ahead"),
             )
