@@ -215,6 +215,13 @@ def main(argv: list[str] | None = None, judge: bool = False, parse_only: bool = 
         except config.ConfigError as exc:
             print(f"{args.verb}: {exc}", file=sys.stderr)
             return 2
+    from autograder import messages
+
+    try:  # the kit's words and each assignment's own (messages.yml): a bad file is its one line, before anything runs
+        messages.catalog()
+    except messages.MessageError as exc:
+        print(f"{args.verb}: {exc}", file=sys.stderr)
+        return 2
     single = args.verb in ("ci", "gradescope") or (
         args.verb == "grade" and len(args.submissions) == 1 and args.submissions[0].endswith((".ipynb", ".zip"))
     )

@@ -121,7 +121,7 @@ def test_weights_from_grading_yml(tmp_path, monkeypatch):
     assert scoring.score(cfg, "scaled_dot_product", _outcomes(*rows))["causal_mask"].score == 1.5  # 2 * 3/4
     bad = tmp_path / "bad.yml"
     bad.write_text("scoring:\n  weights:\n    causal_mask: {test_values: -1}\n")
-    with pytest.raises(config.ConfigError, match="must be a number >= 0"):
+    with pytest.raises(config.ConfigError, match="must be a number from 0 to 1000000"):
         scoring.score(config.load(bad), "scaled_dot_product", _outcomes(*rows))
 
 

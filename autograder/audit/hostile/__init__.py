@@ -35,6 +35,7 @@ from autograder import declarations, layout, release
 from autograder.audit.hostile import (  # noqa: F401 - they register cases
     cases_batch,
     cases_deaths,
+    cases_imports,
     cases_judge,
     cases_malformed,
 )

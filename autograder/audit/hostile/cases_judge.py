@@ -274,3 +274,30 @@ def _():
 )
 def _():
     return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", QUERY_LOOP_SDPA))
+
+
+@case(
+    "outputs_on_meta",
+    "scaled_dot_product_attention computes the right values, then returns them on the meta device "
+    "(shapes and dtypes without values), and at the small sizes a counterexample search tries, wrong "
+    "values, some on the meta device: the student's wrong answer, never a grader fault when the judge "
+    "compares values or looks for a counterexample",
+    questions_lose=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
+)
+def _():
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "scaled_dot_product_attention",
+            "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+            "    scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])\n"
+            "    if mask is not None:\n"
+            "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+            "    weights = torch.softmax(scores, dim=-1)\n"
+            "    if query.shape[-2] > 2:  # right at the checks' sizes, on the meta device\n"
+            "        return (weights @ value).to('meta'), weights.to('meta')\n"
+            "    weights = torch.softmax(scores * 2, dim=-1)  # wrong values, on the meta device again\n"
+            "    return (weights @ value).to('meta') if query.shape[-2] == 1 else weights @ value, weights\n",
+        )
+    )
