@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 # Verbs that need the private root (the public part of the kit has only `check`).
-PRIVATE_VERBS = ("build", "grade", "ci", "gradescope", "audit", "demo")
+PRIVATE_VERBS = ("build", "grade", "ci", "gradescope", "audit", "demo", "new")
 
 
 class Verb(NamedTuple):
@@ -35,6 +35,7 @@ def _build(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write only the zips and the public wheel under --out; rewrite no tracked file",
     )
+    p.add_argument("--assignment", help="build this assignment only (default: every assignment of grading.yml)")
 
 
 def _grade(p: argparse.ArgumentParser) -> None:
@@ -135,6 +136,10 @@ def _release(p: argparse.ArgumentParser) -> None:
     p.add_argument("out_dir", metavar="OUT", help="the --out folder of `grade` (its <id>/results.json)")
 
 
+def _new(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", metavar="NAME", help="the new assignment's name (lower-case letters, digits and _)")
+
+
 def _demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="demo-out", help="output folder (default: demo-out)")
 
@@ -169,6 +174,9 @@ VERBS = {  # in the order `--help` lists them
     "audit": Verb("grade every catalog entry and print what the hidden suites catch", _audit, "autograder.audit"),
     "report": Verb("the class report of a graded folder (HTML, a summary, LMS exports)", _report, "autograder.report"),
     "demo": Verb("build everything, grade the example submissions, print a score table", _demo, "autograder.demo"),
+    "new": Verb(
+        "write the skeleton of a new assignment in this checkout (docs/pages/adding.md)", _new, "autograder.new"
+    ),
 }
 
 
@@ -207,6 +215,13 @@ def main(argv: list[str] | None = None, judge: bool = False, parse_only: bool = 
         except config.ConfigError as exc:
             print(f"{args.verb}: {exc}", file=sys.stderr)
             return 2
+    from autograder import messages
+
+    try:  # the kit's words and each assignment's own (messages.yml): a bad file is its one line, before anything runs
+        messages.catalog()
+    except messages.MessageError as exc:
+        print(f"{args.verb}: {exc}", file=sys.stderr)
+        return 2
     single = args.verb in ("ci", "gradescope") or (
         args.verb == "grade" and len(args.submissions) == 1 and args.submissions[0].endswith((".ipynb", ".zip"))
     )

@@ -102,6 +102,8 @@ def _read(path):
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    except ValueError as exc:  # a number the interpreter refuses to read (an int of 4300 digits or more)
+        raise ConfigError(f"{path}: {str(exc).splitlines()[0]}") from None
     if data is not None and not isinstance(data, dict):
         raise ConfigError(f"{path}: not a mapping of sections")
     return data or {}

@@ -8,7 +8,8 @@ package whose `__init__.py` may declare:
           are checked against, the top-level section older course files held them
           in, and the text of its `kit-grading-run` cell.
 
-and its folder may hold `battery*.py`, its hostile battery cases (`battery_modules`).
+and its folder may hold `battery*.py`, its hostile battery cases (`battery_modules`), and
+`similar_class.py`, its synthetic class for the similarity audit (`similar_class`).
 
 The generic layers (config, build, audit, judge, bench) ask here and never name an
 assignment. The lookup is by name at run time, so the public part of the kit may ask
@@ -54,6 +55,14 @@ def run(name: str) -> Run | None:
     """`name`'s training run in the grader, or None: it declares none."""
     declared = module(name)
     return getattr(declared, "RUN", None) if declared is not None else None
+
+
+def similar_class(name: str) -> Any:
+    """`name`'s synthetic class for the similarity audit (its folder's `layout.SIMILAR_CLASS`:
+    `FUNCTIONS`, `honest_student(rng)`), or None where it has none."""
+    if not (layout.ASSIGNMENTS / name / layout.SIMILAR_CLASS).is_file():
+        return None
+    return importlib.import_module(f"{PACKAGE}.{name}.{layout.SIMILAR_CLASS.removesuffix('.py')}")
 
 
 def battery_modules() -> list[str]:

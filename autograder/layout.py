@@ -6,8 +6,8 @@ PRIVATE   the one private root (`autograder/private/`): reference solutions,
           the suites' shared library, one folder per assignment (its hidden
           suites, its audit catalog). No worker ever reaches it.
 ASSIGNMENTS  the assignments' folders: `ASSIGNMENTS/<name>/` holds its suites
-          (test_<question>.py), `catalog/`, battery*.py and messages.yml (see `suite`,
-          `catalog`, `audit_only`, `assignment_messages`).
+          (test_<question>.py), `catalog/`, battery*.py, messages.yml and
+          similar_class.py (see `suite`, `catalog`, `audit_only`, `assignment_messages`).
 WORKER_SIDE  what of the package a worker may see: the protocol and the
           worker (see `autograder.sandbox.view`).
 COURSE    the course's own folder (master notebooks, examples, student
@@ -25,6 +25,7 @@ ASSIGNMENTS = PRIVATE / "assignments"
 CATALOG_FOLDER = "catalog"  # inside an assignment's folder: read by the audit only, no part of its suites
 BATTERY_PREFIX = "battery"  # its battery*.py: its hostile battery cases, the audit's too
 MESSAGES_FILE = "messages.yml"  # inside an assignment's folder: its suites' words, both languages
+SIMILAR_CLASS = "similar_class.py"  # inside an assignment's folder: its synthetic class (the similarity audit's)
 WORKER_SIDE = ("__init__.py", "protocol", "worker")
 COURSE = KIT_ROOT if (KIT_ROOT / "assignments").is_dir() else None
 
@@ -54,5 +55,6 @@ def assignment_messages():
 
 def audit_only(rel):
     """Whether a path inside an assignment's folder (relative to it) is the audit's (its
-    catalog, its battery cases): no part of its suites, of a score, or of a grading zip."""
-    return rel.parts[0] == CATALOG_FOLDER or rel.name.startswith(BATTERY_PREFIX)
+    catalog, its battery cases, its synthetic class): no part of its suites, of a score, or
+    of a grading zip."""
+    return rel.parts[0] == CATALOG_FOLDER or rel.name.startswith(BATTERY_PREFIX) or rel.as_posix() == SIMILAR_CLASS

@@ -65,8 +65,9 @@ class Spec:
 
 @dataclass(frozen=True)
 class Number(Spec):
-    """A number (an int or a float, never a bool, never NaN), within [least, most]; `above`
-    makes `least` strict. `unit` names what it counts, for the message."""
+    """A finite number (an int or a float, never a bool, never NaN or infinity, never an int
+    too large for a float: the judge computes with each as a float), within [least, most];
+    `above` makes `least` strict. `unit` names what it counts, for the message."""
 
     least: float | None = None
     most: float | None = None
@@ -76,11 +77,7 @@ class Number(Spec):
 
     def check(self, value: Any, key: str) -> None:
         kinds: tuple[type, ...] = (int,) if self.integer else (int, float)
-        ok = (
-            isinstance(value, kinds)
-            and not isinstance(value, bool)
-            and not (isinstance(value, float) and math.isnan(value))
-        )
+        ok = isinstance(value, kinds) and not isinstance(value, bool) and _finite(value)
         if ok and self.least is not None:
             ok = value > self.least if self.above else value >= self.least
         if ok and self.most is not None:
@@ -93,10 +90,25 @@ class Number(Spec):
         if self.unit:
             kind += f" of {self.unit}"
         if self.least is not None and self.most is not None:
-            return f"{kind} from {self.least:g} to {self.most:g}"
+            if self.above:
+                return f"{kind} above {_plain(self.least)} and at most {_plain(self.most)}"
+            return f"{kind} from {_plain(self.least)} to {_plain(self.most)}"
+        if self.most is not None:
+            return f"{kind} at most {_plain(self.most)}"
         if self.least is not None:
-            return f"{kind} {'>' if self.above else '>='} {self.least:g}"
+            return f"{kind} {'>' if self.above else '>='} {_plain(self.least)}"
         return kind
+
+
+def _plain(number: float) -> str:
+    return str(number) if float(number).is_integer() else f"{number:g}"
+
+
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond a float's range
+        return False
 
 
 def Int(least: float | None = None, most: float | None = None, above: bool = False, unit: str = "") -> Number:
@@ -118,13 +130,26 @@ class Text(Spec):
 
 
 @dataclass(frozen=True)
+class Line(Spec):
+    """One line of printable text (a title: a heading of the feedback, a page's <title>): no
+    newline, no control or direction character, at most `most` characters."""
+
+    most: int = 200
+
+    def check(self, value: Any, key: str) -> None:
+        Text().check(value, key)
+        if not value.isprintable() or len(value) > self.most:
+            raise Invalid(key, f"must be one line of printable text, at most {self.most} characters", value)
+
+
+@dataclass(frozen=True)
 class Edited(Spec):
-    """A text a student reads: one for every language, or one per language the kit writes
+    """A line a student reads: one for every language, or one per language the kit writes
     ({en: ..., pt-BR: ...}, every one of them)."""
 
     def check(self, value: Any, key: str) -> None:
         if not isinstance(value, dict):
-            return Text().check(value, key)
+            return Line().check(value, key)
         from autograder import messages
 
         for lang, text in value.items():
@@ -135,7 +160,7 @@ class Edited(Spec):
                 raise Invalid(
                     _join(key, lang), f"is not a setting of the kit: keys here are languages ({known})"
                 ) from None
-            Text().check(text, _join(key, lang))
+            Line().check(text, _join(key, lang))
         missing = set(messages.LANGUAGES) - {messages.normalize(lang) for lang in value}
         if missing:
             raise Invalid(
@@ -244,6 +269,15 @@ def identifier(name: Any) -> bool:
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 DEVICES = ("cpu", "meta", "cuda")
 POSITIVE = Number(0, above=True)
+# What the machine takes, for the settings that become an operating system limit, a timer or
+# a sum: a worker's rlimits are C longs in bytes (a MiB count times 2**20), its wall-clock
+# timers add twice a CPU budget, a score sums the points. Past these a course's "no limit"
+# (1e12) would fail in every worker or write an infinite score; refused here, by key.
+MOST_SECONDS = 7 * 24 * 3600  # a week: no submission of a course needs more
+MOST_MIB = 1 << 20  # 1 TiB
+MOST_BYTES = 1 << 40
+MOST_PROCESSES = 1 << 22  # Linux's largest pid_max
+MOST_POINTS = 1_000_000
 FRACTION = Number(0, 1)
 COUNT = Int(0, above=True)
 
@@ -267,7 +301,10 @@ ASSIGNMENT = Section(
     {
         "title": Edited(),
         "questions": Section(
-            names=identifier, each=Number(0, above=True, unit="points"), names_are="question names", nonempty=True
+            names=identifier,
+            each=Number(0, MOST_POINTS, above=True, unit="points"),
+            names_are="question names",
+            nonempty=True,
         ),
         "feedback": Section(
             {
@@ -289,7 +326,7 @@ TOLERANCES = Section(
 DEVICE_DTYPES = ListOf(Choice(DTYPES))
 COUNTEREXAMPLE = Section(
     {
-        "seconds": Number(0, unit="seconds"),
+        "seconds": Number(0, MOST_SECONDS, unit="seconds"),
         "calls": Int(0),
         "numbers": Int(1),
         "decimals": Int(0, 12),
@@ -303,7 +340,7 @@ SCORING = Section(
         "isolate_dependencies": Bool(),
         "weights": Section(
             names=identifier,
-            each=Section(names=identifier, each=Number(0), names_are="check (test function) names"),
+            each=Section(names=identifier, each=Number(0, MOST_POINTS), names_are="check (test function) names"),
             names_are="question names",
         ),
         "counterexample": COUNTEREXAMPLE,
@@ -326,20 +363,20 @@ def _load_within_submission(limits: dict[str, Any], key: str) -> None:
 
 LIMITS = Section(
     {
-        "cpu_seconds_per_call": Number(0, above=True, unit="seconds"),
-        "load_seconds": Number(0, above=True, unit="seconds"),
-        "memory_mb": Int(0, above=True, unit="MiB"),
-        "output_bytes": Int(0, above=True, unit="bytes"),
-        "processes": Int(0, above=True),
-        "submission_cpu_seconds": Number(0, above=True, unit="seconds"),
-        "disk_mb": Int(0, above=True, unit="MiB"),
-        "reply_bytes": Int(0, above=True, unit="bytes"),
-        "submission_seconds": Number(0, above=True, unit="seconds"),
-        "notebook_file_mb": Number(0, above=True, unit="MiB"),
-        "notebook_code_kb": Number(0, above=True, unit="KiB"),
-        "reader_memory_mb": Number(0, above=True, unit="MiB"),
-        "reader_seconds": Number(0, above=True, unit="seconds"),
-        "export_metadata_mb": Number(0, above=True, unit="MiB"),
+        "cpu_seconds_per_call": Number(0, MOST_SECONDS, above=True, unit="seconds"),
+        "load_seconds": Number(0, MOST_SECONDS, above=True, unit="seconds"),
+        "memory_mb": Int(0, MOST_MIB, above=True, unit="MiB"),
+        "output_bytes": Int(0, MOST_BYTES, above=True, unit="bytes"),
+        "processes": Int(0, MOST_PROCESSES, above=True),
+        "submission_cpu_seconds": Number(0, MOST_SECONDS, above=True, unit="seconds"),
+        "disk_mb": Int(0, MOST_MIB, above=True, unit="MiB"),
+        "reply_bytes": Int(0, MOST_BYTES, above=True, unit="bytes"),
+        "submission_seconds": Number(0, MOST_SECONDS, above=True, unit="seconds"),
+        "notebook_file_mb": Number(0, MOST_MIB, above=True, unit="MiB"),
+        "notebook_code_kb": Number(0, MOST_MIB, above=True, unit="KiB"),
+        "reader_memory_mb": Number(0, MOST_MIB, above=True, unit="MiB"),
+        "reader_seconds": Number(0, MOST_SECONDS, above=True, unit="seconds"),
+        "export_metadata_mb": Number(0, MOST_MIB, above=True, unit="MiB"),
     },
     rules=(_load_within_submission,),
 )

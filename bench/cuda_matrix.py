@@ -2,7 +2,7 @@
 
     python3 bench/cuda_matrix.py                  # on a lent GPU machine, from the working tree
     python3 bench/cuda_matrix.py --examples reference --no-audit
-    python3 bench/cuda_matrix.py --allow-cpu --assignment scaled_dot_product --examples reference --no-audit
+    python3 bench/cuda_matrix.py --allow-cpu --assignment NAME --examples reference --no-audit
 
 Runs from the working tree on whatever Python and torch it finds (a GPU machine's Python 3.12
 and torch with CUDA): needs torch, pytest and PyYAML, not otter, Jupyter or the network. The
@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+import chosen
+
 ROOT = Path(__file__).resolve().parent.parent
 NO_CUDA = 3
 
@@ -40,7 +42,7 @@ def parse(argv):
         default="all",
         help="'all' (every example but the template and other editions) or names, comma-separated (reference,...)",
     )
-    ap.add_argument("--assignment", action="append", help="only this assignment (repeatable; default: every one)")
+    chosen.add_argument(ap)
     ap.add_argument("--no-audit", action="store_true", help="skip `python -m autograder audit`")
     ap.add_argument("--allow-cpu", action="store_true", help="run without a CUDA device (to try the script out)")
     ap.add_argument("--budget-s", type=float, default=420.0, help="stop grading examples past this (default 420)")
@@ -133,10 +135,10 @@ def main(argv=None):
     from autograder.judge.failure import full_text
 
     cfg = config.load()
-    assignments = [a for a in cfg.assignments if not args.assignment or a in args.assignment]
-    unknown = sorted(set(args.assignment or ()) - set(cfg.assignments))
-    if unknown:
-        print(f"cuda_matrix: unknown assignment {unknown[0]}; known: {', '.join(cfg.assignments)}", file=sys.stderr)
+    try:
+        assignments = chosen.assignments(args, "cuda_matrix")
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
         return 2
     expected = examples_mod.expected()
     todo = chosen_examples(examples_mod.EXAMPLES, assignments, args.examples.split(","))

@@ -1,7 +1,9 @@
 """Seconds and peak memory to grade one submission with the kit, the
 assignment's examples folder, and `otter run` on the same submission, measured here.
 
-    python bench/grade_one.py [--assignment classic_attention] [--repeat 3] [--box 0.5 768]
+    python bench/grade_one.py [--assignment NAME ...] [--repeat 3] [--box 0.5 768]
+
+For each assignment chosen (`--assignment`, repeatable; default: every one grading.yml lists).
 
 Each command runs as a child process; its peak memory is the largest sum of
 the proportional set sizes (Pss: shared pages counted once) of its whole
@@ -26,6 +28,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import chosen
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -164,7 +168,7 @@ def median_of(cmd, repeat, **kw):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--assignment", default="scaled_dot_product")
+    chosen.add_argument(ap)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument(
         "--box",
@@ -175,11 +179,18 @@ def main():
     )
     ap.add_argument("--box-only", action="store_true", help="only the --box row")
     args = ap.parse_args()
+    for assignment in chosen.assignments(args, "grade_one"):
+        print(f"\n{assignment}")
+        bench(assignment, args)
+
+
+def bench(assignment, args):
+    """Measure one assignment and print its table."""
     from autograder.audit import examples as examples_mod
     from autograder.build import assign, sync
 
     py = sys.executable
-    sub = examples_mod.EXAMPLES / args.assignment / "reference.ipynb"
+    sub = examples_mod.EXAMPLES / assignment / "reference.ipynb"
     rows, figures = [], {}
     with tempfile.TemporaryDirectory(prefix="kit-bench-") as tmp:
         tmp = Path(tmp)
@@ -198,7 +209,7 @@ def main():
                         "grade",
                         sub,
                         "--assignment",
-                        args.assignment,
+                        assignment,
                         "--out",
                         out,
                         "--no-progress",
@@ -231,17 +242,17 @@ def main():
                 "grade",
                 sub,
                 "--assignment",
-                args.assignment,
+                assignment,
                 "--out",
                 tmp / "one",
                 "--no-progress",
             ],
             args.repeat,
         )
-        rows.append((f"kit grade, 1 submission ({args.assignment}/reference)", t, m, cpu))
+        rows.append((f"kit grade, 1 submission ({assignment}/reference)", t, m, cpu))
         figures["kit_cpu"] = cpu
         # one grade per assignment's folder (a folder is graded as one assignment: the batch's)
-        folder = examples_mod.EXAMPLES / args.assignment
+        folder = examples_mod.EXAMPLES / assignment
         n = len(list(folder.rglob("*.ipynb")))
         t, m, cpu = median_of(
             [
@@ -251,18 +262,18 @@ def main():
                 "grade",
                 folder,
                 "--assignment",
-                args.assignment,
+                assignment,
                 "--out",
                 tmp / "all",
                 "--no-progress",
             ],
             1,
         )
-        rows.append((f"kit grade, the {args.assignment} examples folder ({n} submissions)", t, m, cpu))
+        rows.append((f"kit grade, the {assignment} examples folder ({n} submissions)", t, m, cpu))
         otter = shutil.which("otter", path=str(Path(py).parent)) or shutil.which("otter")
         if otter:
-            built = assign.run_otter_assign(sync.master_path(args.assignment), tmp / "assign")
-            named = tmp / "otter-sub" / f"{args.assignment}.ipynb"  # otter wants the assignment's file name
+            built = assign.run_otter_assign(sync.master_path(assignment), tmp / "assign")
+            named = tmp / "otter-sub" / f"{assignment}.ipynb"  # otter wants the assignment's file name
             named.parent.mkdir()
             shutil.copy(sub, named)
             (tmp / "otter-out").mkdir()

@@ -1,10 +1,12 @@
 """The similar-submissions check on a synthetic class: recall on planted copies, false pairs
 among independent solutions (autograder/report/similar.py; docs/pages/measurements.md).
 
-    python bench/similarity.py [--students 300] [--copies 15] [--seeds 5]
+    python bench/similarity.py [--students 300] [--copies 15] [--seeds 5] [--assignment NAME ...]
 
-Each seed draws a class of scaled_dot_product's three graded functions: `students - copies`
-students who each write every step their own way (autograder/audit/similar_class.py), and
+For each assignment chosen (`--assignment`, repeatable; default: every one grading.yml lists
+that has a synthetic class, `autograder.declarations.similar_class`), each seed draws a class
+of its graded functions: `students - copies` students who each write every step their own
+way (the assignment's similar_class.py; autograder/audit/similar_class.py), and
 `copies` students who hand in a disguised copy of one of them (locals renamed, neighbouring
 statements swapped, docstring and comments rewritten, the layout changed). The starter code
 (the student template's stubs) is subtracted as the report does. Printed per threshold: the
@@ -24,15 +26,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import chosen  # noqa: E402
+
+from autograder import declarations  # noqa: E402
 from autograder.audit import similar_class  # noqa: E402
 from autograder.report import similar, similar_page  # noqa: E402
 
 THRESHOLDS = (0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97)
 
 
-def starter():
-    nb = json.loads((ROOT / "student_template" / "en" / "scaled_dot_product.ipynb").read_text())
-    return similar.function_sources(nb, similar_class.FUNCTIONS)
+def starter(assignment, students):
+    nb = json.loads((ROOT / "student_template" / "en" / f"{assignment}.ipynb").read_text())
+    return similar.function_sources(nb, students.FUNCTIONS)
 
 
 def identical(cls, planted):
@@ -87,20 +92,32 @@ def main():
     p.add_argument("--copydetect", type=int, metavar="NOISE", help="measure copydetect instead, k = NOISE tokens")
     p.add_argument("--page", metavar="HTML", help="write the first class's similar.html (the kit's threshold) here")
     p.add_argument("--window", type=int, default=similar.W, help="k-grams per winnowing window")
-    p.add_argument("--own", type=int, default=0, help="functions (of 3) each copier writes on their own")
+    p.add_argument("--own", type=int, default=0, help="graded functions each copier writes on their own")
     p.add_argument(
         "--common",
         type=float,
         default=similar.COMMON,
         help="the share of the class above which a fingerprint weighs nothing",
     )
+    chosen.add_argument(p)
     args = p.parse_args()
-    stubs = starter()
+    for assignment in chosen.assignments(args, "similarity"):
+        students = declarations.similar_class(assignment)
+        if students is None and args.assignment:
+            raise SystemExit(f"similarity: {assignment} has no synthetic class (its folder's similar_class.py)")
+        if students is not None:
+            print(f"\n{assignment}")
+            measure(assignment, students, args)
+
+
+def measure(assignment, students, args):
+    """Compare `args.seeds` synthetic classes of `assignment`; print the figures."""
+    stubs = starter(assignment, students)
     rows = {th: [0, 0, 0] for th in THRESHOLDS}  # found, planted, false
     honest_pairs = floor = 0
     seconds = 0.0
     for seed in range(args.seeds):
-        cls, planted = similar_class.planted_class(args.students, args.copies, random.Random(seed), args.own)
+        cls, planted = similar_class.planted_class(students, args.students, args.copies, random.Random(seed), args.own)
         start = time.perf_counter()
         if args.copydetect:
             scores = copydetect_pairs(cls, stubs, args.copydetect)
@@ -109,7 +126,7 @@ def main():
             scores = {(x.a, x.b): x.similarity for x in found}
             if args.page and seed == 0:
                 listed = [x for x in found if x.similarity >= similar.THRESHOLD]
-                html = similar_page.page({"scaled_dot_product": (len(cls), listed)}, {"scaled_dot_product": cls}, "en")
+                html = similar_page.page({assignment: (len(cls), listed)}, {assignment: cls}, "en")
                 Path(args.page).write_text(html, encoding="utf-8")
         seconds += time.perf_counter() - start
         n = len(cls)
@@ -122,7 +139,7 @@ def main():
             rows[th][2] += len(got - planted)
     print(
         f"{args.seeds} classes of {args.students} ({args.copies} planted copies each, "
-        f"{args.own} of 3 functions the copier's own); "
+        f"{args.own} of {len(students.FUNCTIONS)} functions the copier's own); "
         f"compare: {seconds / args.seeds:.1f} s a class"
     )
     print(f"{'threshold':>9}  {'recall':>14}  {'false pairs':>12}  {'per honest pair':>15}  {'precision':>9}")

@@ -1,8 +1,9 @@
 """Batch throughput: the kit's `grade` against `otter run` one by one, measured here.
 
-    python bench/throughput.py [-n 100] [--otter-sample 20] [--jobs N] [--assignment NAME]
+    python bench/throughput.py [-n 100] [--otter-sample 20] [--jobs N] [--assignment NAME ...]
 
-Grades N submissions of one assignment, as a course's batch is (drawn
+For each assignment chosen (`--assignment`, repeatable; default: every one grading.yml
+lists), grades N of its submissions, as a course's batch is (drawn
 round-robin from examples/submissions/NAME, copied under distinct names) with `python -m autograder grade`, and a sample
 of them with `otter run` one at a time (each against otter's own autograder
 zip for its assignment, the submission named as otter expects). Prints
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import chosen  # noqa: E402
 from grade_one import measure  # noqa: E402
 
 
@@ -37,16 +39,19 @@ def main():
     ap.add_argument("-n", type=int, default=100)
     ap.add_argument("--otter-sample", type=int, default=20)
     ap.add_argument("--jobs", type=int, default=None)
-    ap.add_argument(
-        "--assignment",
-        default="scaled_dot_product",
-        help="the batch's assignment (a batch is one assignment's submissions)",
-    )
+    chosen.add_argument(ap)  # a batch is one assignment's submissions: one batch each
     args = ap.parse_args()
+    for assignment in chosen.assignments(args, "throughput"):
+        print(f"\n{assignment}")
+        batch(assignment, args)
+
+
+def batch(assignment, args):
+    """Grade one assignment's batch, and otter's sample of it; print the figures."""
     from autograder.audit import examples as examples_mod
     from autograder.build import assign, sync
 
-    pool = sorted((examples_mod.EXAMPLES / args.assignment).glob("*.ipynb"))
+    pool = sorted((examples_mod.EXAMPLES / assignment).glob("*.ipynb"))
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="kit-throughput-") as tmp:
         tmp = Path(tmp)
@@ -67,7 +72,7 @@ def main():
             tmp / "out",
             "--no-progress",
             "--assignment",
-            args.assignment,
+            assignment,
         ]
         if args.jobs:
             cmd += ["--jobs", str(args.jobs)]

@@ -124,5 +124,32 @@ def test_a_zip_carries_its_assignments_suites_and_nothing_of_the_audit():
         assert suites and suites <= mine, assignment
         assert (folder / layout.CATALOG_FOLDER).is_dir() and not any(n.startswith("catalog/") for n in mine)
         assert not any(n.startswith(layout.BATTERY_PREFIX) for n in mine), mine
+        assert layout.SIMILAR_CLASS not in mine, mine
         others = [n for n in members if "/private/assignments/" in n and not n.startswith(own)]
         assert others == ["kit/autograder/private/assignments/__init__.py"], others
+
+
+def test_the_leak_check_reads_the_suites_not_the_audits_files():
+    """A student notebook may show what only the audit's files hold (a battery case's copy of a
+    stub's line), never a line of the suites: the leak check's hidden lines are the suites' own."""
+    from autograder import layout
+
+    def lines(paths):
+        return {
+            line.strip()
+            for p in paths
+            for line in p.read_text().split("\n")
+            if len(line.strip()) >= 40 and not line.strip().startswith(("#", "import ", "from ", '"""'))
+        }
+
+    audit_lines = 0
+    for assignment in ASSIGNMENTS:
+        folder = layout.suite(assignment)
+        files = sorted(folder.glob("*.py"))
+        suites = lines(p for p in files if not layout.audit_only(p.relative_to(folder)))
+        audit = lines(p for p in files if layout.audit_only(p.relative_to(folder))) - suites
+        hidden = assign._hidden_suite_lines(assignment)
+        assert suites and suites <= hidden, assignment
+        assert not audit & hidden, (assignment, sorted(audit & hidden)[:3])
+        audit_lines += len(audit)
+    assert audit_lines, "no assignment's audit files hold a line of their own: the check above tests nothing"

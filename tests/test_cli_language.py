@@ -2,8 +2,9 @@
 `say`) comes from the message catalog, never an English sentence written in the code.
 
 What a line may hold outside `t(...)` and the other calls that fill it: the verb's own name
-as a prefix ("grade: ", "report: "), punctuation and fields. The staff's build, audit and
-demo tools are out of this test's reach (their output is for the kit's developers)."""
+as a prefix ("grade: ", "report: "), punctuation and fields. The staff's build, audit, demo
+and new tools are out of this test's reach (their output is for the kit's developers and
+the authors of assignments)."""
 
 import ast
 import re
@@ -12,7 +13,7 @@ from autograder import cli
 from conftest import ROOT
 
 PACKAGE = ROOT / "autograder"
-NOT_THE_CLI = ("private", "audit", "demo", "build")
+NOT_THE_CLI = ("private", "audit", "demo", "build", "new")
 PRINTERS = {"print", "say", "_say"}
 # the prefixes a line may start with: the verbs' names, and the kit's own
 PREFIXES = {*cli.VERBS, "autograder", "kit"}

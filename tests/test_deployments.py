@@ -2,7 +2,8 @@
 
 - the wheel alone, in a fresh virtual environment with no checkout on the
   path, run from an empty folder: `grade`, `ci`, `check` and `gradescope`
-  give the reference full marks, and the battery's answers-on-disk cases hold;
+  give the reference full marks, and the battery's cases that a deployment's own
+  environment could let through (`DEPLOYED_CASES`) hold;
 - each autograder zip in a Gradescope-like root after its `setup.sh` ran (a
   fresh virtual environment stands in for the image; torch is pre-installed
   there, since CI reaches no other package index): full marks for the
@@ -32,6 +33,9 @@ from conftest import ASSIGNMENTS, ROOT
 pytestmark = pytest.mark.slow
 DEPENDENCIES = ("numpy", "pyyaml", "pytest", "matplotlib")
 ANSWER_CASES = ("search_disk_for_answers", "read_other_assignment", "import_private_package")
+# what each deployment's own environment could let through: the answers on its disk, the
+# packages it holds beside the notebook's (PyYAML), the student's text in its feedback
+DEPLOYED_CASES = ANSWER_CASES + ("import_past_the_statement", "cell_labels_hostile")
 
 
 def _run(cmd, cwd, env=None, timeout=900, check=True):
@@ -131,11 +135,11 @@ def test_the_wheel_alone_grades_checks_and_holds_from_an_empty_folder(base_venv,
     _run([py, "-m", "autograder", "gradescope", "--root", gs], cwd=empty)
     assert _scores(gs / "results" / "results.json")[0]["scaled_dot_product_attention"] == 6
 
-    args = [a for name in ANSWER_CASES + ("synthesized_reference",) for a in ("--case", name)]
+    args = [a for name in DEPLOYED_CASES + ("synthesized_reference",) for a in ("--case", name)]
     proc = _run([py, "-m", "autograder", "audit", "--hostile", "--no-progress", *args], cwd=empty, check=False)
     assert proc.returncode == 0 and "violated 0" in proc.stdout, proc.stdout[-5000:] + proc.stderr[-2000:]
     if os.geteuid() == 0:
-        assert f"held {len(ANSWER_CASES) + 1}," in proc.stdout, proc.stdout[-3000:]
+        assert f"held {len(DEPLOYED_CASES) + 1}," in proc.stdout, proc.stdout[-3000:]
 
 
 def test_each_autograder_zip_after_setup_sh_grades_and_hides_the_answers(base_venv, dist, tmp_path):
@@ -178,7 +182,7 @@ def test_each_autograder_zip_after_setup_sh_grades_and_hides_the_answers(base_ve
         assert scores == {q: float(p) for q, p in config.load(ROOT / "grading.yml").questions(a).items()}, scores
         assert data["extra_data"]["kit_version"] == __version__
         if a == "scaled_dot_product" and os.geteuid() == 0:
-            for name in ANSWER_CASES:
+            for name in DEPLOYED_CASES:
                 notebook, case = _case_notebook(name, tmp_path)
                 scores, data = grade(notebook)
                 problems = hostile.check(case, data, {})

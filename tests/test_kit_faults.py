@@ -8,6 +8,9 @@ the notebook's load failure. Real judge, real worker, real suites' helpers; only
 is planted."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -17,7 +20,7 @@ from autograder.judge import proxies, remote, stand_in
 from autograder.messages import t
 from autograder.private.solutions import classic_attention as classic_ref
 from autograder.private.suites import checks
-from conftest import ROOT, code_cell, course_cfg, grade, notebook, run_cli, suite_skeleton
+from conftest import ROOT, code_cell, grade, notebook, suite_skeleton
 
 CFG = config.load(ROOT / "grading.yml")
 
@@ -276,29 +279,33 @@ def test_a_fault_in_the_stand_in_answer_for_a_class_is_loud(tmp_path, monkeypatc
 
 @pytest.mark.slow
 def test_a_worker_that_cannot_be_confined_is_a_grader_fault_exit_3(tmp_path):
-    """A course grading.yml whose load budget exceeds the submission's hard CPU limit (the
-    kernel refuses setrlimit(RLIMIT_CPU) with EINVAL in every worker): `grade` exits 3 with
+    """A machine whose hard CPU limit is below the course's submission CPU limit, and which
+    may not raise it (no CAP_SYS_RESOURCE: a batch system's or a container's limits): the
+    kernel refuses setrlimit(RLIMIT_CPU) with EPERM in every worker. `grade` exits 3 with
     every result internal_error, the step named for the staff, and the student is never told
-    that their notebook could not be run."""
-    data = {"limits": {"load_seconds": 30, "submission_cpu_seconds": 5}}
-    course_cfg(tmp_path, data)  # a valid file by the schema: the fault is the machine's at run time
+    that their notebook could not be run. (A course file asking for it is refused first, by
+    the schema: a load limit above the submission's.)"""
+    import shutil
+
+    if not (shutil.which("prlimit") and shutil.which("setpriv")):
+        pytest.fail("this test needs util-linux's prlimit and setpriv (apt-get install util-linux)")
     out = tmp_path / "out"
     example = ROOT / "examples/submissions/scaled_dot_product/reference.ipynb"
-    proc = run_cli(
-        "grade",
-        example,
-        "--out",
-        out,
-        "--assignment",
-        "scaled_dot_product",
-        "--no-progress",
-        check=False,
-        env={"KIT_GRADING_YML": str(tmp_path / "grading.yml"), "KIT_LANG": "en"},
+    hard = int(config.load(ROOT / "grading.yml").data["limits"]["submission_cpu_seconds"]) - 1
+    proc = subprocess.run(
+        ["prlimit", f"--cpu={hard}:{hard}", "setpriv", "--bounding-set=-sys_resource", "--"]
+        + [sys.executable, "-m", "autograder", "grade", str(example), "--out", str(out)]
+        + ["--assignment", "scaled_dot_product", "--no-progress"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "KIT_LANG": "en"},
     )
     assert proc.returncode == EXIT_GRADER_FAULT, proc.stdout[-2000:] + proc.stderr[-2000:]
     data = json.loads(next(out.rglob("results.json")).read_text())
     assert data["extra_data"]["status"] == "internal_error"
-    assert any("setrlimit(RLIMIT_CPU) failed: EINVAL" in e for e in data["internal_errors"]), data["internal_errors"]
+    assert any("setrlimit(RLIMIT_CPU) failed: EPERM" in e for e in data["internal_errors"]), data["internal_errors"]
     shown = data.get("output", "") + json.dumps(data["tests"])
     assert "Your code is not the cause" in shown
     assert "could not be run" not in shown and "setrlimit" not in shown, shown

@@ -157,23 +157,15 @@ def test_every_private_file_lives_under_the_one_private_root():
 # with the step that takes it out (issue 35, item 1). The list only shrinks: a file that
 # starts naming one fails, and so does a file listed here that no longer does.
 STILL_NAMING_AN_ASSIGNMENT = {
-    # the message catalogs: each assignment's keys to its folder, once this round's edits to
-    # their texts have landed
-    "messages/reader.yml",
-    "messages/suites.yml",
-    "messages/transformer.yml",
-    # the hostile battery's shared cases, which use assignments as vehicles: each case to
-    # the folder of the assignment it grades (as its battery*.py already hold theirs)
-    "audit/hostile/__init__.py",
+    # the hostile battery's vehicles, named once (SDP, CLASSIC, MULTI) for the shared cases that
+    # grade them: each case to the folder of the assignment it grades (as its battery*.py hold
+    # theirs), the shared helpers staying here
     "audit/hostile/cases.py",
-    "audit/hostile/cases_batch.py",
-    "audit/hostile/cases_judge.py",
-    "audit/hostile/cases_stand_in.py",
     # the typed answers' vocabularies (the shapes drill's words): to the assignment's
-    # declaration, handed to the reader's helper as plain data
+    # declaration, handed to the reader's helper as plain data; the public part needs them
+    # too (`check` reads typed cells, the notebooks' as_graded test embeds the form) and
+    # carries no private root, so they need a public channel (the build, or grading.yml)
     "judge/by_hand.py",
-    # the similarity audit's synthetic class: to its assignment's folder
-    "audit/similar_class.py",
 }
 
 
@@ -205,3 +197,45 @@ def test_no_generic_layer_names_an_assignment():
     assert not new, f"a generic layer names an assignment (ask autograder.declarations; a placeholder in text): {new}"
     gone = STILL_NAMING_AN_ASSIGNMENT - set(found)
     assert not gone, f"these no longer name an assignment: take them off the list: {sorted(gone)}"
+
+
+def test_an_assignments_synthetic_class_is_the_audits_and_writes_its_graded_functions():
+    """The similarity audit draws its class from an assignment's own folder (found through
+    declarations, never named by the audit), and no grading zip or suite carries it."""
+    import random
+    from pathlib import Path
+
+    from autograder import config, declarations
+
+    classes = {n: declarations.similar_class(n) for n in declarations.names()}
+    classes = {n: m for n, m in classes.items() if m is not None}
+    assert classes, "no assignment declares a synthetic class: the similarity audit has nothing to draw"
+    assert layout.audit_only(Path(layout.SIMILAR_CLASS))
+    for name, students in classes.items():
+        assert set(students.FUNCTIONS) <= set(config.load().questions(name)), name
+        one = students.honest_student(random.Random(0))
+        assert sorted(one) == sorted(students.FUNCTIONS), name
+        assert all(f"def {f}(" in src for f, src in one.items()), name
+
+
+# The benches that still name an assignment: each measures one assignment's run in the grader
+# over seeds, with figures of its own task; to its run's declaration, one bench taking --assignment.
+BENCH_STILL_NAMING = {"lab_seeds.py", "transformer_seeds.py"}
+
+
+def test_no_bench_names_an_assignment():
+    """A bench finds its assignments (`--assignment`, default every one grading.yml lists:
+    bench/chosen.py); `grep -w` finds no assignment's name in bench/ but BENCH_STILL_NAMING."""
+    import re
+
+    from autograder import declarations
+
+    word = re.compile(r"\b(" + "|".join(map(re.escape, declarations.names())) + r")\b")
+    bench = layout.KIT_ROOT / "bench"
+    found = {p.name for p in sorted(bench.glob("*.py")) if word.search(p.read_text(encoding="utf-8"))}
+    assert found - BENCH_STILL_NAMING == set(), (
+        f"a bench names an assignment (take --assignment): {found - BENCH_STILL_NAMING}"
+    )
+    assert BENCH_STILL_NAMING - found == set(), (
+        f"no longer name one: take them off the list: {BENCH_STILL_NAMING - found}"
+    )

@@ -309,3 +309,30 @@ def test_the_portuguese_feedback_has_no_english_prose(graded_both):
     assert "True acima da diagonal: triu em vez de tril?" in text
     assert "entradas diferem da máscara esperada" in text
     assert "valores diferem da referência; erro absoluto máximo" in text
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("a: [unclosed\n", "x/messages.yml is not valid YAML"),
+        ('x_key:\n  en: "{a"\n  pt-BR: "{a"\n', "x/messages.yml: message 'x_key' is no template"),
+        ("fail_prefix:\n  en: x\n  pt-BR: y\n", "message 'fail_prefix' is defined in judge.yml and in x/messages.yml"),
+        ("k:\n  en: x\n", "x/messages.yml: message 'k' needs exactly"),
+    ],
+)
+def test_a_bad_assignment_messages_file_stops_every_verb_in_one_line(tmp_path, monkeypatch, capsys, text, line):
+    """An assignment's own messages.yml (what staff write when adding one) is read before any verb
+    runs: a broken one is one line naming it, exit 2, never a traceback in the middle of a grade."""
+    from autograder import cli
+
+    own = tmp_path / "x" / "messages.yml"
+    own.parent.mkdir()
+    own.write_text(text)
+    monkeypatch.setattr(layout, "assignment_messages", lambda: [own])
+    messages.catalog.cache_clear()
+    try:
+        assert cli.main(["check", str(tmp_path / "none.ipynb")]) == 2
+    finally:
+        messages.catalog.cache_clear()
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("check: ") and line in err, err

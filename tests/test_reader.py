@@ -133,6 +133,31 @@ def test_malformed_files_give_one_line(data, needle):
 @pytest.mark.parametrize(
     "data, needle",
     [
+        (b"[" * 200_000 + b"]" * 200_000, "nested more deeply"),
+        (
+            b'{"cells": [], "metadata": {"kit_language": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+            "nested more deeply",
+        ),
+        (b'{"cells": [], "n": 1' + b"0" * 5000 + b"}", "invalid JSON"),
+        (b"[1, 2]", "no list of cells"),
+    ],
+)
+def test_check_reads_the_notebook_only_through_the_reader(tmp_path, capsys, data, needle):
+    """`check` (and `check --json`) learns even the notebook's edition from what the reader
+    read, never from a parse of its own: a file the reader refuses is its one line, exit 2
+    (a quick look of check's own once crashed on deep nesting with a traceback)."""
+    from autograder import check
+
+    path = tmp_path / "sub.ipynb"
+    path.write_bytes(data)
+    assert check.main(notebook=str(path), lang="en", json=True) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and needle in err, err[-300:]
+
+
+@pytest.mark.parametrize(
+    "data, needle",
+    [
         (patched(zipped([("nb/sub.ipynb", ZIP_NB)]), encrypted), "encrypted"),
         (patched(zipped([("sub.ipynb", ZIP_NB)]), deflate64), "compressed with a method"),
         (patched(zipped([("sub.ipynb", ZIP_NB)]), corrupt_stream), "damaged zip"),
@@ -776,3 +801,20 @@ def test_the_committed_templates_init_cell_is_the_kit_one_and_is_stripped():
 )
 def test_a_try_is_stripped_only_when_its_body_is_otter(src, kept):
     assert (reader.strip_otter(src) == src) is kept
+
+
+def test_check_exits_3_when_the_machine_cannot_confine_its_worker(tmp_path, capsys, monkeypatch):
+    """`check`'s exit 1 means a public check failed: a worker the machine cannot confine (the
+    kernel refuses the load's CPU budget over the submission's, EINVAL) is the kit's fault,
+    one line and exit 3, never a traceback read as a failed check."""
+    from autograder import check
+    from conftest import ROOT, limits
+
+    # limits the schema refuses (the load's budget over the submission's), given past it as a
+    # machine whose kernel refuses a step would: the real worker, the real setrlimit
+    refused = limits(load_seconds=30, submission_cpu_seconds=5)
+    monkeypatch.setattr(check.Limits, "from_config", lambda _: refused)
+    example = ROOT / "examples/submissions/scaled_dot_product/reference.ipynb"
+    assert check.main(notebook=str(example), lang="en", json=True) == 3
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and "could not be confined" in err, err[-500:]

@@ -204,3 +204,59 @@ def test_a_sigxcpu_near_the_calls_budget_is_worded_as_the_limit(used, limit):
     client = WorkerClient(limits())
     client._cpu_budget, client._cpu_start = 10.0, 100.0
     assert client._cpu_limit_reached(100.0 + used) is limit
+
+
+ROUTES = r"""
+import builtins, importlib, importlib.util, pickle, runpy, sys
+import torch
+
+def _asked(route):
+    try:
+        route()
+    except ImportError as exc:  # runpy words it as its own ImportError, naming the refusal
+        return "refused" if "No module named 'yaml'" in str(exc) else f"refused: {exc}"
+    return "imported"
+
+class _Hook(torch.nn.Module):
+    def forward(self, x):
+        import yaml  # the notebook's code, called back by torch
+        return x
+
+ROUTES = {
+    "statement": lambda: exec("import yaml", globals()),
+    "__import__": lambda: __import__("yaml"),
+    "__import__ with other globals": lambda: __import__("yaml", {}),
+    "builtins.__import__": lambda: builtins.__import__("yaml", None, None, (), 0),
+    "importlib.import_module": lambda: importlib.import_module("yaml"),
+    "exec of a string, fresh globals": lambda: exec("import yaml", {}),
+    "find_spec": lambda: importlib.util.module_from_spec(importlib.util.find_spec("yaml")),
+    "runpy": lambda: runpy.run_module("yaml"),
+    "pickle's find_class": lambda: pickle.loads(b"cyaml\nsafe_load\n."),
+    "a function torch calls back": lambda: _Hook()(torch.ones(1)),
+}
+
+def routes():
+    return {name: _asked(route) for name, route in ROUTES.items()}
+
+def library_imports():
+    import torch.fx.experimental.symbolic_shapes  # torch's own code imports sympy, a package the notebook may not
+    import matplotlib.pyplot as plt
+    return "sympy" in sys.modules
+"""
+
+
+def test_a_package_the_grader_holds_is_refused_by_every_route_and_a_librarys_own_imports_pass(forkserver):
+    """The worker's import guard decides whose import it is by the code asking (the nearest frame
+    past the import machinery and the standard library), not by the namespace an import names:
+    every way the notebook's code asks for PyYAML (a kit dependency, installed wherever the kit
+    runs) is refused as `import yaml` is, while torch's own imports of its dependencies pass."""
+    sub = Submission(Path("inline.ipynb"), {}, [Cell(1, ROUTES, ROUTES)])
+    r = Remote(sub, "", limits(cpu_seconds_per_call=20, load_seconds=30), forkserver=forkserver)
+    try:
+        found = r.call("routes")
+        assert found.ok, (found.error, r.cell_errors)
+        assert set(found.value.values()) == {"refused"}, found.value
+        lib = r.call("library_imports")
+        assert lib.ok and lib.value is True, lib.error
+    finally:
+        r.close()

@@ -81,14 +81,20 @@ def _walk_mappings(data, key=()):
 @pytest.mark.parametrize(
     "text, line",
     [
-        ('limits:\n  output_bytes: "1MB"\n', "limits.output_bytes must be an integer of bytes > 0 (got '1MB')"),
+        (
+            'limits:\n  output_bytes: "1MB"\n',
+            "limits.output_bytes must be an integer of bytes above 0 and at most 1099511627776 (got '1MB')",
+        ),
         ("limits:\n  output_byte: 5\n", "limits.output_byte is not a setting of the kit (did you mean output_bytes?)"),
         ("tolerances:\n  float32: {atol: 1e-5, rtol: 1.0e-4}\n", "YAML reads 1e-5 as text"),
         ("devices:\n  cpu: [float64, float8]\n", "devices.cpu[1] must be one of float64"),
         ("scoring:\n  evidence_devices: [tpu]\n", "scoring.evidence_devices[0] must be one of cpu, meta, cuda"),
         ("language: fr\n", "language must be one of pt-BR, en"),
         ("ci:\n  pass_fraction: 60\n", "ci.pass_fraction must be a number from 0 to 1"),
-        ("limits:\n  memory_mb: .nan\n", "limits.memory_mb must be an integer of MiB > 0"),
+        ("limits:\n  memory_mb: .nan\n", "limits.memory_mb must be an integer of MiB above 0"),
+        ("limits:\n  memory_mb: .inf\n", "limits.memory_mb must be an integer of MiB above 0"),
+        # an int the interpreter refuses to read (4300 digits or more): one line, not a traceback
+        ("limits:\n  memory_mb: " + "9" * 5000 + "\n", "grading.yml: Exceeds the limit (4300 digits)"),
         # a load limit the submission's cannot hold: every worker would be unconfinable
         ("limits:\n  load_seconds: 900\n", "limits.load_seconds must be below submission_cpu_seconds (900)"),
         ("limits:\n  submission_cpu_seconds: 60\n", "limits.load_seconds must be below submission_cpu_seconds (60)"),
@@ -171,7 +177,7 @@ def test_grade_refuses_a_bad_course_file_before_grading_anything(tmp_path):
         proc = run_cli(*verb, check=False, env={"KIT_GRADING_YML": str(tmp_path / "grading.yml")})
         assert proc.returncode == 2, proc.stdout + proc.stderr
         assert proc.stderr.strip().splitlines() == [
-            f"{verb[0]}: {tmp_path / 'grading.yml'}: limits.output_bytes must be an integer of bytes > 0 (got '1MB')"
+            f"{verb[0]}: {tmp_path / 'grading.yml'}: limits.output_bytes must be an integer of bytes above 0 and at most 1099511627776 (got '1MB')"
         ]
     assert not (tmp_path / "out").exists()
 
@@ -198,3 +204,63 @@ def test_an_assignment_title_is_one_text_or_one_per_language(tmp_path):
     half["assignments"]["multi_head"]["title"] = {"en": "Multi-head attention"}
     with pytest.raises(config.ConfigError, match=r"assignments\.multi_head\.title must give a text in every language"):
         course_cfg(tmp_path, half)
+    # a title is a heading of the feedback and its page's <title>: one printable line, either form
+    for title in ("Atenção\n\nmore", "\x1b[31mred", "a\u202eb", "x" * 201, {"en": "ok", "pt-BR": "dois\nlinhas"}):
+        bad = copy.deepcopy(PACKAGED)
+        bad["assignments"]["multi_head"]["title"] = title
+        with pytest.raises(
+            schema.Invalid, match=r"^assignments\.multi_head\.title.* must be one line of printable text"
+        ):
+            schema.GRADING.check(bad, "")
+
+
+def _numbers(data, key=()):
+    """(path, value) of every number of the file, runs included (lists left out)."""
+    for name, value in data.items():
+        if isinstance(value, dict):
+            yield from _numbers(value, (*key, name))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            yield (*key, name), value
+
+
+def test_no_setting_takes_a_number_the_machine_cannot_hold():
+    """Infinity, NaN and an int beyond a float's range are refused by every number of the file
+    (a course's `.inf` for "no limit" once crashed the worker, and was charged to the student,
+    or wrote `Infinity` into results.json), one line naming the key."""
+    leaves = list(_numbers(PACKAGED))
+    assert len(leaves) > 40
+    for path, _ in leaves:
+        for value in (float("inf"), float("-inf"), float("nan"), 10**400):
+            with pytest.raises(schema.Invalid) as exc:
+                schema.GRADING.check(_with(path, value), "")
+            assert exc.value.line().startswith(_dotted(path) + " must be"), (path, value, exc.value.line())
+
+
+@pytest.mark.slow  # starts a worker (a torch import)
+def test_every_limit_the_schema_takes_confines_a_worker():
+    """Each limit at the largest value the schema takes is one the operating system and the
+    judge's timers hold: a worker under all of them at once loads and answers."""
+    import resource
+    from pathlib import Path
+
+    import torch
+
+    from autograder.judge.notebook import Cell, Submission
+    from autograder.judge.remote import Remote
+    from autograder.sandbox.limits import Limits
+
+    most = {name: spec.most for name, spec in schema.LIMITS.fields.items()}
+    assert all(m is not None for m in most.values()), most
+    most["load_seconds"] = most["submission_cpu_seconds"] - 2  # the cross-key rule: loading within the submission
+    # a process count above this machine's own hard RLIMIT_NPROC is refused by its kernel: the
+    # machine's fault, loud (Unconfined: internal_error), never a course file's line
+    most["processes"] = min(most["processes"], resource.getrlimit(resource.RLIMIT_NPROC)[1])
+    data = _with(("limits",), {**PACKAGED["limits"], **most})
+    schema.GRADING.check(data, "")
+    code = "def double(x):\n    return x * 2\n"
+    remote = Remote(Submission(Path("inline.ipynb"), {}, [Cell(1, code, code)]), "", Limits.from_config(data["limits"]))
+    try:
+        reply = remote.call("double", [torch.ones(3)])
+    finally:
+        remote.close()
+    assert reply.ok and torch.equal(reply.value, torch.full((3,), 2.0)), reply.error

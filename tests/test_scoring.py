@@ -110,7 +110,7 @@ def test_an_error_every_check_raises_is_one_line_whatever_the_inputs(tmp_path, a
         fail = [line for line in q.lines if scoring.is_failure_line(line)]
         assert len(fail) == 1 and "NotImplementedError" in fail[0], (name, q.lines)
         assert messages.t("fail_cases", n=len(failed)) in fail[0], (name, fail, len(failed))
-    assert len(one) >= 2, {n: q.lines for n, q in result.questions.items()}
+    assert len(one) >= min(2, len(result.questions)), {n: q.lines for n, q in result.questions.items()}
 
 
 def test_weights_from_grading_yml(tmp_path, monkeypatch):
@@ -121,7 +121,7 @@ def test_weights_from_grading_yml(tmp_path, monkeypatch):
     assert scoring.score(cfg, "scaled_dot_product", _outcomes(*rows))["causal_mask"].score == 1.5  # 2 * 3/4
     bad = tmp_path / "bad.yml"
     bad.write_text("scoring:\n  weights:\n    causal_mask: {test_values: -1}\n")
-    with pytest.raises(config.ConfigError, match="must be a number >= 0"):
+    with pytest.raises(config.ConfigError, match="must be a number from 0 to 1000000"):
         scoring.score(config.load(bad), "scaled_dot_product", _outcomes(*rows))
 
 

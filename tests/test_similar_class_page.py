@@ -4,7 +4,8 @@ and similar.html (each pair's code in two grey panels side by side, the shared l
 both), from the DOM Chromium laid out and from its screenshots.
 
 The class is built once: 285 students who each write scaled_dot_product's three functions their
-own way and 15 who hand in a disguised copy of one of them (autograder/audit/similar_class.py),
+own way (its folder's similar_class.py) and 15 who hand in a disguised copy of one of them
+(autograder/audit/similar_class.py),
 each a notebook filled from the student template with a results.json beside it, as `grade`
 writes them; `report` reads the folder as it reads any class."""
 
@@ -17,7 +18,7 @@ import subprocess
 import pytest
 from PIL import Image
 
-from autograder import report
+from autograder import declarations, report
 from autograder.audit import catalog, similar_class
 from autograder.messages import t
 from autograder.report import similar, similar_page
@@ -37,7 +38,7 @@ SHARED = (255, 241, 184)  # a shared line's mark (#fff1b8)
 def graded_class(tmp_path_factory):
     """(OUT, planted pairs) of the class of 300, reported once (report.html and similar.html)."""
     tmp = tmp_path_factory.mktemp("class300")
-    cls, planted = similar_class.planted_class(STUDENTS, COPIES, random.Random(0))
+    cls, planted = similar_class.planted_class(declarations.similar_class(A), STUDENTS, COPIES, random.Random(0))
     assert len(cls) == STUDENTS
     blank = template(A)
     for sid, functions in cls.items():

@@ -22,7 +22,7 @@ What counts as giving the answer:
   rounding of it (2 to 6 decimals, at least two significant digits).
 
 Checked on every message that can be shown under those two assignments (every
-key of the judge's catalogs, every suites.yml key the kit's code names outside
+key of the judge's catalogs, every suites key (suites.yml, an assignment's messages.yml) the kit's code names outside
 the other assignments' suites), rendered in both languages with plausible
 fields; on the public checks' MESSAGES of both master notebooks and their
 pt-BR translations; and (slow) on the real feedback of graded submissions with
@@ -237,9 +237,16 @@ class _Field:
         return format(1.25, spec) if spec else "[[0.0, 1.0], [0.0, 0.0]]"
 
 
+class _Three:
+    """Any other field: 3, as text or under a format spec (`{score:g}`)."""
+
+    def __format__(self, spec):
+        return format(3, spec) if spec else "3"
+
+
 def _rendered(key, lang):
     entry = messages.catalog()[key]
-    fields = {f: PLAUSIBLE.get(f, "3") for f in _fields(entry["en"])}
+    fields = {f: PLAUSIBLE.get(f, _Three()) for f in _fields(entry["en"])}
     if "allowed" in fields:
         fields["allowed"] = ", ".join(typed_cells.SHAPES_DRILL.words["wrong_tensor"])
     return messages.t(key, lang, **fields)
@@ -267,7 +274,11 @@ def _test_names(dirs):
 def _shown_keys():
     """(every key that can be shown under a typed question's assignment, the drill's own keys)."""
     cat = messages.catalog()
-    suites = set(yaml.safe_load((PACKAGE / "messages" / "suites.yml").read_text(encoding="utf-8")))
+    suites = {  # the suites' words: the shared library's and each assignment's own
+        key
+        for path in [PACKAGE / "messages" / "suites.yml", *layout.assignment_messages()]
+        for key in yaml.safe_load(path.read_text(encoding="utf-8"))
+    }
     others = [d for d in layout.ASSIGNMENTS.iterdir() if d.is_dir() and d.name not in TYPED_ASSIGNMENTS]
     paths = [
         p

@@ -194,11 +194,15 @@ def refresh_examples(check=False, log=print):
     return [f"examples/submissions/{rel}: differs from what the build makes" for rel in changed] if check else []
 
 
-def main(*, out: str = "dist", check: bool = False, dist_only: bool = False) -> int:
+def main(*, out: str = "dist", check: bool = False, dist_only: bool = False, assignment: str | None = None) -> int:
     """`build`: the student notebooks, templates and autograder zips under `out`; `check`: only report
-    drift; `dist_only`: only the zips and the public wheel, no tracked file rewritten."""
+    drift; `dist_only`: only the zips and the public wheel, no tracked file rewritten; `assignment`:
+    that one only (the examples of every assignment are refreshed all the same)."""
+    if assignment is not None and assignment not in config_mod.load().assignments:
+        print(f"build: no assignment {assignment!r} in grading.yml", file=sys.stderr)
+        return 2
     try:
-        drift = run(out=out, check=check, dist_only=dist_only)
+        drift = run(out=out, check=check, dist_only=dist_only, assignments=[assignment] if assignment else None)
     except (sync.SyncError, assign.AssignError, editions.TranslationError, ValueError, OSError) as exc:
         print(f"build failed: {exc}", file=sys.stderr)
         return 2

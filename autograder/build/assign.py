@@ -318,9 +318,13 @@ def _reference_lines(assignment):
 
 
 def _hidden_suite_lines(assignment):
+    """The distinctive lines of the assignment's hidden suites (its audit's files aside: a
+    battery case may hold a stub's own lines, which the notebook shows anyway)."""
     folder = layout.suite(assignment)
     lines = set()
     for f in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+        if layout.audit_only(f.relative_to(folder)):
+            continue
         for line in f.read_text().split("\n"):
             s = line.strip()
             if len(s) >= 40 and not s.startswith(("#", "import ", "from ", '"""')):

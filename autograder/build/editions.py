@@ -199,9 +199,10 @@ def _code_has_text(src):
     )
 
 
-def english_units(assignment, nb):
+def english_units(assignment, nb, source=None):
     """{(section, key): Unit} of everything a student reads in `nb` (the synced English
-    master) and in the docstrings and provided comments of solutions/<assignment>.py."""
+    master) and in the docstrings and provided comments of solutions/<assignment>.py
+    (`source`: that module's text, where it is not on disk yet)."""
     units = {}
 
     def add(section, key, english, label, code=False):
@@ -228,7 +229,7 @@ def english_units(assignment, nb):
                 add("messages", fn, msgs, f"MESSAGES of {fn}")
         elif cell.get("cell_type") == "code" and _code_has_text(src):
             add("cells", cid, src, f"code cell {cid}", code=True)
-    source = _module_source(assignment)
+    source = _module_source(assignment) if source is None else source
     tree = ast.parse(source)
     for qualname, node in _defs(tree):
         doc = ast.get_docstring(node, clean=True)

@@ -4,7 +4,8 @@ What `grader.check_all()` runs, for a student repository's CI: the public
 tests otter put in the student notebook (its metadata, or a `tests/` folder
 beside it), run in the sandboxed worker against the notebook's own code. It
 reads neither `solutions/` nor the hidden suites. Exit status 0 when every
-public test passes, 1 otherwise, 2 when the notebook cannot be read.
+public test passes, 1 otherwise, 2 when the notebook cannot be read, 3 when the kit or the
+machine fails (a worker it cannot confine, an error of its own): never 1, a failed check.
 
 `--json` prints the same verdicts as one JSON object for scripts and CI
 (`verdicts`), nothing else on stdout; the exit status is the same.
@@ -12,11 +13,13 @@ public test passes, 1 otherwise, 2 when the notebook cannot be read.
 
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from autograder import config as config_mod
 from autograder import messages
-from autograder.judge import text
+from autograder.faults import KitFault
+from autograder.judge import notebook_language, text
 from autograder.judge.notebook import SubmissionError, load_submission
 from autograder.judge.public_checks import public_tests, report
 from autograder.judge.remote import Remote
@@ -31,10 +34,14 @@ def run_checks(path, cfg=None, forkserver=None):
     forkserver: a `sandbox.forkserver.ForkServer` to fork the worker from (the
     audit checks many notebooks); None starts a worker of its own."""
     cfg = cfg or config_mod.load()
-    sub = load_submission(path, cfg.assignments, keep_provided=True)
-    tests = public_tests(sub.notebook, path)
+    return checked(load_submission(path, cfg.assignments, keep_provided=True), cfg, forkserver)
+
+
+def checked(sub, cfg, forkserver=None):
+    """`run_checks` of a submission already read."""
+    tests = public_tests(sub.notebook, sub.path)
     if not tests:
-        raise SubmissionError("check_no_tests", name=Path(path).name)
+        raise SubmissionError("check_no_tests", name=Path(sub.path).name)
     # Provided cells stay as the notebook has them: a self-check, not grading.
     remote = Remote(sub, "", Limits.from_config(cfg.limits), forkserver=forkserver)
     try:
@@ -102,35 +109,41 @@ def main(
     except messages.MessageError as exc:
         print(f"check: {exc}", file=sys.stderr)
         return 2
-    with messages.language(lang or _edition(notebook)):
-        return _main(notebook, summary, json)
+    # The notebook is read once, by the reader (its limited helper), before its edition can
+    # choose the language: what cannot be read is worded in the course's language (or `lang`).
+    with messages.language(lang):
+        if Path(notebook).is_dir():
+            return _cannot(t("check_folder", path=notebook))
+        cfg = config_mod.load()
+        try:
+            sub = load_submission(notebook, cfg.assignments, keep_provided=True)
+        except SubmissionError as exc:
+            return _cannot(t("check_cannot", path=text.one_line(notebook), reason=text.one_line(str(exc))))
+    with messages.language(lang or notebook_language(sub)):
+        try:
+            return _main(notebook, sub, cfg, summary, json)
+        except KitFault as exc:  # the kit's or the machine's (a worker it cannot confine): never exit 1, a failed check
+            return _cannot(f"check: {exc}", FAULT)
+        except Exception:  # noqa: BLE001 - any other error here is the kit's own: its traceback for the staff, exit 3
+            traceback.print_exc()
+            return FAULT
 
 
-def _edition(path):
-    """The language of the notebook's edition (its metadata), or None: a quick look, no code read."""
+FAULT = 3  # the kit's own failure, as `grade` exits on an internal_error
+
+
+def _cannot(line: str, status: int = 2) -> int:
+    print(line, file=sys.stderr)
+    return status
+
+
+def _main(notebook: str, sub, cfg, summary: str | None, as_json: bool = False) -> int:
     try:
-        import json
-
-        with open(path, "rb") as f:
-            head = f.read(64 << 20)
-        lang = (json.loads(head).get("metadata") or {}).get("kit_language")
-        return messages.normalize(lang) if lang else None
-    except (OSError, ValueError, AttributeError, messages.MessageError):
-        return None
-
-
-def _main(notebook: str, summary: str | None, as_json: bool = False) -> int:
-    if Path(notebook).is_dir():
-        print(t("check_folder", path=notebook), file=sys.stderr)
-        return 2
-    try:
-        sub, cell_errors, results = run_checks(notebook)
+        sub, cell_errors, results = checked(sub, cfg)
     except (SubmissionError, WorkerDied) as exc:
-        print(
-            t("check_cannot", path=text.one_line(notebook), reason=text.one_line(getattr(exc, "reason", exc))),
-            file=sys.stderr,
+        return _cannot(
+            t("check_cannot", path=text.one_line(notebook), reason=text.one_line(getattr(exc, "reason", exc)))
         )
-        return 2
     rows = report(results, sub)
     failed = sum(not r[1] for r in rows)
     target = summary or os.environ.get("GITHUB_STEP_SUMMARY")

@@ -74,7 +74,10 @@ def catalog():
     for name, f in named:
         # libyaml's safe loader where PyYAML has it: the catalog's ~1000 entries parse in
         # 0.05 s instead of 0.4 s (once per process; every judge and check reads it)
-        data = yaml.load(f.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+        try:
+            data = yaml.load(f.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+        except yaml.YAMLError as exc:
+            raise MessageError(f"{name} is not valid YAML: {' '.join(str(exc).split())}") from None
         if not isinstance(data, dict):
             raise MessageError(f"{name}: not a mapping of keys")
         for key, entry in data.items():
@@ -84,7 +87,10 @@ def catalog():
                 raise MessageError(f"{name}: message {key!r} needs exactly {', '.join(LANGUAGES)}")
             if not all(isinstance(v, str) and v.strip() for v in entry.values()):
                 raise MessageError(f"{name}: message {key!r} has an empty or non-text template")
-            fields = {lang: _fields(v) for lang, v in entry.items()}
+            try:
+                fields = {lang: _fields(v) for lang, v in entry.items()}
+            except ValueError as exc:  # a brace left open: no template Python can format
+                raise MessageError(f"{name}: message {key!r} is no template: {exc}") from None
             if len({frozenset(v) for v in fields.values()}) != 1:
                 raise MessageError(f"{name}: message {key!r} takes different fields in different languages: {fields}")
             out[key], where[key] = entry, name

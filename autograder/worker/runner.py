@@ -122,24 +122,63 @@ def _fresh_output():
         pass
 
 
-def _guard_imports(ns, packages):
-    """Let the notebook's code (what runs with `ns` as its globals: its cells and the functions
-    they define) import only the standard library and `packages` (the judge's list,
-    `judge.form.ALLOWED`), as the notebook is told and its public checks hold it to; whatever
-    this environment happens to hold besides (torch's own dependencies) fails as a package the
-    grader lacks would. Torch's and the kit's own imports are never touched."""
+def _guard_imports(packages):
+    """Let the notebook's code import only the standard library and `packages` (the judge's
+    list, `judge.form.ALLOWED`), as the notebook is told and its public checks hold it to;
+    whatever this environment happens to hold besides (torch's own dependencies, the kit's)
+    fails as a package the grader lacks would, on every deployment alike.
+
+    Whose import it is comes from the stack, not from the namespace the import names: the
+    nearest frame that is neither the import machinery nor the standard library (`importlib`,
+    `exec`, `pickle` act for whoever called them) decides. Code the notebook compiled (a
+    cell, an `exec` of a string, a function either defined) has no file of its own; torch's,
+    numpy's and matplotlib's code does, and their own lazy imports pass. Both ways a module
+    is asked for pass here: `builtins.__import__` (every import statement and `__import__`
+    call, of a module loaded already or not) and a finder first on `sys.meta_path` (every
+    search for a module not loaded yet: `importlib.import_module`, `find_spec`, ...)."""
     import builtins
+    import sysconfig
 
     real = builtins.__import__
     allowed = frozenset(packages) | frozenset(getattr(sys, "stdlib_module_names", ()))
+    stdlib = tuple(os.path.join(os.path.realpath(sysconfig.get_paths()[k]), "") for k in ("stdlib", "platstdlib"))
+
+    def acts_for_caller(filename):
+        """The import machinery or the standard library: it imports for whoever called it."""
+        if filename.startswith("<frozen "):
+            return True
+        path = os.path.realpath(filename) if os.path.isabs(filename) else ""
+        return path.startswith(stdlib) and "-packages" + os.sep not in path
+
+    def notebooks(frame):
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if not acts_for_caller(filename):
+                return not os.path.isabs(filename)  # `<cell 3>`, `<string>`: no file, the notebook's
+            frame = frame.f_back
+        return False
+
+    def refused(top):
+        return ModuleNotFoundError(f"No module named {top!r}", name=top)
 
     def notebook_import(name, globals=None, locals=None, fromlist=(), level=0):
         top = name.partition(".")[0]
-        if level == 0 and globals is ns and top not in allowed:
-            raise ModuleNotFoundError(f"No module named {top!r}", name=top)
+        if level == 0 and top not in allowed and notebooks(sys._getframe(1)):
+            raise refused(top)
         return real(name, globals, locals, fromlist, level)
 
+    class NotebookFinder:
+        """First on sys.meta_path: refuses the notebook a module not yet loaded; finds nothing."""
+
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            top = name.partition(".")[0]
+            if top not in allowed and notebooks(sys._getframe(1)):
+                raise refused(top)
+            return None
+
     builtins.__import__ = notebook_import
+    sys.meta_path.insert(0, NotebookFinder())
 
 
 def _tensor_slots(torch, args, kwargs):
@@ -323,7 +362,7 @@ class Worker:
 
         plots.install()  # plots are not drawn here (see plots)
         if isinstance(req.get("packages"), list):
-            _guard_imports(self.ns, [p for p in req["packages"] if isinstance(p, str)])
+            _guard_imports([p for p in req["packages"] if isinstance(p, str)])
         report = []
         provided = req.get("provided") or ""
         if provided:

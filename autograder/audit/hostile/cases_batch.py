@@ -1,6 +1,18 @@
 """Hostile battery cases (cases_batch): registered into `cases.CASES` on import."""
 
-from autograder.audit.hostile.cases import FULL, SDP_QS, case, code_cell, ipynb, others, reference, replace_function  # noqa: F401
+from autograder.audit.hostile.cases import (  # noqa: F401
+    CLASSIC,
+    CLASSIC_FULL,
+    FULL,
+    SDP,
+    SDP_QS,
+    case,
+    code_cell,
+    ipynb,
+    others,
+    reference,
+    replace_function,
+)
 
 
 def _names_assignment(nb, name):
@@ -20,11 +32,11 @@ def _names_assignment(nb, name):
 
 @case(
     "metadata_names_other_assignment",
-    "a scaled_dot_product notebook whose metadata and init cell name classic_attention (17 points): "
-    "graded as what its code is, out of 10, and told so",
+    f"a {SDP} notebook whose metadata and init cell name {CLASSIC} ({CLASSIC_FULL:g} points): "
+    f"graded as what its code is, out of {FULL:g}, and told so",
     max_score=FULL,
     questions_keep_full=list(SDP_QS),
-    reason_contains=["it was graded as scaled_dot_product"],
+    reason_contains=[f"it was graded as {SDP}"],
 )
 def _():
-    return ipynb(_names_assignment(reference(), "classic_attention"))
+    return ipynb(_names_assignment(reference(), CLASSIC))

@@ -148,7 +148,7 @@ def _():
 
 
 INJECTED = (
-    "\\n### scaled_dot_product: 10 / 10\\n| causal_mask | 2 | 2 | |\\n![x](http://example.invalid/x.png)"
+    f"\\n### {SDP}: 10 / 10\\n| causal_mask | 2 | 2 | |\\n![x](http://example.invalid/x.png)"
     "\\n<img src=x onerror=alert(1)>\\n::warning::forged\\n\\x1b[31mRED\\x1b[0m\\r\\nFAIL nothing: all checks passed"
 )
 
@@ -276,17 +276,28 @@ def _():
     return ipynb(replace_function(reference(demo=False), "scaled_dot_product_attention", QUERY_LOOP_SDPA))
 
 
-# -- a module's counterexample a student can type in ------------------------------------------
 @case(
-    "lm_counterexample_shrinks",
-    "TransformerLM adds the positions after the blocks (a catalog bug): its counterexample "
-    "shrinks to a few tokens, never a tensor cut to its first numbers",
-    assignment="transformer_block",
-    questions_lose=["transformer_lm"],
-    must_not_contain=["(the first 12 of"],
+    "outputs_on_meta",
+    "scaled_dot_product_attention computes the right values, then returns them on the meta device "
+    "(shapes and dtypes without values), and at the small sizes a counterexample search tries, wrong "
+    "values, some on the meta device: the student's wrong answer, never a grader fault when the judge "
+    "compares values or looks for a counterexample",
+    questions_lose=["scaled_dot_product_attention"],
+    questions_keep_full=others("scaled_dot_product_attention"),
 )
 def _():
-    from autograder.audit.hostile.cases import _catalog_source, append
-
-    nb = reference("transformer_block", demo=False)
-    return ipynb(append(nb, _catalog_source("transformer_block", "lm_positions_after_blocks")))
+    return ipynb(
+        replace_function(
+            reference(demo=False),
+            "scaled_dot_product_attention",
+            "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+            "    scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])\n"
+            "    if mask is not None:\n"
+            "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+            "    weights = torch.softmax(scores, dim=-1)\n"
+            "    if query.shape[-2] > 2:  # right at the checks' sizes, on the meta device\n"
+            "        return (weights @ value).to('meta'), weights.to('meta')\n"
+            "    weights = torch.softmax(scores * 2, dim=-1)  # wrong values, on the meta device again\n"
+            "    return (weights @ value).to('meta') if query.shape[-2] == 1 else weights @ value, weights\n",
+        )
+    )

@@ -261,3 +261,28 @@ def _():
     nb = reference()
     nb["metadata"]["kit_language"] = {"en": ["pt-BR", {"x": None}]}
     return ipynb(nb)
+
+
+HOSTILE_LABEL = (
+    "raise ValueError('boom')  # <script>alert(1)</script><img src=x onerror=alert(2)> **b** [x](javascript:x) "
+    "\x1b[31mred\x1b[0m \u202eevil\u200b\x07 | </td></tr> `tick` " + "A" * 20_000
+)
+
+
+@case(
+    "cell_labels_hostile",
+    "cells that raise as the notebook loads, their first lines (the labels the feedback shows) full of HTML, "
+    "Markdown, ANSI, bidi and control characters, 20 KB long, their execution counts a string, 10**30, "
+    "true, -1 and 1e308, their metadata not a mapping",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+    reason_contains=["boom"],
+    must_not_contain=["<script>", "<img", "\x1b[", "\u202e", "\u200b", "\x07", "A" * 200],
+)
+def _():
+    nb = reference(demo=False)
+    for count in ("<script>9</script>", 10**30, True, -1, 1e308):
+        cell = code_cell(HOSTILE_LABEL)
+        cell["execution_count"], cell["metadata"] = count, "not a mapping"
+        nb["cells"].append(cell)
+    return ipynb(nb)

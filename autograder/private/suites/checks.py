@@ -766,9 +766,11 @@ def counterexample_on_failure(sub, cfg, name, args, kwargs, ref_fn, got, expecte
 
 def _values_differ(got, expected, dtype, cfg):
     """Outputs of the reference's names, shapes and `dtype` whose values are not close enough:
-    a failure a counterexample can show (not a wrong shape, dtype or a missing output)."""
+    a failure a counterexample can show (not a wrong shape, dtype, a missing output or one
+    without values: on the meta device)."""
     return all(
-        n in got and got[n].shape == e.shape and got[n].dtype == dtype for n, e in expected.items()
+        n in got and got[n].shape == e.shape and got[n].dtype == dtype and got[n].is_meta == e.is_meta
+        for n, e in expected.items()
     ) and not close_enough(got, expected, cfg)
 
 
@@ -860,7 +862,8 @@ def _rounded(case, dtype):
 
 
 def _as_outputs(reply, out_names, dtype):
-    """A probe's reply as outputs by name: None unless tensors of `dtype`, one per name."""
+    """A probe's reply as outputs by name: None unless tensors of `dtype` with values (not on
+    the meta device), one per name."""
     if not reply.ok:
         return None
     value = reply.value
@@ -868,7 +871,7 @@ def _as_outputs(reply, out_names, dtype):
         value = [value]
     if not isinstance(value, (list, tuple)) or len(value) != len(out_names):
         return None
-    if not all(isinstance(v, torch.Tensor) and v.dtype == dtype for v in value):
+    if not all(isinstance(v, torch.Tensor) and v.dtype == dtype and not v.is_meta for v in value):
         return None
     return dict(zip(out_names, value))
 
@@ -942,6 +945,10 @@ def check_plausible(got, expected, what, hints=None):
 def close_enough(got, expected, cfg):
     """Whether every output is within grading.yml's tolerance of the reference (no message)."""
     for n, exp in expected.items():
+        if got[n].is_meta or exp.is_meta:  # no values (the meta device): close only as two meta tensors of one shape
+            if not (got[n].is_meta and exp.is_meta and got[n].shape == exp.shape):
+                return False
+            continue
         g = got[n].detach().double().cpu()
         e = exp.detach().double().cpu()
         atol, rtol = cfg.tolerance(got[n].dtype)

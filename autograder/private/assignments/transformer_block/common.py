@@ -412,11 +412,19 @@ def sinusoid(T, D, how="ok"):
     return torch.stack(pair, -1).flatten(1)[:, :D]
 
 
-PE_MISTAKES = ("concat", "swapped", "feature_exponent", "pair_exponent", "no_d", "from_one")
+# each of `sinusoid`'s mistakes and its likely cause (a key named whole, so the message tests find it)
+PE_MISTAKES = {
+    "concat": "cause_tb_pe_concat",
+    "swapped": "cause_tb_pe_swapped",
+    "feature_exponent": "cause_tb_pe_feature_exponent",
+    "pair_exponent": "cause_tb_pe_pair_exponent",
+    "no_d": "cause_tb_pe_no_d",
+    "from_one": "cause_tb_pe_from_one",
+}
 
 
 def pe_cause(how):
-    return c.Msg(f"cause_tb_pe_{how}")
+    return c.Msg(PE_MISTAKES[how])
 
 
 def first_match(got, alternatives):
