@@ -13,6 +13,7 @@ import re
 import pytest
 
 from autograder import config
+from autograder.audit import causes
 from autograder.audit import run as audit_run
 from conftest import ROOT, run_cli
 
@@ -24,8 +25,9 @@ def test_audit_catches_every_bug_and_passes_every_correct_variant(catalog_graded
     chosen = [e for e, _ in catalog_graded]
     flagged = [catalog_public[(e.assignment, e.name)][1] for e in chosen]
     rows = audit_run.verdicts(chosen, [data for _, data in catalog_graded], flagged, CFG)
+    fits = causes.fits(chosen, [data for _, data in catalog_graded])
     out = io.StringIO()
-    bad = audit_run.report(rows, CFG, out=out)
+    bad = audit_run.report(rows, CFG, out=out, fits=fits)
     text = out.getvalue()
     print(text[text.index("(* marks") :])  # the figures, for `pytest -s` and the log of a failure
     weaker = [f"{e.assignment}/{e.name} on {q} ({check})" for e, q, check in audit_run.weaker_than_public(rows, CFG)]
@@ -65,3 +67,65 @@ def test_the_catalog_reads_the_listed_assignments_and_keeps_a_coming_one_apart()
     for name in coming:
         loaded = catalog.entries(name)
         assert loaded and all(e.questions and e.functions for e in loaded), name
+
+
+def test_every_declared_cause_is_a_catalog_key_and_some_entries_declare_one():
+    """A catalog entry's `causes:` header names message keys (the audit compares them with the
+    judge's cause keys): a typo would make every cause of that entry look wrong."""
+    from autograder import messages
+    from autograder.audit import catalog
+
+    loaded = catalog.entries()
+    declared = {key for e in loaded for key in e.causes}
+    assert declared and not declared - set(messages.catalog()), sorted(declared - set(messages.catalog()))
+    assert all(not e.correct for e in loaded if e.causes), "a correct entry has no cause"
+
+
+def test_the_audit_counts_causes_the_code_does_not_have_and_expected_causes():
+    """From the judge's plain data (check records and cause keys): a failing check whose cause
+    the entry did not declare is a cause not in the code, a caught entry must show one of its
+    declared causes on a targeted question, and an entry declaring none is counted apart."""
+    from autograder.audit.catalog import Entry
+
+    def entry(name, declared):
+        return Entry(
+            "transformer_block", name, ROOT, "", False, ["DecoderBlock"], ["decoder_block"], False, {}, causes=declared
+        )
+
+    def data(*checks):
+        keys = sorted({k for _, _, ks in checks for k in ks})
+        records = [
+            {"question": q, "check": check, "failed": 1, "causes": [keys.index(k) for k in ks]}
+            for q, check, ks in checks
+        ]
+        records.append({"question": "decoder_block", "check": "test_passing", "failed": 0, "causes": []})
+        return {"extra_data": {"causes": [{"key": k} for k in keys], "checks": records}}
+
+    right = data(("decoder_block", "test_values", ["cause_tb_masks_or"]), ("training_run", "test_run", []))
+    second = data(("decoder_block", "test_values", ["cause_tb_masks_or"]), ("decoder_block", "test_pad", ["cause_x"]))
+    elsewhere = data(("training_run", "test_run", ["cause_tb_masks_or"]), ("decoder_block", "test_values", []))
+    entries = [
+        entry("right", ["cause_tb_masks_or"]),
+        entry("second", ["cause_tb_masks_or"]),
+        entry("elsewhere", ["cause_tb_masks_or"]),
+        entry("undeclared", []),
+    ]
+    fits = causes.fits(entries, [right, second, elsewhere, right])
+    assert [fits[("transformer_block", e.name)].unfit for e in entries] == [
+        [],
+        [("decoder_block", "test_pad", "cause_x")],
+        [],
+        [],
+    ]
+    assert [fits[("transformer_block", e.name)].expected for e in entries] == [True, True, False, False]
+    rows = [(e, {}, {}, "caught", None) for e in entries]
+    lines, faults = causes.figures(rows, fits)
+    assert faults == 2, lines  # the stray second cause, and the expected cause shown only off its questions
+    assert lines[0].startswith("failing checks showing a cause the entry's code does not have: 1 ")
+    assert "(entries declaring their causes: 3/4)" in lines[0]
+    assert lines[1] == "caught entries with their expected cause: 2/3"
+    assert "CAUSE NOT IN THE CODE: second decoder_block::test_pad: cause_x" in lines[2]
+    assert "NO EXPECTED CAUSE: elsewhere" in lines[3]
+    out = io.StringIO()
+    assert audit_run.report(rows, CFG, out=out, fits=fits) == 2  # the audit's exit status counts them
+    assert "caught entries with their expected cause: 2/3" in out.getvalue()

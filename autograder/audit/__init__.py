@@ -8,6 +8,7 @@ docstring is YAML:
     bug: the bug in one line (or `correct: ...` for a correct variant)
     functions: [names the entry defines]
     questions: [questions that must lose points; empty for a correct variant]
+    causes: [the likely causes (message keys) the bug reproduces, the expected one first]
 
 and whose body defines those functions as a student would write them.
 """

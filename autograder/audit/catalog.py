@@ -4,7 +4,7 @@ import ast
 import copy
 import importlib
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -35,6 +35,9 @@ class Entry:
     # Every typed-answer cell the entry fills, {question: its lines}: `by_hand` above and the other
     # forms (judge.by_hand.FORMS: SHAPES_DRILL_CELL for `shapes_drill`); each is listed among its functions.
     typed: dict | None = None
+    # The likely causes (message keys) the entry's bug reproduces, the one its questions should
+    # name first; none declared: the audit cannot judge its causes (`audit.causes`).
+    causes: list = field(default_factory=list)
 
 
 def _defs(source):
@@ -47,7 +50,7 @@ def _defs(source):
     }
 
 
-LIST_KEYS = ("functions", "questions")
+LIST_KEYS = ("functions", "questions", "causes")
 
 
 def _header(doc):
@@ -92,6 +95,7 @@ def load_entry(path):
         source=str(meta.get("source", "")),
         by_hand=by_hand,
         typed=typed,
+        causes=list(meta.get("causes") or []),
     )
 
 

@@ -16,7 +16,10 @@ A correct entry that fails a public check also makes the exit status 1, and so
 does an entry the kit failed on (status internal_error: GRADER FAULT), and so
 does a hidden suite weaker than its own public check: a buggy entry that a
 public check flags on a question it may be charged on, with every point of that
-question kept (`weaker_than_public`).
+question kept (`weaker_than_public`). Per assignment, the causes that fit the code
+(`audit.causes`): failing checks showing a cause an entry's bug does not reproduce, and
+caught entries with their expected cause; either fault, on an entry that declares its
+causes, makes the exit status 1 too.
 """
 
 import json
@@ -26,6 +29,7 @@ from pathlib import Path
 
 from autograder import config as config_mod
 from autograder import release
+from autograder.audit import causes as cause_fit
 from autograder.audit.catalog import entries, fill_entry
 from autograder.audit.examples import template_path
 from autograder.audit.public import public_failures
@@ -123,7 +127,8 @@ def audit(assignment=None, cfg=None, progress=True, log=print, public=True, lang
 
     The last item lists the entry's failing public checks ("question/test"; empty
     when every one passes), or is None when `public` is off. `lang`: the edition the
-    entries are filled into (default the source's, English)."""
+    entries are filled into (default the source's, English). Returned beside how each
+    entry's likely causes fit its code: (rows, `causes.fits`)."""
     cfg = cfg or config_mod.load()
     chosen = list(entries(assignment))
     with tempfile.TemporaryDirectory(prefix="kit-audit-") as tmp:
@@ -131,10 +136,13 @@ def audit(assignment=None, cfg=None, progress=True, log=print, public=True, lang
         graded = grade_batch(files, Path(tmp) / "out", progress=progress, cfg=cfg)
         found = public_failures(files, cfg) if public else None
     flagged = [found[str(f)] for f in files] if found is not None else None
-    return verdicts(chosen, [data for _, _, data in graded], flagged, cfg)
+    data = [data for _, _, data in graded]
+    return verdicts(chosen, data, flagged, cfg), cause_fit.fits(chosen, data)
 
 
-def report(rows, cfg, out=sys.stdout):
+def report(rows, cfg, out=sys.stdout, fits=None):
+    """Print the audit's matrix and figures; the count of faults. `fits`: how each entry's
+    causes fit its code (`causes.fits`), None to leave those figures out."""
     bad = 0
     buggy = [r for r in rows if not r[0].correct]
     caught = [r for r in buggy if r[3] == "caught"]
@@ -169,6 +177,10 @@ def report(rows, cfg, out=sys.stdout):
                 msg = first_failure(said.get(q))
                 if msg:
                     print(f"      {q}: {msg[:220]}", file=out)
+        lines, faults = cause_fit.figures(mine, fits or {})
+        for line in lines:
+            print(f"  {line}", file=out)
+        bad += faults
     weaker = weaker_than_public(rows, cfg)
     for e, question, check in weaker:
         print(
@@ -216,6 +228,6 @@ def main(*, assignment: str | None = None, no_progress: bool = False) -> int:
     """`audit`: grade every catalog entry (of `assignment`, default all: `autograder.audit.main`
     has refused an unknown one) and print what the suites catch."""
     cfg = config_mod.load()
-    rows = audit(assignment, cfg, progress=not no_progress)
-    bad = report(rows, cfg)
+    rows, fits = audit(assignment, cfg, progress=not no_progress)
+    bad = report(rows, cfg, fits=fits)
     return 1 if bad else 0

@@ -44,6 +44,7 @@ from autograder.protocol.grads import vjp
 from autograder.protocol.wire import flat_tensors
 
 MESSAGE_CHARS = 600
+CONSTRUCT_SEED = 0  # the global RNG's seed before a module is built (`Runner._call`)
 # Exit status of a worker whose pipes to the judge the student's code closed,
 # replaced or wrote into: it cannot be trusted to read the next request or to
 # answer, so it ends at once (after the cell or call that did it) and the judge
@@ -505,6 +506,11 @@ class Worker:
             params = {}
             if req.get("construct") is not None:
                 c = req["construct"]
+                # Every construction draws the same numbers: a parameter the judge does not load
+                # (a bias the contract has not) and dropout then hold the same values in every
+                # call of a case, so a property compared across calls (causality, padding) sees
+                # the student's module, never two draws of it.
+                torch.manual_seed(CONSTRUCT_SEED)
                 obj = fn(*c.get("args", []), **c.get("kwargs", {}))
                 if isinstance(obj, torch.nn.Module):
                     to = req.get("to") or {}

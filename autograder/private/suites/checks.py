@@ -912,27 +912,34 @@ def check_runs(
     return got, expected
 
 
-def check_plausible(got, expected, what):
+def check_plausible(got, expected, what, hints=None):
     """The outputs are the function's real work, not a placeholder: no NaN or
     inf where the reference has a non-zero number, weights whose rows sum to 1
     wherever the reference's do, and not all zeros where the reference is not.
     A check of another property needs this much (so that returning zeros or
-    NaN of the right shape earns none of it); a wrong formula passes it."""
+    NaN of the right shape earns none of it); a wrong formula passes it.
+    `hints` ({output: hint}, as `check_outputs` takes them): a likely cause that
+    reproduces the output (a mask that leaves a row no key)."""
     for n, exp in expected.items():
         g, e = got[n].detach().double().cpu(), exp.detach().double().cpu()
         if g.shape != e.shape:
             continue
+        hint = (hints or {}).get(n)
+
+        def cause(n=n, hint=hint):
+            return hint(got[n], expected[n]) if hint else None
+
         bad = ~torch.isfinite(g) & torch.isfinite(e) & (e != 0)
         if bad.any():
-            fail(t("not_plausible_nan", what=f"{what} -> {n}", n=int(bad.sum())))
+            fail(caused(t("not_plausible_nan", what=f"{what} -> {n}", n=int(bad.sum())), cause()))
         if n == "weights" and g.dim() >= 1:
             live = (e.sum(-1) - 1).abs() < 1e-6  # rows the reference gives a distribution
             sums = g.sum(-1)[live]
             if sums.numel() and not torch.allclose(sums, torch.ones_like(sums), atol=0.05):
                 worst = float(sums[(sums - 1).abs().argmax()])
-                fail(t("not_weights", what=f"{what} -> {n}", sum=number(worst, ".3g")))
+                fail(caused(t("not_weights", what=f"{what} -> {n}", sum=number(worst, ".3g")), cause()))
         elif g.numel() and g.abs().max() == 0 and e.abs().max() > 0:
-            fail(t("all_zeros", what=f"{what} -> {n}"))
+            fail(caused(t("all_zeros", what=f"{what} -> {n}"), cause()))
 
 
 def close_enough(got, expected, cfg):

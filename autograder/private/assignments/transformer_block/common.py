@@ -157,6 +157,15 @@ class ModuleCase:
         return dict(self.sizes), make, [*self.args, *self.kwargs.values(), *self.state.values()]
 
 
+def heads_folded(got, want):
+    """Weights (B, T, T) where the contract returns (B, n_heads, T, T): the head axis gone, a
+    shape the contract fixes (nn.MultiheadAttention's default averages the heads' maps)."""
+    return c.Msg("cause_tb_weights_heads_folded") if len(want) == 4 and got == (want[0], *want[2:]) else None
+
+
+SHAPE_HINTS = {"weights": heads_folded}  # {output: a likely cause from its shape alone}
+
+
 # -- the student's calls ------------------------------------------------------------------
 def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", **opts):
     """Call the student's module built and loaded as `case` says; fail with its error."""
@@ -173,12 +182,13 @@ def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", *
     c.call_failed(case.describe(args, kwargs, device, dtype), reply.error, cause)
 
 
-def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, plausible=True, **opts):
+def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, plausible=True, hints=None, **opts):
     """The module returns the contract's outputs: the reference's shapes, the dtype it
-    was moved to, the inputs' device, and plausible values (`c.check_plausible`; on the
-    meta device, the same call on the CPU first). Returns (got, what, reply)."""
+    was moved to, the inputs' device, and plausible values (`c.check_plausible`, with the
+    likely causes `hints` recompute; on the meta device, the same call on the CPU first).
+    Returns (got, what, reply)."""
     if str(device) == "meta":
-        runs(sub, case, dtype, "cpu", args, kwargs)
+        runs(sub, case, dtype, "cpu", args, kwargs, hints=hints)
     a = c.to(case.args if args is None else args, device, dtype)
     k = c.to(case.kwargs if kwargs is None else kwargs, device, dtype)
     if str(device) == "meta":
@@ -188,16 +198,16 @@ def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, p
     got = c.outputs(reply.value, what, list(case.OUT))
     expected = case.expected(dtype, args, kwargs)
     for n, exp in expected.items():
-        c.check_meta(got[n], f"{what} -> {n}", tuple(exp.shape), dtype, device)
+        c.check_meta(got[n], f"{what} -> {n}", tuple(exp.shape), dtype, device, hint=SHAPE_HINTS.get(n))
     if str(device) != "meta" and plausible:
-        c.check_plausible(got, expected, what)
+        c.check_plausible(got, expected, what, hints)
     return got, what, reply
 
 
 def values(sub, cfg, case, hints=None, dtype=torch.float64):
     """The student's outputs against the reference module's (on the CPU), with a
     counterexample when they differ."""
-    got, what, _ = runs(sub, case, dtype)
+    got, what, _ = runs(sub, case, dtype, hints=hints)
     expected = case.expected(dtype)
     with c.module_counterexample_on_failure(sub, cfg, case.NAME, got, expected, dtype, "cpu", *case.fresh()):
         c.check_outputs(got, expected, what, cfg, dtype, "cpu", hints)
@@ -209,7 +219,7 @@ def in_dtype(sub, cfg, case, dd, hints=None):
     outputs keep them and hold no NaN or inf; off float64, when the module is right in
     float64, they are as close to the reference as `dtype` allows."""
     device, dtype = dd
-    got, what, _ = runs(sub, case, dtype, device)
+    got, what, _ = runs(sub, case, dtype, device, hints=hints)
     c.judge_in_dtype(
         got,
         case.expected(dtype),
@@ -326,23 +336,41 @@ def feed_forward(x, ffn, act="relu"):
     return ffn.linear2(h)
 
 
-def block_mask(T, pad_mask, causal=True, padding=True):
+def block_mask(T, pad_mask, causal=True, padding=True, combine="and"):
+    """The attention's mask (True: may attend), or one of its mistakes: `causal`, `padding`
+    which masks it holds; `combine` "and" (right), "or" (causal | padding), "inverted" (the
+    padding's polarity inverted: causal & ~pad_mask)."""
     mask = torch.ones(T, T, dtype=torch.bool).tril() if causal else None
     if pad_mask is not None and padding:
-        keys = pad_mask[:, None, None, :]
-        mask = keys if mask is None else mask & keys
+        keys = (~pad_mask if combine == "inverted" else pad_mask)[:, None, None, :]
+        mask = keys if mask is None else mask | keys if combine == "or" else mask & keys
     return mask
 
 
-def block(x, blk, pad_mask=None, order="pre", ln="ok", act="relu", causal=True, padding=True, residual=(True, True)):
+def block(
+    x,
+    blk,
+    pad_mask=None,
+    order="pre",
+    ln="ok",
+    act="relu",
+    causal=True,
+    padding=True,
+    residual=(True, True),
+    combine="and",
+    positions=False,
+):
     """A decoder block with `blk`'s parameters and one mistake: `order` "pre" (right),
     "post" (ln(x + sublayer(x))), "normed_residual" (x = ln(x) + sublayer(ln(x))),
     "one_norm" (ln1 before both sublayers), "parallel" (x + attn(ln1 x) + ffn(ln2 x));
     `ln` the layer norm's axis or formula; `act` the feed-forward's activation; `causal`,
-    `padding` which masks reach the attention; `residual` which residuals are added.
+    `padding`, `combine` the mask that reaches the attention (`block_mask`); `residual`
+    which residuals are added; `positions` the positional encoding added to x first.
     Returns (output, weights)."""
     T = x.shape[1]
-    mask = block_mask(T, pad_mask, causal, padding)
+    mask = block_mask(T, pad_mask, causal, padding, combine)
+    if positions:
+        x = x + sinusoid(T, x.shape[2])
 
     def norm(v, which):
         return layer_norm(v, which, ln)
@@ -405,6 +433,25 @@ def first_match(got, alternatives):
         if want is not None and c.matches(got, want):
             return cause
     return None
+
+
+def sinusoid_at_frequencies(got):
+    """The encoding laid out as the contract asks (sin, cos interleaved, positions from 0) at
+    the frequencies `got` (T, D) shows at position 1 (each pair's angle there), or None when
+    it has no position 1: a right layout with wrong frequencies reproduces itself."""
+    g = got.detach().double().cpu()
+    if g.dim() != 2 or g.shape[0] < 2 or g.shape[1] % 2:
+        return None
+    freq = torch.atan2(g[1, 0::2], g[1, 1::2])  # each pair's angle at t = 1: its frequency
+    angles = torch.arange(g.shape[0], dtype=torch.float64)[:, None] * freq
+    return torch.stack([angles.sin(), angles.cos()], -1).flatten(1)
+
+
+def pe_alternatives(got, T, D):
+    """(cause, tensor) of the encoding's usual mistakes at (T, D), then the right layout at
+    `got`'s own frequencies (`sinusoid_at_frequencies`)."""
+    alts = [(pe_cause(how), sinusoid(T, D, how)) for how in PE_MISTAKES]
+    return alts + [(c.Msg("cause_tb_pe_frequencies"), sinusoid_at_frequencies(got))]
 
 
 def inputs_unchanged(sub, case):

@@ -2,6 +2,7 @@
 bug: the residual around the attention is missing: x = attn(ln1(x)) replaces x instead of being added to it
 functions: [DecoderBlock]
 questions: [decoder_block, training_run]
+causes: [cause_tb_no_attention_residual, cause_tb_run_parts]
 """
 
 from torch import nn

@@ -2,6 +2,7 @@
 bug: the causal mask is left out: only the padding mask (when given) reaches the attention, so every position sees the future
 functions: [DecoderBlock]
 questions: [decoder_block, training_run]
+causes: [cause_tb_no_causal_mask, cause_tb_run_parts, cause_tb_run_reads_ahead]
 """
 
 from torch import nn

@@ -2,6 +2,7 @@
 bug: the layer norm is computed by hand over the positions (dim=1) instead of the features (the last axis)
 functions: [DecoderBlock]
 questions: [decoder_block, training_run]
+causes: [cause_tb_ln_positions, cause_tb_run_parts]
 idiom: mean and var taken with dim=1 on a (B, T, D) tensor, then the nn.LayerNorm's weight and bias applied
 """
 

@@ -2,6 +2,7 @@
 bug: post-norm: each layer norm is applied to the residual sum, ln(x + sublayer(x)), as in the paper and nn.TransformerEncoderLayer's default (norm_first=False), instead of pre-norm x + sublayer(ln(x))
 functions: [DecoderBlock]
 questions: [decoder_block, training_run]
+causes: [cause_tb_post_norm, cause_tb_run_parts]
 example: true
 source: pytorch, torch/nn/modules/transformer.py (TransformerEncoderLayer.forward without norm_first: x = norm1(x + sa_block(x)); x = norm2(x + ff_block(x))), https://github.com/pytorch/pytorch/blob/main/torch/nn/modules/transformer.py
 idiom: x = self.ln1(x + attended); x = self.ln2(x + self.ffn(x))

@@ -2,6 +2,7 @@
 bug: GELU between the two linear layers (GPT-2's and nanoGPT's MLP) instead of the contract's ReLU
 functions: [FeedForward]
 questions: [feed_forward]
+causes: [cause_tb_gelu, cause_tb_run_parts]
 source: karpathy/nanoGPT, model.py (MLP: c_fc, nn.GELU(), c_proj, dropout), https://github.com/karpathy/nanoGPT/blob/master/model.py
 idiom: an MLP of two linear layers with nn.GELU() between them
 """

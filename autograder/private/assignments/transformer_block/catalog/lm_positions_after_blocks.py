@@ -2,6 +2,7 @@
 bug: the positional encoding is added after the blocks (before ln_f) instead of to the embeddings before the first block
 functions: [TransformerLM]
 questions: [transformer_lm, training_run]
+causes: [cause_tb_positions_after_blocks, cause_tb_run_positions, cause_tb_run_parts, cause_run_own_forward]
 """
 
 from torch import nn

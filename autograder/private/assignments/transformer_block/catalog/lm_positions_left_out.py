@@ -2,6 +2,7 @@
 bug: the positional encoding is left out: the embeddings go into the first block as they are, so the model cannot tell one order of the tokens from another
 functions: [TransformerLM]
 questions: [transformer_lm, training_run]
+causes: [cause_tb_no_positions, cause_tb_run_positions, cause_tb_run_parts, cause_run_own_forward]
 """
 
 from torch import nn

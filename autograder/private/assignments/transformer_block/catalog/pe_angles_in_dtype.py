@@ -2,6 +2,7 @@
 bug: the angles computed in the dtype asked (float16 holds 256 .. 512 only 0.25 apart)
 functions: [positional_encoding]
 questions: [positional_encoding]
+causes: [cause_tb_pe_angles_in_dtype]
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: the exponent uses the feature index j / D instead of 2i / D for the pair, so the cosine of a pair gets another frequency than its sine
 functions: [positional_encoding]
 questions: [positional_encoding, training_run]
+causes: [cause_tb_pe_feature_exponent, cause_tb_run_parts, cause_tb_run_positions]
 idiom: a loop-free table where every feature j gets 1 / 10000 ** (j / d_model), then sin on the even columns and cos on the odd ones
 """
 

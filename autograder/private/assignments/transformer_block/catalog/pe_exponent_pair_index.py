@@ -2,6 +2,7 @@
 bug: the exponent is i / D for pair i, the factor 2 of 2i / D left out (the frequencies fall half as fast)
 functions: [positional_encoding]
 questions: [positional_encoding, training_run]
+causes: [cause_tb_pe_pair_exponent, cause_tb_run_parts, cause_tb_run_positions]
 """
 
 import torch

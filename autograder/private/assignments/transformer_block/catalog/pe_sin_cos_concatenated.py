@@ -2,6 +2,7 @@
 bug: the sines fill the first half of the features and the cosines the second half (torch.cat) instead of alternating sin, cos in each pair
 functions: [positional_encoding]
 questions: [positional_encoding, training_run]
+causes: [cause_tb_pe_concat, cause_tb_run_parts, cause_tb_run_positions]
 example: true
 idiom: torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1), common in tutorials and in rotary-embedding code
 """

@@ -2,6 +2,7 @@
 bug: the Annotated Transformer's LayerNorm and SublayerConnection: the residual order is right (the norm first, x + sublayer(norm(x))), but its norm divides by the unbiased standard deviation plus eps, which is not nn.LayerNorm's sqrt(biased variance + eps)
 functions: [DecoderBlock]
 questions: [decoder_block]
+causes: [cause_tb_ln_unbiased, cause_tb_run_parts]
 source: harvardnlp, The Annotated Transformer (LayerNorm.forward: a_2 * (x - mean) / (std + eps) + b_2; SublayerConnection.forward: x + dropout(sublayer(norm(x)))), https://nlp.seas.harvard.edu/annotated-transformer/
 idiom: x.std(-1, keepdim=True) (unbiased by default) and eps added to the std, the gain and bias of the contract's nn.LayerNorm reused
 """

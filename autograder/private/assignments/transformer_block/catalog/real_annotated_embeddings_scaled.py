@@ -2,6 +2,7 @@
 bug: the Annotated Transformer's Embeddings: the token embeddings are multiplied by sqrt(d_model) before the positions are added; this contract adds the positions to embed(tokens) as it is
 functions: [TransformerLM]
 questions: [transformer_lm, training_run]
+causes: [cause_tb_embedding_scaled, cause_tb_run_parts, cause_tb_run_positions, cause_run_own_forward]
 source: harvardnlp, The Annotated Transformer (Embeddings.forward: self.lut(x) * math.sqrt(self.d_model)), https://nlp.seas.harvard.edu/annotated-transformer/
 idiom: self.embed(tokens) * math.sqrt(d_model)
 """

@@ -2,6 +2,7 @@
 bug: HuggingFace GPT-2's Conv1D layers in the feed-forward network: their weights are stored transposed, (in, out), so the parameters do not have nn.Linear's shapes (out, in) and the grader's cannot be loaded
 functions: [FeedForward]
 questions: [feed_forward, training_run]
+causes: [cause_tb_weight_transposed, cause_tb_parameter_names]
 source: huggingface/transformers, pytorch_utils.py (Conv1D: weight (nx, nf), torch.addmm(bias, x.view(-1, x.size(-1)), weight)) and models/gpt2/modeling_gpt2.py (GPT2MLP: c_fc, act, c_proj), https://github.com/huggingface/transformers/blob/main/src/transformers/pytorch_utils.py
 idiom: nn.Parameter(torch.empty(in_features, out_features)) applied with torch.addmm(bias, x.view(-1, n_in), weight)
 """

@@ -2,6 +2,7 @@
 bug: minGPT's Block: pre-norm and right about the residuals, but its MLP applies the tanh approximation of GELU (NewGELU) between the two layers instead of ReLU
 functions: [DecoderBlock]
 questions: [decoder_block]
+causes: [cause_tb_block_gelu, cause_tb_run_parts]
 source: karpathy/minGPT, mingpt/model.py (NewGELU: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))); Block.forward: x = x + attn(ln_1(x)); x = x + mlpf(ln_2(x)) with mlpf = c_proj(act(c_fc(x)))), https://github.com/karpathy/minGPT/blob/master/mingpt/model.py
 idiom: the MLP written out in the block as a lambda over the feed-forward's layers, with the tanh GELU formula typed by hand
 """

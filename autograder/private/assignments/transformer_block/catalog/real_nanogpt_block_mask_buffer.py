@@ -2,6 +2,7 @@
 bug: nanoGPT's CausalSelfAttention keeps its causal mask as a persistent buffer (register_buffer("bias", torch.tril(...))): the block computes what the contract asks, but its state_dict holds an extra key, bias, that the grader's state (and the training run's load_state_dict) does not have; a cached table must be registered with persistent=False
 functions: [DecoderBlock]
 questions: [decoder_block, training_run]
+causes: [cause_lab_persistent_buffer, cause_tb_parameter_names]
 source: karpathy/nanoGPT, model.py (CausalSelfAttention.__init__: self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size)).view(1, 1, config.block_size, config.block_size)); forward: att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))), https://github.com/karpathy/nanoGPT/blob/master/model.py
 idiom: self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size)); mask = self.bias[:, :, :T, :T] != 0
 """

@@ -2,6 +2,7 @@
 bug: nanoGPT's GPT: a learned table of positions (wpe, an nn.Embedding of block_size rows) added to the token embeddings instead of the sinusoidal positional_encoding; the grader's parameters hold no such table
 functions: [TransformerLM]
 questions: [transformer_lm, training_run]
+causes: [cause_tb_learned_positions, cause_tb_parameter_names]
 source: karpathy/nanoGPT, model.py (GPT.__init__: wpe = nn.Embedding(config.block_size, config.n_embd); forward: pos = torch.arange(0, t); x = drop(tok_emb + pos_emb)), https://github.com/karpathy/nanoGPT/blob/master/model.py
 idiom: self.wpe = nn.Embedding(block_size, d_model); pos = torch.arange(0, T, device=tokens.device); x = self.embed(tokens) + self.wpe(pos)
 """
