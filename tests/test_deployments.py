@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import __version__, config, release
+from autograder import __version__, config, messages, release
 from autograder.audit import examples as examples_mod
 from autograder.audit import hostile
 from conftest import ASSIGNMENTS, ROOT
@@ -86,8 +86,26 @@ def site_packages(venv):
 
 @pytest.fixture(scope="session")
 def kit_wheel(tmp_path_factory):
+    """The wheel pip builds from the checkout's files (tracked and new, not ignored), copied
+    first: setuptools' build/ folder in a working checkout keeps files that were since
+    deleted, and a wheel built through it would carry them."""
     out = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, ROOT], cwd=ROOT)
+    source = tmp_path_factory.mktemp("source")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        if (ROOT / rel).is_symlink():  # autograder/private/solutions -> ../../solutions
+            os.symlink(os.readlink(ROOT / rel), source / rel)
+        elif (ROOT / rel).is_file():
+            shutil.copy2(ROOT / rel, source / rel)
+    _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, source], cwd=source
+    )
     return next(out.glob("attention_autograder_kit-*.whl"))
 
 
@@ -225,4 +243,6 @@ def test_the_public_part_alone_holds_none_of_the_private_files(base_venv, dist, 
     stub = shutil.copy(ROOT / "student_template" / "en" / "scaled_dot_product.ipynb", empty / "stub.ipynb")
     assert _run([py, "-m", "autograder", "check", stub], cwd=empty, check=False).returncode == 1
     refused = _run([py, "-m", "autograder", "grade", reference, "--out", empty / "out"], cwd=empty, check=False)
-    assert refused.returncode == 2 and "public part" in refused.stderr and "Traceback" not in refused.stderr
+    course = messages.normalize(config.load(ROOT / "grading.yml").language)  # _run leaves $KIT_LANG out
+    said = messages.t("cli_public_part", course, verb="grade")
+    assert refused.returncode == 2 and said in refused.stderr and "Traceback" not in refused.stderr
