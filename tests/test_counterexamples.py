@@ -578,7 +578,7 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
     calls = []  # each call's tensor inputs
     searching = []
     real_call, real_reference, real_check = Remote.call, checks.reference_outputs, checks.check_outputs
-    real_search, real_module_search = cx.search, cx.search_module
+    real_search, real_module_search = shrink.search_function, shrink.search_module
     real_assert = checks.assert_close
 
     def tensors(value):
@@ -627,8 +627,8 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
     monkeypatch.setattr(checks, "reference_outputs", reference_outputs)
     monkeypatch.setattr(checks, "check_outputs", check_outputs)
     monkeypatch.setattr(checks, "assert_close", assert_close)
-    monkeypatch.setattr(cx, "search", searched(real_search))
-    monkeypatch.setattr(cx, "search_module", searched(real_module_search))
+    monkeypatch.setattr(shrink, "search_function", searched(real_search))
+    monkeypatch.setattr(shrink, "search_module", searched(real_module_search))
     entries = [catalog.load_entry(layout.catalog(a) / f"{n}.py") for a, n in CHOSEN]
     for path in audit_run.fill_catalog(entries, tmp_path):
         result = grade(path, cfg=CFG, lang="en", pytest_args=["-k", "not training_run"])  # no lab training here

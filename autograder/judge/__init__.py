@@ -459,13 +459,17 @@ def _run_suites(
 def _forget_suites() -> None:
     """Drop the suites' modules from sys.modules after a run with a grader fault: a
     module that failed to import stays there half made (pytest's importlib mode), and the
-    next submission graded in this process would collect it empty, without an error."""
+    next submission graded in this process would collect it empty, without an error.
+    Only the assignments' suites: their shared library (`SUITES`: checks, trained, the
+    conftest plugin) is imported as any package is, never half made, and dropping it made
+    a second `checks` beside the first (the next run's suites read one, its cfg and
+    whatever holds the other, such as a planted fault, stayed on the first)."""
     import sys
 
-    roots = (str(SUITES.resolve()), str(ASSIGNMENTS.resolve()))
+    root = str(ASSIGNMENTS.resolve())
     for mod_name, mod in list(sys.modules.items()):
         path = getattr(mod, "__file__", None)
-        if isinstance(path, str) and path.startswith(roots):
+        if isinstance(path, str) and path.startswith(root):
             del sys.modules[mod_name]
 
 
