@@ -7,7 +7,7 @@ from typing import Any
 
 from autograder.judge.detect import question_name
 from autograder.judge.remote import cell_label
-from autograder.judge.scoring import CauseSaid
+from autograder.judge.scoring import MAX_LINE_CHARS, CauseSaid
 from autograder.judge.text import one_line
 from autograder.messages import t
 
@@ -72,7 +72,11 @@ def typed_problem(question: str, data: Mapping[str, Any] | None) -> str | None:
     unreadable, rule = TYPED_KEYS[question]
     where = ", ".join(cell_label(label, index) for index, label in zip(data["cells"], data["labels"]))  # type: ignore[index]
     reason = t(problem["key"], **problem["fields"])
-    return one_line(f"{t(unreadable, cell=where)} {t('cause_marker')} {t(rule, reason=reason)}", MAX_CHARS)
+    # each part cut as the grade cuts its failure's and its likely cause's words (scoring's
+    # MAX_LINE_CHARS), never the two joined: a long cell label (`cell_label`'s first line) cut
+    # the cause here where the grade shows it whole
+    symptom = one_line(t(unreadable, cell=where), MAX_LINE_CHARS)
+    return f"{symptom} {t('cause_marker')} {one_line(t(rule, reason=reason), MAX_LINE_CHARS)}"
 
 
 def public_costs(sub: Any, questions: Iterable[str]) -> dict[str, list[str]]:
