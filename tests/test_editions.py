@@ -14,10 +14,10 @@ import nbformat
 import pytest
 import yaml
 
-from autograder import config
+from autograder import config, layout
 from autograder.audit import examples as examples_mod
 from autograder.audit.catalog import fill_reference
-from autograder.build import check_aligned, editions, sync, texts
+from autograder.build import check_aligned, editions, sync, texts, time_text
 from conftest import ASSIGNMENTS, EDITIONS, ROOT, grade, template
 
 CFG = config.load(ROOT / "grading.yml")
@@ -122,12 +122,16 @@ def test_a_translation_changed_alone_or_wrongly_is_drift(tmp_path):
 
 
 def _course_copy(tmp_path):
-    """A copy of the course (package, masters, translations, solutions, templates, examples)
-    where a test may change sources; commands run there use the copy's package."""
+    """A copy of the course (package, masters, translations, solutions, templates, examples,
+    the measured times the build says) where a test may change sources; commands run there
+    use the copy's package."""
     dest = tmp_path / "course"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
     for name in ("autograder", "assignments", "solutions", "student_template", "examples"):
         shutil.copytree(ROOT / name, dest / name, symlinks=True, ignore=ignore)
+    figures = time_text.FIGURES.relative_to(layout.KIT_ROOT)  # the kit-time cells' figures
+    (dest / figures).parent.mkdir(parents=True)
+    shutil.copy(ROOT / figures, dest / figures)
     shutil.copy(ROOT / "grading.yml", dest / "grading.yml")
     return dest
 
