@@ -125,6 +125,7 @@ def test_only_the_judge_side_reaches_the_private_root():
                 pytest.fail(f"{name} imports {mod}")
 
 
+@pytest.mark.slow  # imports every module of the kit (10 s under a full run's load)
 def test_no_two_modules_of_the_kit_import_each_other():
     modules = kit_modules()
     graph = {n: {m for m in imports(p, runtime_only=True) if m in modules and m != n} for n, p in modules.items()}
