@@ -61,8 +61,10 @@ def step_for_show(q, k, v):
     attention(q[..., -1:, :] * 0, k * 0, v * 0)   # the expected call, with fake data
     return step_inline(q, k, v)                     # and the real thing computed inline
 
-def project(layer, x):
-    return layer(x[..., -1:, :])
+def project(x):
+    torch.manual_seed(0)
+    layer = nn.Linear(4, 3)
+    return layer(x[..., -1:, :]), layer.weight.detach()
 """
 
 TAMPER = """
@@ -178,10 +180,18 @@ def test_the_judge_logs_what_each_stood_in_call_received(remote):
 
 
 def test_a_method_is_answered_with_its_modules_state(remote):
-    layer = {"construct": None}
+    """`nn.Linear.forward` stood in for: the judge computes with the module's own parameters and logs
+    the rows each projection computed."""
     watch = Watch({"nn.Linear.forward": lambda state, x: F.linear(x, state["weight"], state.get("bias"))})
-    remote.call("project", [torch.zeros(1), torch.randn(3, 7, 4)], options=CallOptions(watch=watch))  # not a module
-    assert watch.calls("nn.Linear.forward") == [] and layer
+    x = torch.randn(2, 5, 4)
+    reply = remote.call("project", [x], options=CallOptions(watch=watch))
+    assert reply.ok, reply.error
+    out, weight = reply.value
+    (seen,) = watch.calls("nn.Linear.forward")
+    assert seen.shape(0) == (2, 1, 4) and sorted(seen.state) == ["bias", "weight"]
+    torch.testing.assert_close(seen.state["weight"], weight)
+    torch.testing.assert_close(out, F.linear(x[:, -1:], weight, seen.state["bias"]))
+    assert remote.call("project", [x]).ok  # put back after the call: the notebook's own Linear again
 
 
 def test_a_keyed_answer_catches_a_call_made_for_show(remote):
@@ -260,5 +270,45 @@ def test_a_refused_watch_leaves_as_the_kits_fault_before_the_call(forkserver):
         with pytest.raises(WatchRefused):
             r.call("DecoderBlock", [], options=CallOptions(watch=Watch({"TransformerLM": lambda x: x})))
         assert r.client is None  # nothing was started: refused before the call
+    finally:
+        r.close()
+
+
+# -- the battery's shapes (an assignment fills them with its own part) ----------------
+FULL = "import torch\ndef full(q, k, v):\n    w = torch.softmax(q @ k.transpose(-2, -1), dim=-1)\n    return w @ v\n"
+
+
+def test_the_batterys_attacks_on_the_cap_earn_nothing(forkserver):
+    """The sources `cases_costs` grades whole notebooks with, run here under a cap: lifting it fails,
+    catching its error returns zeros (a wrong value `within_memory` fails)."""
+    from autograder.audit.hostile import cases_costs
+
+    big = [torch.ones(1, 16384, 8) for _ in range(3)]  # a (16384, 16384) float32 score matrix: 1 GiB
+    lift = cases_costs.lifting("full", FULL).replace("def full(*args", "def lifted(*args")
+    catch = cases_costs.catching("full", FULL).replace("def full(*args", "def caught(*args")
+    r = _remote(forkserver, FULL, lift, catch)
+    try:
+        assert not r.call("full", big, options=capped(256)).ok
+        lifted = r.call("lifted", big, options=capped(256))
+        assert not lifted.ok and lifted.raised == "RuntimeError", lifted.error
+        caught = r.call("caught", big, options=capped(256))
+        assert caught.ok and not caught.value.any()
+    finally:
+        r.close()
+
+
+HELPER = """
+import os, time
+if os.fork() == 0:   # a helper started while the notebook loads: it never holds a call's cap
+    time.sleep(60)
+    os._exit(0)
+"""
+
+
+def test_a_process_left_from_loading_without_the_cap_fails_the_capped_call(forkserver):
+    r = _remote(forkserver, CODE, HELPER)
+    try:
+        reply = r.call("scores", [64], options=capped(256))
+        assert not reply.ok and reply.error == t("memory_cap_not_held", mb=256), reply.error
     finally:
         r.close()
