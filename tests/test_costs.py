@@ -312,3 +312,60 @@ def test_a_process_left_from_loading_without_the_cap_fails_the_capped_call(forks
         assert not reply.ok and reply.error == t("memory_cap_not_held", mb=256), reply.error
     finally:
         r.close()
+
+
+# -- the suites' helpers ----------------------------------------------------------------
+@pytest.fixture
+def judge_cfg():
+    from autograder import config
+    from autograder.private.suites import checks
+
+    cfg = config.load()
+    checks.use_cfg(cfg)
+    yield cfg
+    checks.use_cfg(None)
+
+
+def test_within_memory_fails_a_call_over_its_cap_and_a_caught_error_by_its_value(remote, judge_cfg):
+    from autograder.judge.failure import Failure
+
+    ok = costs.within_memory(remote, judge_cfg, "scores", [2048], torch.tensor(2048.0**2), memory_mb=256)
+    assert ok.ok
+    with pytest.raises(Failure, match="needed more than 256 MB"):
+        costs.within_memory(remote, judge_cfg, "scores", [16384], torch.tensor(16384.0**2), 256, reference_mb=40)
+    with pytest.raises(Failure) as caught:
+        costs.within_memory(remote, judge_cfg, "catch", [16384], torch.tensor(16384.0**2), 256)
+    assert "needed more" not in str(caught.value)  # it returned: its value is what fails
+
+
+def test_the_log_helpers_name_a_missing_call_and_wrong_sizes(remote, judge_cfg):
+    from autograder.judge.failure import Failure
+
+    reply, watch = costs.watched_call(remote, "step", QKV, {"attention": _attention})
+    costs.check_sizes(watch, "attention", 0, -2, [1], what="step")
+    _, again = costs.watched_call(remote, "step_recomputing", QKV, {"attention": _attention})
+    with pytest.raises(Failure, match=r"called attention with sizes \[5\] \(1\), where \[1\] \(1\)"):
+        costs.check_sizes(again, "attention", 0, -2, [1], what="step")
+    _, inline = costs.watched_call(remote, "step_inline", QKV, {"attention": _attention})
+    with pytest.raises(Failure, match="step must call attention"):
+        costs.must_call(inline, "attention", what="step")
+
+
+def test_the_shapes_register_a_control_and_attacks_no_better_than_it():
+    from autograder.audit.hostile import cases_costs
+    from autograder.audit.hostile.cases import CASES
+
+    n = len(CASES)
+    try:
+        cases_costs.memory_cap_cases("m", "any", "q", ["q", "other"], "full", FULL)
+        cases_costs.call_log_cases(
+            "w", "any", "q", ["q", "other"], "step", "def step(x):\n    return x\n", "def step(x):\n    return x\n"
+        )
+        added = {c.name: c.expect for c in CASES[n:]}
+    finally:
+        del CASES[n:]
+    assert sorted(added) == ["m_catches_memory_error", "m_costly", "m_lifts_cap", "w_calls_for_show", "w_recomputes"]
+    for name, expect in added.items():
+        assert expect["questions_lose"] == ["q"] and expect["questions_keep_full"] == ["other"]
+        control = "m_costly" if name.startswith("m_") else "w_recomputes"
+        assert expect.get("not_above") == (None if name == control else control)

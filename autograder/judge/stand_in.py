@@ -136,16 +136,7 @@ def _named_in_any(fn: types.FunctionType, names: dict[str, Any]) -> list[Any]:
         if id(f) in seen or not inspect.isfunction(f):
             continue
         seen.add(id(f))
-        loaded: set[str] = set()
-        codes = [f.__code__]
-        while codes:
-            code = codes.pop()
-            loaded.update(code.co_names)
-            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-        values = [f.__globals__.get(n) for n in loaded] + [names.get(n) for n in loaded]  # `ref.DecoderBlock` too
-        values += list(f.__defaults__ or ()) + list((f.__kwdefaults__ or {}).values())
-        values += [c.cell_contents for c in f.__closure__ or () if _filled(c)]
-        for v in values:
+        for v in _values_named(f, names):  # `ref.DecoderBlock` too: `names` holds the reference's own
             if _is_reference(v):
                 found.append(v)
             elif inspect.isfunction(v):
@@ -205,6 +196,12 @@ def _named(obj: object, names: dict[str, Any]) -> list[Any]:
 
 def _named_in(fn: types.FunctionType, names: dict[str, Any]) -> list[Any]:
     """The reference functions and classes a function names: in its code, defaults and closure."""
+    return [v for v in _values_named(fn, names) if _is_reference(v)]
+
+
+def _values_named(fn: types.FunctionType, names: dict[str, Any]) -> list[Any]:
+    """What a function may use by name: every name its code objects (nested ones included) load,
+    looked up in its globals and among `names`, and its defaults and closure."""
     loaded: set[str] = set()
     codes = [fn.__code__]
     while codes:
@@ -214,7 +211,7 @@ def _named_in(fn: types.FunctionType, names: dict[str, Any]) -> list[Any]:
     values = [fn.__globals__.get(n) for n in loaded] + [names.get(n) for n in loaded]
     values += list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
     values += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
-    return [v for v in values if _is_reference(v)]
+    return values
 
 
 def _filled(cell: types.CellType) -> bool:

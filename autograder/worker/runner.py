@@ -191,6 +191,15 @@ def _guard_imports(packages):
     sys.meta_path.insert(0, NotebookFinder())
 
 
+def _put_back(done):
+    """Undo `Worker._watch`: each (owner, attribute, what it held), last first."""
+    for owner, attr, before in reversed(done):
+        if isinstance(owner, dict):
+            owner[attr] = before
+        else:
+            setattr(owner, attr, before)
+
+
 def _tensor_slots(torch, args, kwargs):
     """Where a call's tensor inputs are (("a", index) or ("k", name)), and those tensors in order."""
     slots = [("a", i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
@@ -307,11 +316,7 @@ class Worker:
                 done.append((owner, attr, before))
                 setattr(owner, attr, self._method_proxy(name) if method else self._proxy(name))
         except BaseException:
-            for owner, attr, before in reversed(done):
-                if isinstance(owner, dict):
-                    owner[attr] = before
-                else:
-                    setattr(owner, attr, before)
+            _put_back(done)
             raise
         return done
 
@@ -582,11 +587,7 @@ class Worker:
                     }
             return self._call(req, fn, given + list(args), kwargs, reply, counter)
         finally:
-            for owner, attr, before in reversed(watched):
-                if isinstance(owner, dict):
-                    owner[attr] = before
-                else:
-                    setattr(owner, attr, before)
+            _put_back(watched)
             for n in isolate:
                 if n in saved:
                     self.ns[n] = saved[n]

@@ -65,34 +65,37 @@ def _notebook(assignment, name, source):
     return ipynb(replace_function(reference(assignment, demo=False), name, source))
 
 
+def _register(name, what, assignment, question, questions, make, control=None):
+    """One case that loses `question` and keeps every other one; no more than `control`, if any."""
+    above = {"not_above": control} if control else {}
+    keep = [q for q in questions if q != question]
+    case(name, what, assignment=assignment, questions_lose=[question], questions_keep_full=keep, **above)(make)
+
+
 def memory_cap_cases(prefix, assignment, question, questions, name, costly):
     """The cases of one capped function `name` (graded by `question`): `costly` is source that
     defines `name` holding more than its cap (the catalog's full-matrix bug)."""
-    keep = [q for q in questions if q != question]
-    control = f"{prefix}_costly"
-    case(
+    control, graded = f"{prefix}_costly", (assignment, question, questions)
+    _register(
         control,
         f"control: {name} holds more memory than its cap (loses the cost check only)",
-        assignment=assignment,
-        questions_lose=[question],
-        questions_keep_full=keep,
-    )(lambda: _notebook(assignment, name, costly))
-    case(
+        *graded,
+        lambda: _notebook(assignment, name, costly),
+    )
+    _register(
         f"{prefix}_lifts_cap",
         f"{name} lifts the call's memory cap (setrlimit, prlimit) before the costly work",
-        assignment=assignment,
-        not_above=control,
-        questions_lose=[question],
-        questions_keep_full=keep,
-    )(lambda: _notebook(assignment, name, lifting(name, costly)))
-    case(
+        *graded,
+        lambda: _notebook(assignment, name, lifting(name, costly)),
+        control,
+    )
+    _register(
         f"{prefix}_catches_memory_error",
         f"{name} catches the MemoryError of its cap and returns zeros of the right shape",
-        assignment=assignment,
-        not_above=control,
-        questions_lose=[question],
-        questions_keep_full=keep,
-    )(lambda: _notebook(assignment, name, catching(name, costly)))
+        *graded,
+        lambda: _notebook(assignment, name, catching(name, costly)),
+        control,
+    )
 
 
 def call_log_cases(prefix, assignment, question, questions, name, costly, for_show):
@@ -100,20 +103,17 @@ def call_log_cases(prefix, assignment, question, questions, name, costly, for_sh
     defines `name` doing the costly work through the stood-in function (recomputing the past);
     `for_show` defines it calling the stood-in with the expected shapes and fake data, then
     doing the costly work inline."""
-    keep = [q for q in questions if q != question]
-    control = f"{prefix}_recomputes"
-    case(
+    control, graded = f"{prefix}_recomputes", (assignment, question, questions)
+    _register(
         control,
         f"control: {name} recomputes the past through the stood-in function (loses the work check only)",
-        assignment=assignment,
-        questions_lose=[question],
-        questions_keep_full=keep,
-    )(lambda: _notebook(assignment, name, costly))
-    case(
+        *graded,
+        lambda: _notebook(assignment, name, costly),
+    )
+    _register(
         f"{prefix}_calls_for_show",
         f"{name} calls the stood-in function with the expected shapes and fake data, computing inline",
-        assignment=assignment,
-        not_above=control,
-        questions_lose=[question],
-        questions_keep_full=keep,
-    )(lambda: _notebook(assignment, name, for_show))
+        *graded,
+        lambda: _notebook(assignment, name, for_show),
+        control,
+    )
