@@ -313,8 +313,11 @@ class Remote:
     def _cap(self, memory_mb: float) -> tuple[int, int | None]:
         """(the hard RLIMIT_DATA, the control group's limit or None) of a call capped at
         `memory_mb` beyond a bare worker (`sandbox.memcap`)."""
-        if self._bare is None:
-            self._bare = self._measure_bare()
+        if self._bare is None:  # one per fork server (every worker it forks starts the same), else per submission
+            kept = getattr(self.forkserver, "bare_worker", None)
+            self._bare = kept if kept is not None else self._measure_bare()
+            if self.forkserver is not None:
+                self.forkserver.bare_worker = self._bare
         data, group = self._bare
         group_limit = None if group is None else group + int((memory_mb + memcap.GROUP_SLACK_MB) * memcap.MB)
         return memcap.cap_bytes(data, memory_mb), group_limit
