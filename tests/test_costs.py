@@ -369,3 +369,12 @@ def test_the_shapes_register_a_control_and_attacks_no_better_than_it():
         assert expect["questions_lose"] == ["q"] and expect["questions_keep_full"] == ["other"]
         control = "m_costly" if name.startswith("m_") else "w_recomputes"
         assert expect.get("not_above") == (None if name == control else control)
+
+
+def test_an_answer_past_the_size_limit_is_refused_as_the_students(remote):
+    watch = Watch({"attention": _attention}, max_bytes=64)  # the answer here: 2 x 1 x 8 float64 = 128 bytes
+    reply = remote.call("step", QKV, options=CallOptions(watch=watch))
+    assert not reply.ok and "128" in reply.error and "64" in reply.error, reply.error
+    unset = Watch({"attention": _attention})
+    assert remote.call("step", QKV, options=CallOptions(watch=unset)).ok
+    assert unset.max_bytes == remote.limits.reply_bytes  # never unbounded

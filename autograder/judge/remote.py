@@ -461,6 +461,8 @@ class Remote:
         watch = o.watch
         if watch is not None:
             message["watch"] = watch.names
+            if not watch.max_bytes:  # no answer larger than what the judge reads from a worker
+                watch.max_bytes = int(self.limits.reply_bytes)
         if cap is not None:
             message["data_limit"] = cap[0]
         proxied = {c["proxy"] for c in o.call_with or () if isinstance(c, dict) and "proxy" in c}
