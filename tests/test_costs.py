@@ -378,3 +378,19 @@ def test_an_answer_past_the_size_limit_is_refused_as_the_students(remote):
     unset = Watch({"attention": _attention})
     assert remote.call("step", QKV, options=CallOptions(watch=unset)).ok
     assert unset.max_bytes == remote.limits.reply_bytes  # never unbounded
+
+
+@pytest.mark.skipif(
+    not any(kind in ("v1-memory", "v2") for kind, _ in cgroup.layout()),
+    reason="what the notebook holds is read from the worker's control group: a root judge with a memory controller",
+)
+def test_a_notebook_that_holds_more_than_the_cap_already_fails_the_capped_call(forkserver):
+    """Touched shared memory kept from loading (what RLIMIT_DATA does not count) past the group's
+    limit (bare + 128 + 256 MB slack): the group's limit cannot be lowered under it."""
+    hoard = "import mmap\n_hoard = mmap.mmap(-1, 450 << 20)\ntorch.frombuffer(_hoard, dtype=torch.uint8).fill_(1)\n"
+    r = _remote(forkserver, CODE, hoard)
+    try:
+        reply = r.call("scores", [64], options=capped(128, 40))
+        assert not reply.ok and t("memory_cap_full") in reply.error, reply.error
+    finally:
+        r.close()

@@ -515,7 +515,7 @@ class Remote:
         if cap is not None:
             self.close()  # its hard limit stays lowered: the next call starts a fresh worker
             if why[0] == "full":  # what the notebook holds already is past the cap
-                return Reply(False, error=self._cap_line(o, t("memory_cap_killed")), raised="MemoryError")
+                return Reply(False, error=self._cap_line(o, t("memory_cap_full")), raised="MemoryError")
             if not held[0]:  # it answered without the cap read back: the student's code went around it
                 return Reply(False, error=t("memory_cap_not_held", mb=number(o.memory_mb or 0, "g")))
         else:
