@@ -2,7 +2,7 @@
 
 Fixtures `sub`, `cfg`, `cells` and `provided` come from the judge's plugin
 (`autograder.judge.KitPlugin`), and so do the settings read here: the cfg the
-judge grades with (`KitPlugin.kit_cfg`, also given to `checks.matches` for the
+judge grades with (`KitPlugin.kit_cfg`, also given to `compare.matches` for the
 run), never a grading.yml of the working folder, so that the cases collected,
 their evidence marks and the points always come from one file.
 
@@ -26,7 +26,7 @@ import os
 import pytest
 import torch
 
-from autograder.private.suites import checks
+from autograder.private.suites import _cfg
 
 STAND_IN = {"cuda": {"device": "meta", "dd": "cpu"}}  # where a simulated device's cases run
 
@@ -70,11 +70,11 @@ def judge_cfg(config):
 
 
 def pytest_sessionstart(session):
-    checks.use_cfg(judge_cfg(session.config))
+    _cfg.use_cfg(judge_cfg(session.config))
 
 
 def pytest_sessionfinish(session):
-    checks.use_cfg(None)
+    _cfg.use_cfg(None)
 
 
 def pytest_generate_tests(metafunc):
