@@ -13,7 +13,6 @@ import pytest
 import torch
 from torch import nn
 
-from autograder.judge import shrink
 from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import number, t
@@ -32,7 +31,6 @@ from autograder.private.suites import (
     tensors,
     value_checks,
 )
-from autograder.protocol import wire
 from autograder.protocol.grads import vjp
 
 QUESTION = "multi_head_attention"
@@ -64,8 +62,13 @@ def make_mask(kind, B, T_q, T_k, lengths=None):
     return {"causal": causal, "padding": pad, "both": pad & causal}[kind]
 
 
-class Case:
-    """One call: sizes, bias, parameters, inputs and mask."""
+class Case(modules.Case):
+    """One call (`modules.Case`): sizes, bias, parameters, inputs and mask."""
+
+    SOLUTIONS = ref
+    NAME = NAME
+    OUT = OUT
+    ARG_NAMES = ("query", "key", "value")
 
     def __init__(
         self,
@@ -94,69 +97,40 @@ class Case:
         self.mask = make_mask(mask, B, T_q, T_k, lengths) if isinstance(mask, str) or mask is None else mask
         self.kwargs = {} if self.mask is None else {"mask": self.mask}
 
-    def construct(self):
-        return {"args": [self.D, self.h], "kwargs": {"bias": self.bias}}
+    def ctor(self):
+        return [self.D, self.h]
 
-    def reference(self, dtype=torch.float64):
-        """The reference module in float64, its parameters rounded to `dtype` first (what the student's holds)."""
-        m = ref.MultiHeadAttention(self.D, self.h, bias=self.bias).double()
-        m.load_state_dict({k: v.to(dtype).double() for k, v in self.state.items()})
-        return m
+    def ctor_kwargs(self):
+        return {"bias": self.bias}
 
     def ref_fn(self, dtype=torch.float64):
         m = self.reference(dtype)
         return lambda q, k, v, mask=None: m(q, k, v, mask)
 
-    def describe(self, args=None, kwargs=None, device="cpu"):
-        """`MultiHeadAttention(10, 2, bias=True) on query (3, 4, 10) float64, key ..., mask (3, 1, 1, 6) bool`."""
-        args = args if args is not None else self.args
-        kwargs = kwargs if kwargs is not None else self.kwargs
-        parts = [f"{n} {tuple(a.shape)} {wire.dtype_name(a.dtype)}" for n, a in zip(("query", "key", "value"), args)]
-        parts += [f"{n} {tuple(v.shape)} {wire.dtype_name(v.dtype)}" for n, v in kwargs.items()]
-        at = "" if device == "cpu" else t("mha_on_device", device=device)
-        return t(
-            "mha_call",
-            module=f"MultiHeadAttention({self.D}, {self.h}, bias={self.bias})",
-            inputs=", ".join(parts),
-            at=at,
-        )
-
-    def opts(self, dtype=torch.float64, device="cpu"):
-        st = tensors.as_meta(self.state) if device == "meta" else self.state
-        return {"construct": self.construct(), "state": st, "to": {"dtype": wire.dtype_name(dtype)}, "device": device}
-
-    def fresh(self):
-        """The counterexample search's cases (`shrink.search_module`): this case's
-        named sizes, and cases like it (bias, mask kind, self-attention) at other sizes,
-        with parameters and inputs drawn from another seed."""
+    def named_sizes(self):
         sizes = {"B": self.B, "T_q": self.T_q, "D": self.D, "n_heads": self.h}
         if not self.self_attention:
             sizes["T_k"] = self.T_k
+        return sizes
 
-        def make(at, seed):
-            if self.kind == "given" or at["D"] % at["n_heads"]:
-                return None
-            T_k = at["T_q"] if self.self_attention else at["T_k"]
-            case = Case(
-                at["B"], at["T_q"], T_k, at["D"], at["n_heads"], seed, self.bias, self.kind, None, self.self_attention
-            )
-            return shrink.ModuleCase(
-                f"MultiHeadAttention({case.D}, {case.h}, bias={case.bias})",
-                case.construct(),
-                case.state,
-                case.args,
-                case.kwargs,
-                ["query", "key", "value"],
-                lambda state, a, k: _reference(case, state)(*a, **k),
-            )
-
-        return sizes, make, [*self.args, *self.kwargs.values(), *self.state.values()]
-
-
-def _reference(case, state):
-    m = ref.MultiHeadAttention(case.D, case.h, bias=case.bias).double()
-    m.load_state_dict(state)
-    return m
+    def at(self, sizes, seed):
+        """A case like this one (bias, mask kind, self-attention) at other sizes, with
+        parameters and inputs drawn from another seed."""
+        if self.kind == "given" or sizes["D"] % sizes["n_heads"]:
+            return None
+        T_k = sizes["T_q"] if self.self_attention else sizes["T_k"]
+        return Case(
+            sizes["B"],
+            sizes["T_q"],
+            T_k,
+            sizes["D"],
+            sizes["n_heads"],
+            seed,
+            self.bias,
+            self.kind,
+            None,
+            self.self_attention,
+        )
 
 
 # -- likely causes ------------------------------------------------------------------

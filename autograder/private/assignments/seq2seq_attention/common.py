@@ -9,6 +9,7 @@ import torch
 from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
+from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.suites import calls, causes, failing, modules, tensors, value_checks
 from autograder.protocol import wire
 
@@ -38,6 +39,25 @@ def describe(module, inputs, device="cpu"):
     """`Encoder(11, 4, 6) on src (3, 5) int64, src_lengths (3,) int64`: shapes, never values."""
     parts = [f"{n} {tuple(v.shape)} {wire.dtype_name(v.dtype)}" for n, v in inputs]
     return t("lab_call", module=module, inputs=", ".join(parts))
+
+
+class LabCase(modules.Case):
+    """One call of a lab module (`modules.Case`): its parameters sent in the dtype it is moved
+    to, described with the lab's words (`describe`)."""
+
+    SOLUTIONS = ref
+
+    def opts(self, dtype=torch.float64):
+        return {
+            "construct": self.construct(),
+            "state": tensors.to(self.state, dtype=dtype),
+            "to": {"dtype": wire.dtype_name(dtype)},
+        }
+
+    def what(self, args=None, dtype=torch.float64):
+        args = args if args is not None else self.args
+        at = "" if dtype == torch.float64 else f" [{wire.dtype_name(dtype)}]"
+        return describe(self.module + at, list(zip(self.ARG_NAMES, args)))
 
 
 def check_parameters(sub, name, construct, want, what):

@@ -11,7 +11,6 @@ state BEFORE the step (Bahdanau), so the weights do not depend on prev_token.
 import pytest
 import torch
 
-from autograder.judge import shrink
 from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import number, t
@@ -29,7 +28,6 @@ from autograder.private.suites import (
     tensors,
     value_checks,
 )
-from autograder.protocol import wire
 
 QUESTION = "attention_decoder"
 NAME = "AttentionDecoder"
@@ -38,7 +36,11 @@ OUT = ("logits", "new_state", "weights")
 SIZES = [(3, 5, 11, 4, 6, 7), (4, 4, 9, 5, 3, 6), (1, 6, 10, 3, 8, 4), (5, 7, 12, 6, 5, 9)]
 
 
-class Case:
+class Case(common.LabCase):
+    NAME = NAME
+    OUT = OUT
+    ARG_NAMES = ("prev_token", "state", "encoder_states", "mask")
+
     def __init__(self, B, T, V, E, H, A, seed, lengths=None):
         self.B, self.T, self.V, self.E, self.H, self.A = B, T, V, E, H, A
         self.lengths = torch.as_tensor(lengths) if lengths is not None else common.lengths_of(B, T, seed)
@@ -47,54 +49,18 @@ class Case:
         self.s = tensors.randn((B, H), seed + 2)
         self.memory = tensors.randn((B, T, H), seed + 3).masked_fill(~self.mask[..., None], 0.0)  # zeros at padding
         self.state = common.random_state(ref.AttentionDecoder(V, E, H, A), seed + 4)
-        self.args = [self.prev, self.s, self.memory, self.mask]
+        self.args, self.kwargs = [self.prev, self.s, self.memory, self.mask], {}
 
-    @property
-    def module(self):
-        return f"AttentionDecoder({self.V}, {self.E}, {self.H}, {self.A})"
+    def ctor(self):
+        return [self.V, self.E, self.H, self.A]
 
-    def what(self, args=None, dtype=torch.float64):
-        args = args if args is not None else self.args
-        at = "" if dtype == torch.float64 else f" [{wire.dtype_name(dtype)}]"
-        return common.describe(self.module + at, list(zip(("prev_token", "state", "encoder_states", "mask"), args)))
+    def named_sizes(self):
+        return {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H, "A": self.A}
 
-    def opts(self, dtype=torch.float64):
-        return {
-            "construct": {"args": [self.V, self.E, self.H, self.A]},
-            "state": tensors.to(self.state, dtype=dtype),
-            "to": {"dtype": wire.dtype_name(dtype)},
-        }
-
-    def reference(self, dtype=torch.float64):
-        m = ref.AttentionDecoder(self.V, self.E, self.H, self.A).double()
-        m.load_state_dict({k: v.to(dtype).double() for k, v in self.state.items()})
-        return m
-
-    def expected(self, args=None, dtype=torch.float64):
-        args = tensors.to(args if args is not None else self.args, "cpu", dtype)
-        with torch.no_grad():
-            out = self.reference(dtype)(*tensors.to(args, "cpu", torch.float64))
-        return dict(zip(OUT, out))
-
-    def fresh(self):
-        """The counterexample search's cases (`shrink.search_module`): this case's
-        named sizes, and cases at other sizes drawn from another seed."""
-
-        def make(at, seed):
-            if at["V"] < 2:  # prev_token in 1 .. V - 1
-                return None
-            case = Case(at["B"], at["T"], at["V"], at["E"], at["H"], at["A"], seed)
-
-            def reference(state, a, k):
-                m = ref.AttentionDecoder(case.V, case.E, case.H, case.A).double()
-                m.load_state_dict(state)
-                return m(*a, **k)
-
-            names = ["prev_token", "state", "encoder_states", "mask"]
-            return shrink.ModuleCase(case.module, case.opts()["construct"], case.state, case.args, {}, names, reference)
-
-        sizes = {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H, "A": self.A}
-        return sizes, make, [*self.args, *self.state.values()]
+    def at(self, sizes, seed):
+        if sizes["V"] < 2:  # prev_token in 1 .. V - 1
+            return None
+        return Case(sizes["B"], sizes["T"], sizes["V"], sizes["E"], sizes["H"], sizes["A"], seed)
 
 
 def _manual(
@@ -192,7 +158,7 @@ def runs(sub, case, args=None, dtype=torch.float64, **opts):
     got = calls.outputs(reply.value, what, OUT)
     for name, shape in (("logits", (case.B, case.V)), ("new_state", (case.B, case.H)), ("weights", (case.B, case.T))):
         value_checks.check_meta(got[name], f"{what} -> {name}", shape, dtype, "cpu", hint=causes.shape_cause)
-    value_checks.check_plausible(got, case.expected(args, dtype), what)
+    value_checks.check_plausible(got, case.expected(dtype, args), what)
     return got, what, reply
 
 

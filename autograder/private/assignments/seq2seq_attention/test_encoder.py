@@ -10,7 +10,6 @@ yardstick is the reference module with the same parameters, in float64.
 import pytest
 import torch
 
-from autograder.judge import shrink
 from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import number, t
@@ -25,63 +24,28 @@ OUT = ("states", "final")
 SIZES = [(3, 5, 11, 4, 6), (4, 4, 9, 7, 5), (1, 6, 10, 3, 8), (5, 9, 12, 6, 7)]
 
 
-class Case:
+class Case(common.LabCase):
+    NAME = NAME
+    OUT = OUT
+    ARG_NAMES = ("src", "src_lengths")
+
     def __init__(self, B, T, V, E, H, seed, lengths=None, shortest=1):
         self.B, self.T, self.V, self.E, self.H = B, T, V, E, H
         self.lengths = torch.as_tensor(lengths) if lengths is not None else common.lengths_of(B, T, seed, shortest)
         self.src = common.tokens(B, T, V, self.lengths, seed + 1)
         self.state = common.random_state(ref.Encoder(V, E, H), seed + 2)
-        self.args = [self.src, self.lengths]
+        self.args, self.kwargs = [self.src, self.lengths], {}
 
-    @property
-    def module(self):
-        return f"Encoder({self.V}, {self.E}, {self.H})"
+    def ctor(self):
+        return [self.V, self.E, self.H]
 
-    def what(self, args=None, dtype=torch.float64):
-        args = args if args is not None else self.args
-        at = "" if dtype == torch.float64 else f" [{dtype}]".replace("torch.", "")
-        return common.describe(self.module + at, list(zip(("src", "src_lengths"), args)))
+    def named_sizes(self):
+        return {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H}
 
-    def opts(self, dtype=torch.float64):
-        from autograder.protocol import wire
-
-        return {
-            "construct": {"args": [self.V, self.E, self.H]},
-            "state": tensors.to(self.state, dtype=dtype),
-            "to": {"dtype": wire.dtype_name(dtype)},
-        }
-
-    def reference(self, dtype=torch.float64):
-        m = ref.Encoder(self.V, self.E, self.H).double()
-        m.load_state_dict({k: v.to(dtype).double() for k, v in self.state.items()})
-        return m
-
-    def expected(self, args=None, dtype=torch.float64):
-        with torch.no_grad():
-            states, final = self.reference(dtype)(*(args if args is not None else self.args))
-        return {"states": states, "final": final}
-
-    def fresh(self):
-        """The counterexample search's cases (`shrink.search_module`): this case's
-        named sizes, and cases at other sizes drawn from another seed."""
-
-        def make(at, seed):
-            if at["V"] < 4:  # symbols 3 .. V - 1
-                return None
-            case = Case(at["B"], at["T"], at["V"], at["E"], at["H"], seed)
-
-            def reference(state, a, k):
-                m = ref.Encoder(case.V, case.E, case.H).double()
-                m.load_state_dict(state)
-                return m(*a, **k)
-
-            construct = case.opts()["construct"]
-            return shrink.ModuleCase(
-                case.module, construct, case.state, case.args, {}, ["src", "src_lengths"], reference
-            )
-
-        sizes = {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H}
-        return sizes, make, [*self.args, *self.state.values()]
+    def at(self, sizes, seed):
+        if sizes["V"] < 4:  # symbols 3 .. V - 1
+            return None
+        return Case(sizes["B"], sizes["T"], sizes["V"], sizes["E"], sizes["H"], seed)
 
 
 def _alternatives(case, expected):
@@ -148,7 +112,7 @@ def runs(sub, case, args=None, dtype=torch.float64, **opts):
     sh = shape_hints(case)
     for name, shape in (("states", (case.B, case.T, case.H)), ("final", (case.B, case.H))):
         value_checks.check_meta(got[name], f"{what} -> {name}", shape, dtype, "cpu", hint=sh[name])
-    value_checks.check_plausible(got, case.expected(args, dtype), what)
+    value_checks.check_plausible(got, case.expected(dtype, args), what)
     return got, what, reply
 
 

@@ -21,7 +21,6 @@ import math
 import torch
 from torch.nn import functional as F
 
-from autograder.judge import shrink
 from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
@@ -38,7 +37,6 @@ from autograder.private.suites import (
     tensors,
     value_checks,
 )
-from autograder.protocol import wire
 
 
 # -- parameters -----------------------------------------------------------------------
@@ -60,14 +58,6 @@ def random_state(module, seed, scale=1.0):
     return out
 
 
-def loaded(module, state, dtype=torch.float64):
-    """The reference `module` in float64 with `state` loaded (rounded to `dtype` first:
-    what the student's module holds)."""
-    m = module.double()
-    m.load_state_dict({k: v.to(dtype).double() for k, v in state.items()})
-    return m
-
-
 def pad_mask_of(B, T, seed, leading=True):
     """(B, T) bool, True at real tokens: the first row full, the others padded after
     their tokens, and (`leading`) the last one before them too (a query with no
@@ -82,93 +72,23 @@ def pad_mask_of(B, T, seed, leading=True):
 
 
 # -- a module case ----------------------------------------------------------------------
-class ModuleCase:
-    """One call of a graded class: its name and constructor arguments, the judge's
-    parameters (float64, loaded by name), the forward's inputs; subclasses say how to
-    build the reference and how to make a case at other sizes (`at`)."""
+class ModuleCase(modules.Case):
+    """One call of a graded class (`modules.Case`), made from named sizes and a seed: the
+    judge's parameters (`random_state`) and the forward's inputs (`inputs`); subclasses
+    say the class, its constructor's arguments and inputs, and a case at other sizes (`at`)."""
 
-    NAME = ""
-    OUT = ()
-    ARG_NAMES = ()
-    ISOLATE = None  # None: the judge stands in for the other graded functions and classes; []: none
+    SOLUTIONS = ref
 
     def __init__(self, sizes, seed, scale=1.0):
         self.sizes, self.seed, self.scale = dict(sizes), seed, scale
         self.state = random_state(self.reference_module(), seed, scale)
         self.args, self.kwargs = self.inputs(seed + 50)
 
-    # what a subclass says
-    def ctor(self):
-        raise NotImplementedError
-
-    def reference_module(self):
-        return getattr(ref, self.NAME)(*self.ctor())
-
     def inputs(self, seed):
         raise NotImplementedError
 
-    def at(self, sizes, seed):
-        """A case like this one at other sizes (None: sizes it does not take)."""
-        raise NotImplementedError
-
-    # what every case does
-    @property
-    def module(self):
-        return f"{self.NAME}({', '.join(str(a) for a in self.ctor())})"
-
-    def construct(self):
-        return {"args": list(self.ctor()), "kwargs": {}}
-
-    def opts(self, dtype=torch.float64, device="cpu"):
-        st = tensors.as_meta(self.state) if device == "meta" else self.state
-        out = {"construct": self.construct(), "state": st, "to": {"dtype": wire.dtype_name(dtype)}, "device": device}
-        if self.ISOLATE is not None:
-            out["isolate"] = list(self.ISOLATE)
-        return out
-
-    def reference(self, dtype=torch.float64):
-        return loaded(self.reference_module(), self.state, dtype)
-
-    def expected(self, dtype=torch.float64, args=None, kwargs=None):
-        """The reference's outputs on what the student's module received (inputs and
-        parameters rounded to `dtype`), in float64."""
-        args = tensors.to(self.args if args is None else args, "cpu", dtype)
-        kwargs = tensors.to(self.kwargs if kwargs is None else kwargs, "cpu", dtype)
-        with torch.no_grad():
-            out = self.reference(dtype)(
-                *tensors.to(args, "cpu", torch.float64), **tensors.to(kwargs, "cpu", torch.float64)
-            )
-        return dict(zip(self.OUT, out if len(self.OUT) > 1 else [out]))
-
-    def describe(self, args=None, kwargs=None, device="cpu", dtype=None):
-        """`DecoderBlock(8, 2, 12) on x (3, 5, 8) float64, pad_mask (3, 5) bool`: shapes, never values."""
-        args = self.args if args is None else args
-        kwargs = self.kwargs if kwargs is None else kwargs
-        parts = [f"{n} {tuple(a.shape)} {wire.dtype_name(a.dtype)}" for n, a in zip(self.ARG_NAMES, args)]
-        parts += [f"{n} {tuple(v.shape)} {wire.dtype_name(v.dtype)}" for n, v in kwargs.items() if v is not None]
-        at = "" if str(device) == "cpu" else t("mha_on_device", device=device)
-        module = self.module if dtype is None else f"{self.module}.to({wire.dtype_name(dtype)})"
-        return t("mha_call", module=module, inputs=", ".join(parts), at=at)
-
-    def fresh(self):
-        """The counterexample search's cases (`shrink.search_module`): this case's
-        named sizes, and cases like it at other sizes, drawn from another seed."""
-
-        def make(at, seed):
-            case = self.at(at, seed)
-            if case is None:
-                return None
-
-            def reference(state, a, k):
-                m = loaded(case.reference_module(), state)
-                out = m(*a, **k)
-                return out if isinstance(out, tuple) else (out,)
-
-            return shrink.ModuleCase(
-                case.module, case.construct(), case.state, case.args, case.kwargs, list(case.ARG_NAMES), reference
-            )
-
-        return dict(self.sizes), make, [*self.args, *self.kwargs.values(), *self.state.values()]
+    def named_sizes(self):
+        return self.sizes
 
 
 def heads_folded(got, want):
