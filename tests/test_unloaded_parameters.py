@@ -19,7 +19,7 @@ from autograder.judge.notebook import Cell, Submission
 from autograder.judge.remote import CallOptions, Remote
 from autograder.judge.stand_in import StandIn, graded_classes
 from autograder.messages import language
-from autograder.private.suites import _cfg, tensors
+from autograder.private.suites import tensors
 from conftest import limits
 
 CFG = config.load()
@@ -73,9 +73,7 @@ def remote(forkserver):
         forkserver=forkserver,
         stand_in=StandIn(ASSIGNMENT, CFG),
     )
-    _cfg.use_cfg(CFG)
     yield r
-    _cfg.use_cfg(None)
     r.close()
 
 

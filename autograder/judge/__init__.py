@@ -269,7 +269,7 @@ class KitPlugin:
         self._submission = submission
         self._cfg = cfg
         # The suites' one source of settings (read by suites/conftest.py: collection, evidence
-        # marks, compare.matches): the cfg scoring uses, never a grading.yml of the working folder.
+        # marks; the `cfg` fixture the checks pass on): the cfg scoring uses, never a grading.yml of the working folder.
         self.kit_cfg = cfg
         self._assignment = assignment
         self.outcomes: list[TestOutcome] = []

@@ -9,14 +9,14 @@ from autograder.private.suites import compare
 
 
 # Causes several checks name: one wording each, so the feedback says each once.
-def padding_leak_cause(weights, allowed, unmasked):
+def padding_leak_cause(weights, allowed, unmasked, cfg):
     """The likely cause when weights leak onto disallowed keys: `allowed` (bool, the
     weights' shape) marks the allowed keys, `unmasked` is the reference's weights with
-    no mask at all."""
+    no mask at all (compared within the judge's `cfg` tolerance)."""
     leak = weights[~allowed].abs().max()
     if weights[allowed].abs().max() < 1e-6:
         return Msg("cause_polarity_real_token")
-    if compare.matches(weights, unmasked):
+    if compare.matches(weights, unmasked, cfg):
         return mask_ignored()
     if leak > 1e-6:
         return Msg("cause_after_softmax_or_zero_fill")
@@ -174,10 +174,11 @@ def weights_hint(got, expected, mask=None):
     return None
 
 
-def dead_rows_cause(weights, dead, unmasked=None):
+def dead_rows_cause(weights, dead, unmasked=None, cfg=None):
     """A likely cause for rows with no allowed key (`dead`: a bool tensor over
     weights.shape[:-1]) that are not all zero, from what those rows hold.
-    `unmasked`: the reference's weights for the same call without a mask."""
+    `unmasked`: the reference's weights for the same call without a mask (with the
+    judge's `cfg`, which its comparison's tolerance comes from)."""
     w = weights.detach().double().cpu()
     dead = dead.cpu().expand(w.shape[:-1])
     rows = w[dead]
@@ -185,7 +186,7 @@ def dead_rows_cause(weights, dead, unmasked=None):
         return None
     if torch.isnan(rows).any():
         return Msg("cause_dead_nan")
-    if unmasked is not None and compare.matches(weights, unmasked.expand(w.shape)):
+    if unmasked is not None and compare.matches(weights, unmasked.expand(w.shape), cfg):
         return mask_ignored()
     T = rows.shape[-1]
     if torch.allclose(rows, torch.full_like(rows, 1.0 / T), atol=1e-3):

@@ -105,8 +105,9 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
         failing.fail(failing.caused(f"{what}: {why}.", cause))
 
 
-def check_dead_rows(what, weights, dead, unmasked=None, others=()):
-    """Rows with no allowed key: all-zero weights (and `others`, e.g. the context, all zero there), never NaN."""
+def check_dead_rows(what, weights, dead, unmasked=None, others=(), *, cfg):
+    """Rows with no allowed key: all-zero weights (and `others`, e.g. the context, all zero there), never NaN
+    (`cfg`: the judge's, for the likely cause)."""
     w = weights.detach().double().cpu()
     d = dead.cpu().expand(w.shape[:-1])
     bad = torch.isnan(w).any() or (w[d].abs().max() != 0 if d.any() else False)
@@ -114,7 +115,7 @@ def check_dead_rows(what, weights, dead, unmasked=None, others=()):
         o = o.detach().double().cpu()
         bad = bad or torch.isnan(o).any() or (o[o_dead.cpu()].abs().max() != 0 if o_dead.any() else False)
     if bad:
-        cause = causes.dead_rows_cause(weights, dead, unmasked)
+        cause = causes.dead_rows_cause(weights, dead, unmasked, cfg)
         symptom = t("dead_rows_weights_output", what=what) if others else t("dead_rows_weights", what=what)
         failing.fail(failing.caused(symptom, cause, ". "))
 

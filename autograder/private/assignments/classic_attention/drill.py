@@ -141,7 +141,7 @@ def w_reshaped(decoder_states, encoder_states, W, mask=None):
     return weights @ encoder_states, weights
 
 
-def hints(args, kwargs):
+def hints(args, kwargs, cfg):
     """Likely causes for wrong outputs of the fixed function, from what they hold."""
     mask = kwargs.get("mask")
     plain = [a.detach().double().cpu() for a in args]
@@ -157,7 +157,7 @@ def hints(args, kwargs):
             for key, fn in known:
                 with torch.no_grad():
                     out = fn(*plain, mask)[index]
-                if tuple(out.shape) == tuple(got.shape) and compare.matches(got, out):
+                if tuple(out.shape) == tuple(got.shape) and compare.matches(got, out, cfg):
                     return Msg(key)
             return causes.weights_hint(got, expected, _keys(mask)) if index == 1 else None
 

@@ -56,7 +56,7 @@ def _alternative_weights(spec, args, mask):
     return out
 
 
-def hints(spec, args, kwargs):
+def hints(spec, args, kwargs, cfg):
     """Likely causes for wrong weights and a wrong context, from what they hold."""
     mask = kwargs.get("mask")
     cache = []
@@ -65,19 +65,19 @@ def hints(spec, args, kwargs):
         if not cache:
             cache.extend(_alternative_weights(spec, args, mask))
         for cause, w in cache:
-            if compare.matches(g, w):
+            if compare.matches(g, w, cfg):
                 return cause
         return causes.weights_hint(g, e, mask)
 
     def context(g, e):
         T = args[1].shape[1]
-        if T > 1 and compare.matches(g, e / T):
+        if T > 1 and compare.matches(g, e / T, cfg):
             return Msg("cause_context_mean")
         w = None
         if mask is not None:
             with torch.no_grad():
                 w = spec["ref"](*[a.detach().double().cpu() for a in args])[1]
-            if compare.matches(g, (w.unsqueeze(1) @ args[1].detach().double().cpu()).squeeze(1)):
+            if compare.matches(g, (w.unsqueeze(1) @ args[1].detach().double().cpu()).squeeze(1), cfg):
                 return Msg("cause_context_unmasked")
         if torch.isnan(g).any():
             return Msg("cause_context_nan")
@@ -113,7 +113,7 @@ def shapes_and_values(sub, cfg, spec):
                 kwargs,
                 spec["ref"],
                 OUT,
-                hints=hints(spec, args, kwargs),
+                hints=hints(spec, args, kwargs, cfg),
                 shape_hints=shape_hints(args),
             )
             w = got["weights"].double()
@@ -140,7 +140,7 @@ def padding(sub, cfg, spec):
     if leak.abs().max() != 0:
         with torch.no_grad():
             unmasked = spec["ref"](*args)[1]
-        cause = causes.padding_leak_cause(got["weights"], mask, unmasked)
+        cause = causes.padding_leak_cause(got["weights"], mask, unmasked, cfg)
         failing.fail(
             failing.caused(t("padded_nonzero", name=spec["name"], max=number(float(leak.abs().max()), ".3g")), cause)
         )
@@ -167,13 +167,20 @@ def fully_masked_rows(sub, cfg, spec):
     with torch.no_grad():
         unmasked = spec["ref"](*args)[1]
     value_checks.check_dead_rows(
-        calls.describe_call(spec["name"], args, kwargs), got["weights"], dead, unmasked, others=[(got["context"], dead)]
+        calls.describe_call(spec["name"], args, kwargs),
+        got["weights"],
+        dead,
+        unmasked,
+        others=[(got["context"], dead)],
+        cfg=cfg,
     )
 
 
 def gradients(sub, cfg, spec):
     args, kwargs = inputs(spec, *sizes(spec)[0], seed=500)
-    grads.check_grads(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, seed=510, hints=hints(spec, args, kwargs))
+    grads.check_grads(
+        sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, seed=510, hints=hints(spec, args, kwargs, cfg)
+    )
 
 
 def dtype_and_device(sub, cfg, spec, dd):
@@ -189,7 +196,7 @@ def dtype_and_device(sub, cfg, spec, dd):
         OUT,
         dtype,
         device,
-        hints=hints(spec, args, kwargs),
+        hints=hints(spec, args, kwargs, cfg),
         shape_hints=shape_hints(args),
     )
 

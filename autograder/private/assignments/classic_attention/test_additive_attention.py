@@ -53,7 +53,7 @@ def test_equal_state_sizes(sub, cfg):
                 kwargs,
                 SPEC["ref"],
                 OUT,
-                hints=hints(SPEC, args, kwargs),
+                hints=hints(SPEC, args, kwargs, cfg),
                 shape_hints=shape_hints(args),
             )
 

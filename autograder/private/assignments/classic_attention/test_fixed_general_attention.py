@@ -34,7 +34,7 @@ def test_shapes_and_values(sub, cfg):
                 kwargs,
                 REF,
                 OUT,
-                hints=drill.hints(args, kwargs),
+                hints=drill.hints(args, kwargs, cfg),
                 shape_hints=drill.shape_hints(args),
             )
             sums = got["weights"].double().sum(-1)
@@ -60,7 +60,7 @@ def test_padding(sub, cfg):
         failing.fail(
             failing.caused(
                 t("padded_nonzero", name=NAME, max=number(float(leak.abs().max()), ".3g")),
-                causes.padding_leak_cause(got["weights"], allowed, unmasked),
+                causes.padding_leak_cause(got["weights"], allowed, unmasked, cfg),
             )
         )
     perturbed = [a.clone() for a in args]
@@ -84,13 +84,18 @@ def test_fully_masked_rows(sub, cfg):
     with torch.no_grad():
         unmasked = REF(*args)[1]
     value_checks.check_dead_rows(
-        calls.describe_call(NAME, args, kwargs), got["weights"], dead, unmasked, others=[(got["context"], dead)]
+        calls.describe_call(NAME, args, kwargs),
+        got["weights"],
+        dead,
+        unmasked,
+        others=[(got["context"], dead)],
+        cfg=cfg,
     )
 
 
 def test_gradients(sub, cfg):
     args, kwargs = drill.inputs(*SIZES[0], seed=1500)
-    grads.check_grads(sub, cfg, NAME, args, kwargs, REF, OUT, seed=1510, hints=drill.hints(args, kwargs))
+    grads.check_grads(sub, cfg, NAME, args, kwargs, REF, OUT, seed=1510, hints=drill.hints(args, kwargs, cfg))
 
 
 def test_dtype_and_device(sub, cfg, dd):
@@ -106,7 +111,7 @@ def test_dtype_and_device(sub, cfg, dd):
         OUT,
         dtype,
         device,
-        hints=drill.hints(args, kwargs),
+        hints=drill.hints(args, kwargs, cfg),
         shape_hints=drill.shape_hints(args),
     )
 

@@ -82,6 +82,7 @@ def test_fully_masked_rows(sub, cfg):
         got["weights"],
         ~mask.any(-1),
         unmasked=ref.masked_softmax(scores),
+        cfg=cfg,
     )
 
 

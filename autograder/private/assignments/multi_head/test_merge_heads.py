@@ -15,14 +15,14 @@ OUT = ("merged",)
 SIZES = [(2, 4, 3, 5), (4, 3, 4, 2), (2, 5, 5, 3), (3, 1, 2, 7), (2, 8, 3, 1)]
 
 
-def hint(x):
+def hint(x, cfg):
     def h(got, expected):
         B, n, T, d = x.shape
         for cause, alt in (
             ("cause_merge_no_transpose", x.reshape(B, T, n * d)),
             ("cause_merge_interleaved", x.permute(0, 2, 3, 1).reshape(B, T, n * d)),
         ):
-            if compare.matches(got, alt):
+            if compare.matches(got, alt, cfg):
                 return Msg(cause)
         return None
 
@@ -31,7 +31,7 @@ def hint(x):
 
 def values(sub, cfg, x, **opts):
     return value_checks.check_values(
-        sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, hints={"merged": hint(x.double())}, **opts
+        sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, hints={"merged": hint(x.double(), cfg)}, **opts
     )
 
 
@@ -50,13 +50,13 @@ def test_inverse_of_split_heads(sub, cfg):
 
 def test_gradients(sub, cfg):
     x = tensors.randn((2, 4, 3, 5), 200)
-    grads.check_grads(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, seed=201, hints={"merged": hint(x)})
+    grads.check_grads(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, seed=201, hints={"merged": hint(x, cfg)})
 
 
 def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
     x = tensors.randn((3, 4, 5, 2), 300)
-    dtypes.check_in_dtype(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, dtype, device, hints={"merged": hint(x)})
+    dtypes.check_in_dtype(sub, cfg, NAME, [x], {}, ref.merge_heads, OUT, dtype, device, hints={"merged": hint(x, cfg)})
 
 
 @pytest.mark.property

@@ -216,7 +216,7 @@ def _alternatives(case):
     return alts
 
 
-def hints(case):
+def hints(case, cfg):
     cache = []
 
     def alts():
@@ -226,7 +226,7 @@ def hints(case):
 
     def output(g, e):
         for cause, (o, _) in alts():
-            if compare.matches(g, o):
+            if compare.matches(g, o, cfg):
                 return cause
         if torch.isnan(g).any():
             if case.mask is not None and (~case.mask).all(-1).any():
@@ -236,7 +236,7 @@ def hints(case):
 
     def weights(g, e):
         for cause, (_, w) in alts():
-            if compare.matches(g, w):
+            if compare.matches(g, w, cfg):
                 return cause
         return causes.weights_hint(g, e, case.mask)
 
@@ -340,7 +340,9 @@ def values(sub, cfg, case, dtype=torch.float64, device="cpu"):
     got, what = runs(sub, case, dtype, device)
     expected = expected_outputs(case, dtype)
     with counterexamples.module_counterexample_on_failure(sub, cfg, NAME, got, expected, dtype, device, *case.fresh()):
-        value_checks.check_outputs(got, expected, what, cfg, dtype, device, hints(case) if device != "meta" else None)
+        value_checks.check_outputs(
+            got, expected, what, cfg, dtype, device, hints(case, cfg) if device != "meta" else None
+        )
     return got, expected
 
 
@@ -430,7 +432,7 @@ def _against_torch(got, case, cfg):
     keep = case.mask.expand(case.B, case.h, case.T_q, case.T_k).any(-1, keepdim=True)  # (B, h, T_q, 1)
     rows = keep[:, 0]  # (B, T_q, 1): the masks here are the same in every head
     what = t("against_torch_mha", what=case.describe())
-    h = hints(case)
+    h = hints(case, cfg)
     for name, want, where, e in (("weights", t_w, keep, t_w), ("output", t_out, rows, ref_out)):
         g = got[name]
         value_checks.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
@@ -537,6 +539,7 @@ def test_fully_masked_rows(sub, cfg):
             dead,
             unmasked,
             others=[(got["output"], torch.zeros(got["output"].shape, dtype=torch.bool))],
+            cfg=cfg,
         )
 
 
@@ -570,7 +573,7 @@ def test_gradients(sub, cfg):
             case.ref_fn(),
             OUT,
             seed,
-            hints=hints(case),
+            hints=hints(case, cfg),
             fresh=case.fresh(),
             **opts,
         )
@@ -609,7 +612,7 @@ def test_dtype_and_device(sub, cfg, dd):
         cfg,
         dtype,
         device,
-        hints(case),
+        hints(case, cfg),
         "cause_constant_overflow",
     )
 

@@ -109,7 +109,7 @@ def _alternatives(args, mask):
     return alts
 
 
-def hints(args, kwargs):
+def hints(args, kwargs, cfg):
     """Likely causes for wrong weights and a wrong context, from what they hold."""
     mask = kwargs.get("mask")
     cache = []
@@ -121,13 +121,13 @@ def hints(args, kwargs):
 
     def weights(g, e):
         for cause, (_, w) in alts():
-            if compare.matches(g, w):
+            if compare.matches(g, w, cfg):
                 return cause
         return causes.weights_hint(g, e, None if mask is None else mask[:, None])
 
     def context(g, e):
         for cause, (ctx, _) in alts():
-            if compare.matches(g, ctx):
+            if compare.matches(g, ctx, cfg):
                 return cause
         if torch.isnan(g).any():
             return Msg("cause_context_nan")
@@ -196,7 +196,7 @@ def test_shapes_and_values(sub, cfg):
                     kwargs,
                     ref.multi_head_general_attention,
                     OUT,
-                    hints=hints(args, kwargs),
+                    hints=hints(args, kwargs, cfg),
                     shape_hints=shape_hints(args),
                 )
             sums = got["weights"].double().sum(-1)
@@ -217,7 +217,7 @@ def test_single_head_is_general_attention(sub, cfg):
             got, _ = runs(sub, cfg, args, kwargs)
             with torch.no_grad():
                 context, weights = general_attention(*args[:3], **kwargs)
-            h = hints(args, kwargs)
+            h = hints(args, kwargs, cfg)
             what = describe(args, kwargs)
             value_checks.assert_close(
                 got["weights"][:, 0],
@@ -275,7 +275,7 @@ def test_padding(sub, cfg):
     if leak.abs().max() != 0:
         with torch.no_grad():
             unmasked = ref.multi_head_general_attention(*args)[1]
-        cause = causes.padding_leak_cause(got["weights"], mask, unmasked)
+        cause = causes.padding_leak_cause(got["weights"], mask, unmasked, cfg)
         failing.fail(
             failing.caused(t("padded_keys_nonzero_heads", what=what, max=number(float(leak.abs().max()), ".3g")), cause)
         )
@@ -307,6 +307,7 @@ def test_fully_masked_rows(sub, cfg):
         dead[:, None],
         unmasked,
         others=[(got["context"], dead)],
+        cfg=cfg,
     )
     grads.check_finite_grads(sub, NAME, args, kwargs, OUT, seed=410)
 
@@ -325,7 +326,7 @@ def test_gradients(sub, cfg):
                 ref.multi_head_general_attention,
                 OUT,
                 seed=505 + 10 * k,
-                hints=hints(args, kwargs),
+                hints=hints(args, kwargs, cfg),
             )
 
 
@@ -343,7 +344,7 @@ def test_dtype_and_device(sub, cfg, dd):
             OUT,
             dtype,
             device,
-            hints=hints(args, kwargs),
+            hints=hints(args, kwargs, cfg),
             shape_hints=shape_hints(args),
         )
 

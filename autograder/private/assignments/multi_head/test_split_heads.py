@@ -15,7 +15,7 @@ OUT = ("heads",)
 SIZES = [(2, 3, 20, 4), (4, 4, 6, 3), (2, 5, 15, 5), (3, 2, 7, 1), (2, 3, 8, 8)]
 
 
-def hint(x):
+def hint(x, cfg):
     """A likely cause, from what the returned tensor holds (x: the input)."""
 
     def h(got, expected):
@@ -27,7 +27,7 @@ def hint(x):
             ("cause_split_no_transpose", x.reshape(B, T, n, d)),
             ("cause_split_interleaved", x.reshape(B, T, d, n).permute(0, 3, 1, 2)),
         ):
-            if compare.matches(got, alt):
+            if compare.matches(got, alt, cfg):
                 return Msg(cause)
         return None
 
@@ -36,7 +36,7 @@ def hint(x):
 
 def values(sub, cfg, x, n_heads, **opts):
     return value_checks.check_values(
-        sub, cfg, NAME, [x, n_heads], {}, ref.split_heads, OUT, hints={"heads": hint(x.double())}, **opts
+        sub, cfg, NAME, [x, n_heads], {}, ref.split_heads, OUT, hints={"heads": hint(x.double(), cfg)}, **opts
     )
 
 
@@ -55,13 +55,15 @@ def test_value_error_when_not_divisible(sub, cfg):
 
 def test_gradients(sub, cfg):
     x = tensors.randn((2, 3, 20), 200)
-    grads.check_grads(sub, cfg, NAME, [x, 4], {}, ref.split_heads, OUT, seed=201, hints={"heads": hint(x)})
+    grads.check_grads(sub, cfg, NAME, [x, 4], {}, ref.split_heads, OUT, seed=201, hints={"heads": hint(x, cfg)})
 
 
 def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
     x = tensors.randn((3, 5, 12), 300)
-    dtypes.check_in_dtype(sub, cfg, NAME, [x, 4], {}, ref.split_heads, OUT, dtype, device, hints={"heads": hint(x)})
+    dtypes.check_in_dtype(
+        sub, cfg, NAME, [x, 4], {}, ref.split_heads, OUT, dtype, device, hints={"heads": hint(x, cfg)}
+    )
 
 
 @pytest.mark.property

@@ -87,7 +87,7 @@ def _alternatives(q, k, v, mask):
     return alts
 
 
-def hints(args, kwargs):
+def hints(args, kwargs, cfg):
     mask = kwargs.get("mask")
     cache = []
 
@@ -98,7 +98,7 @@ def hints(args, kwargs):
 
     def output(g, e):
         for cause, o, _ in alts():
-            if compare.matches(g, o):
+            if compare.matches(g, o, cfg):
                 return cause
         if torch.isnan(g).any():
             if mask is not None and (~mask).all(-1).any():
@@ -108,7 +108,7 @@ def hints(args, kwargs):
 
     def weights(g, e):
         for cause, _, w in alts():
-            if compare.matches(g, w):
+            if compare.matches(g, w, cfg):
                 return cause
         return causes.weights_hint(g, e, mask)
 
@@ -132,7 +132,7 @@ def values(sub, cfg, args, kwargs, **opts):
         lambda: _batched_cause(sub, args, opts.get("dtype", torch.float64), opts.get("device", "cpu"))
     ):
         return value_checks.check_values(
-            sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, hints=hints(args, kwargs), **opts
+            sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, hints=hints(args, kwargs, cfg), **opts
         )
 
 
@@ -217,7 +217,7 @@ def _against_torch(got, args, mask, cfg):
         t_out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         t_w = F.scaled_dot_product_attention(q, k, eye, attn_mask=mask)  # value = I gives the weights
     what = t("against_torch_sdpa", what=calls.describe_call(NAME, args, {"mask": mask}))
-    h = hints(args, {"mask": mask})
+    h = hints(args, {"mask": mask}, cfg)
     for name, want in (("weights", t_w), ("output", t_out)):
         g = got[name]
         value_checks.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
@@ -300,6 +300,7 @@ def test_fully_masked_rows(sub, cfg):
             dead,
             unmasked,
             others=[(got["output"], dead)],
+            cfg=cfg,
         )
     grads.check_finite_grads(sub, NAME, args, {"mask": mask}, OUT, seed=420)
 
@@ -335,7 +336,7 @@ def test_gradients(sub, cfg):
                 ref.scaled_dot_product_attention,
                 OUT,
                 seed=510 + 10 * n,
-                hints=hints(args, {"mask": mask}),
+                hints=hints(args, {"mask": mask}, cfg),
             )
 
 
@@ -355,7 +356,7 @@ def test_dtype_and_device(sub, cfg, dd):
             OUT,
             dtype,
             device,
-            hints=hints(args, {"mask": mask}),
+            hints=hints(args, {"mask": mask}, cfg),
         )
 
 

@@ -126,7 +126,7 @@ def _alternatives(case):
     return alts
 
 
-def hints(case):
+def hints(case, cfg):
     cache = []
 
     def alts():
@@ -137,7 +137,7 @@ def hints(case):
     def hint(i, name):
         def h(got, expected):
             for cause, outs in alts():
-                if compare.matches(got, outs[i]):
+                if compare.matches(got, outs[i], cfg):
                     return cause
             if name == "weights":
                 return causes.weights_hint(got, expected, case.mask)
@@ -195,7 +195,7 @@ def test_shapes_and_values(sub, cfg):
         with counterexamples.module_counterexample_on_failure(
             sub, cfg, NAME, got, expected, torch.float64, "cpu", *case.fresh()
         ):
-            value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case))
+            value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case, cfg))
 
 
 def test_padded_positions_get_zero_attention(sub, cfg):
@@ -237,7 +237,7 @@ def test_query_is_state_before_step(sub, cfg):
         hint=lambda g, e: Msg("cause_lab_query_after_step"),
     )
     value_checks.assert_close(
-        got["weights"], case.expected()["weights"], f"{what} -> weights", cfg, hint=hints(case)["weights"]
+        got["weights"], case.expected()["weights"], f"{what} -> weights", cfg, hint=hints(case, cfg)["weights"]
     )
 
 
@@ -255,7 +255,7 @@ def test_gradients(sub, cfg):
         OUT,
         410,
         grad_args=[1, 2],
-        hints=hints(case),
+        hints=hints(case, cfg),
         fresh=case.fresh(),
         **case.opts(),
     )
@@ -275,7 +275,7 @@ def test_float32(sub, cfg):
     with counterexamples.module_counterexample_on_failure(
         sub, cfg, NAME, got, expected, torch.float32, "cpu", *case.fresh()
     ):
-        value_checks.check_outputs(got, expected, what, cfg, torch.float32, "cpu", hints(case))
+        value_checks.check_outputs(got, expected, what, cfg, torch.float32, "cpu", hints(case, cfg))
 
 
 @pytest.mark.property

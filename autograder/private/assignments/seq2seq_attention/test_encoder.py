@@ -64,7 +64,7 @@ def _alternatives(case, expected):
     }
 
 
-def hints(case):
+def hints(case, cfg):
     cache = {}
 
     def alt(name):
@@ -75,7 +75,7 @@ def hints(case):
     def hint(name):
         def h(got, expected):
             for cause, want in alt(name):
-                if compare.matches(got, want):
+                if compare.matches(got, want, cfg):
                     return cause
             return None
 
@@ -144,7 +144,7 @@ def test_shapes_and_values(sub, cfg):
         with counterexamples.module_counterexample_on_failure(
             sub, cfg, NAME, got, expected, torch.float64, "cpu", *case.fresh()
         ):
-            value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case))
+            value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case, cfg))
 
 
 def test_padded_states_zero(sub, cfg):
@@ -172,7 +172,7 @@ def test_final_is_last_real_state(sub, cfg):
         last,
         t("lab_final_vs_last", what=what),
         cfg,
-        hint=lambda g, e: hints(case)["final"](g, None) or Msg("cause_lab_final_after_padding"),
+        hint=lambda g, e: hints(case, cfg)["final"](g, None) or Msg("cause_lab_final_after_padding"),
     )
 
 
@@ -207,7 +207,9 @@ def test_float32(sub, cfg):
     """A float32 module keeps float32 and matches the reference within float32's tolerance."""
     case = Case(*SIZES[1], seed=600)
     got, what, _ = runs(sub, case, dtype=torch.float32)
-    value_checks.check_outputs(got, case.expected(dtype=torch.float32), what, cfg, torch.float32, "cpu", hints(case))
+    value_checks.check_outputs(
+        got, case.expected(dtype=torch.float32), what, cfg, torch.float32, "cpu", hints(case, cfg)
+    )
 
 
 @pytest.mark.property

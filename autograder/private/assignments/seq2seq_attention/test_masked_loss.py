@@ -43,10 +43,10 @@ def _alternatives(args):
     ]
 
 
-def hints(args):
+def hints(args, cfg):
     def h(got, expected):
         for cause, want in _alternatives(args):
-            if compare.matches(got, want):
+            if compare.matches(got, want, cfg):
                 return cause
         if torch.isnan(got.double()).any() and not bool(args[2].any()):
             return Msg("cause_lab_loss_empty_nan")
@@ -59,9 +59,9 @@ def test_shapes_and_values(sub, cfg):
     """Several sizes, masks of different lengths, a fully real batch."""
     for k, size in enumerate(SIZES):
         args = case(*size, seed=100 + 10 * k)
-        value_checks.check_values(sub, cfg, NAME, args, {}, ref.masked_loss, OUT, hints=hints(args))
+        value_checks.check_values(sub, cfg, NAME, args, {}, ref.masked_loss, OUT, hints=hints(args, cfg))
     args = case(3, 4, 6, seed=150, lengths=[4, 4, 4])
-    value_checks.check_values(sub, cfg, NAME, args, {}, ref.masked_loss, OUT, hints=hints(args))
+    value_checks.check_values(sub, cfg, NAME, args, {}, ref.masked_loss, OUT, hints=hints(args, cfg))
 
 
 def test_padding_changes_nothing(sub, cfg):
@@ -101,12 +101,12 @@ def test_no_real_position(sub, cfg):
 
 def test_gradients(sub, cfg):
     args = case(*SIZES[3], seed=400)
-    grads.check_grads(sub, cfg, NAME, args, {}, ref.masked_loss, OUT, 410, grad_args=[0], hints=hints(args))
+    grads.check_grads(sub, cfg, NAME, args, {}, ref.masked_loss, OUT, 410, grad_args=[0], hints=hints(args, cfg))
 
 
 def test_float32(sub, cfg):
     args = case(*SIZES[1], seed=500)
-    dtypes.check_in_dtype(sub, cfg, NAME, args, {}, ref.masked_loss, OUT, torch.float32, "cpu", hints=hints(args))
+    dtypes.check_in_dtype(sub, cfg, NAME, args, {}, ref.masked_loss, OUT, torch.float32, "cpu", hints=hints(args, cfg))
 
 
 @pytest.mark.property

@@ -367,10 +367,10 @@ def pe_cause(how):
     return Msg(PE_MISTAKES[how])
 
 
-def first_match(got, alternatives):
+def first_match(got, alternatives, cfg):
     """The cause of the first alternative (cause, tensor) `got` matches (or None)."""
     for cause, want in alternatives:
-        if want is not None and compare.matches(got, want):
+        if want is not None and compare.matches(got, want, cfg):
             return cause
     return None
 

@@ -81,7 +81,7 @@ def alternatives(case, x=None, pad_mask=None):
         return [(cause, common.block(x, m, pad, **kw)) for cause, kw in alts]
 
 
-def hints(case):
+def hints(case, cfg):
     """A cause only where its recomputation reproduces what the block returned: the block
     calls the provided attention, so a cause about a softmax's masking (`c.weights_hint`)
     would name code the student did not write."""
@@ -93,10 +93,10 @@ def hints(case):
         return cache
 
     def output(g, e):
-        return common.first_match(g, [(cause, o) for cause, (o, _) in alts()])
+        return common.first_match(g, [(cause, o) for cause, (o, _) in alts()], cfg)
 
     def weights(g, e):
-        return common.first_match(g, [(cause, w) for cause, (_, w) in alts()])
+        return common.first_match(g, [(cause, w) for cause, (_, w) in alts()], cfg)
 
     return {"output": output, "weights": weights}
 
@@ -118,14 +118,14 @@ def test_shapes_and_values(sub, cfg):
     cases = [Case(*size, seed=100 + 10 * k) for k, size in enumerate(SIZES)]
     cases += [Case(*SIZES[0], seed=150, padded=True), Case(*SIZES[1], seed=160, padded=True)]
     for case in cases:
-        common.values(sub, cfg, case, hints(case))
+        common.values(sub, cfg, case, hints(case, cfg))
 
 
 def test_float32(sub, cfg):
     """A float32 block keeps float32 and matches the reference within float32's tolerance."""
     case = Case(*SIZES[1], seed=200, padded=True)
-    got, what, _ = common.runs(sub, case, torch.float32, hints=hints(case))
-    value_checks.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(case))
+    got, what, _ = common.runs(sub, case, torch.float32, hints=hints(case, cfg))
+    value_checks.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(case, cfg))
 
 
 def test_pre_norm(sub, cfg):
@@ -136,9 +136,9 @@ def test_pre_norm(sub, cfg):
     got, what, _ = common.runs(sub, case)
     expected = case.expected()
     post = alternatives(case)[0][1][0]
-    if compare.matches(got["output"], post):
+    if compare.matches(got["output"], post, cfg):
         failing.fail(failing.caused(t("tb_block_is_post_norm", what=what), Msg("cause_tb_post_norm")))
-    value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case))
+    value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case, cfg))
 
 
 def test_causal_structure(sub, cfg):
@@ -158,7 +158,7 @@ def test_causal_structure(sub, cfg):
                     n=int((leak != 0).sum()),
                     max=number(float(leak.abs().max()), ".3g"),
                 ),
-                hints(case)["weights"](got["weights"], None),
+                hints(case, cfg)["weights"](got["weights"], None),
             )
         )
     for s in (1, 3):
@@ -170,7 +170,7 @@ def test_causal_structure(sub, cfg):
             got["output"][:, :s],
             t("tb_output_after_future_change", what=what, s=s),
             cfg,
-            hint=lambda g, e: hints(case)["output"](got["output"], None),
+            hint=lambda g, e: hints(case, cfg)["output"](got["output"], None),
         )
 
 
@@ -190,7 +190,7 @@ def test_padding_changes_nothing(sub, cfg):
         failing.fail(
             failing.caused(
                 t("padded_keys_nonzero_heads", what=what, max=number(float(leak.abs().max()), ".3g")),
-                hints(case)["weights"](got["weights"], None),
+                hints(case, cfg)["weights"](got["weights"], None),
             )
         )
     x = case.args[0].clone()
@@ -201,7 +201,7 @@ def test_padding_changes_nothing(sub, cfg):
         got["output"][pad],
         t("tb_real_after_padded_change", what=what),
         cfg,
-        hint=lambda g, e: hints(case)["output"](got["output"], None),
+        hint=lambda g, e: hints(case, cfg)["output"](got["output"], None),
     )
 
 
@@ -212,7 +212,7 @@ def test_gradients(sub, cfg):
 
 def test_dtype_and_device(sub, cfg, dd):
     case = Case(*SIZES[0], seed=600, padded=True, scale=0.7)
-    common.in_dtype(sub, cfg, case, dd, hints(case))
+    common.in_dtype(sub, cfg, case, dd, hints(case, cfg))
 
 
 @pytest.mark.property

@@ -41,7 +41,7 @@ class Case(common.ModuleCase):
         return Case(sizes["B"], sizes["T"], sizes["D"], sizes["F"], seed)
 
 
-def hints(case):
+def hints(case, cfg):
     m = case.reference()
     (x,) = case.args
     with torch.no_grad():
@@ -52,7 +52,7 @@ def hints(case):
             (Msg("cause_tb_relu_after_linear2"), torch.relu(common.feed_forward(x, m))),
             (Msg("cause_tb_ffn_no_bias"), torch.relu(x @ m.linear1.weight.T) @ m.linear2.weight.T),
         ]
-    return {"output": lambda g, e: common.first_match(g, alts)}
+    return {"output": lambda g, e: common.first_match(g, alts, cfg)}
 
 
 def test_parameters(sub, cfg):
@@ -67,14 +67,14 @@ def test_shapes_and_values(sub, cfg):
     cases = [Case(*size, seed=100 + 10 * k) for k, size in enumerate(SIZES)]
     cases += [Case(*SIZES[0], seed=150, lead=(7,)), Case(*SIZES[1], seed=160, lead=(2, 3, 4))]
     for case in cases:
-        common.values(sub, cfg, case, hints(case))
+        common.values(sub, cfg, case, hints(case, cfg))
 
 
 def test_float32(sub, cfg):
     """A float32 module keeps float32 and matches the reference within float32's tolerance."""
     case = Case(*SIZES[1], seed=200)
     got, what, _ = common.runs(sub, case, torch.float32)
-    value_checks.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(case))
+    value_checks.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(case, cfg))
 
 
 def test_gradients(sub, cfg):
@@ -84,7 +84,7 @@ def test_gradients(sub, cfg):
 
 def test_dtype_and_device(sub, cfg, dd):
     case = Case(*SIZES[0], seed=400, scale=0.7)
-    common.in_dtype(sub, cfg, case, dd, hints(case))
+    common.in_dtype(sub, cfg, case, dd, hints(case, cfg))
 
 
 @pytest.mark.property

@@ -49,9 +49,9 @@ def _alternatives(args, kwargs):
     return alts
 
 
-def hints(args, kwargs):
+def hints(args, kwargs, cfg):
     def h(got, expected):
-        found = common.first_match(got, _alternatives(args, kwargs))
+        found = common.first_match(got, _alternatives(args, kwargs), cfg)
         if found is None and torch.isnan(got.double()).any():
             return Msg("cause_lab_loss_empty_nan")
         return found
@@ -64,7 +64,9 @@ def test_shapes_and_values(sub, cfg):
     for k, size in enumerate(SIZES):
         for padded in (True, False):
             args, kwargs = case(*size, seed=100 + 10 * k + padded, padded=padded)
-            value_checks.check_values(sub, cfg, NAME, args, kwargs, ref.next_token_loss, OUT, hints=hints(args, kwargs))
+            value_checks.check_values(
+                sub, cfg, NAME, args, kwargs, ref.next_token_loss, OUT, hints=hints(args, kwargs, cfg)
+            )
 
 
 def test_padding_changes_nothing(sub, cfg):
@@ -83,7 +85,7 @@ def test_padding_changes_nothing(sub, cfg):
         got["loss"],
         t("tb_loss_after_padded_change", what=calls.describe_call(NAME, args, kwargs)),
         cfg,
-        hint=lambda g, e: hints(args, kwargs)["loss"](got["loss"], None) or Msg("cause_tb_loss_over_padding"),
+        hint=lambda g, e: hints(args, kwargs, cfg)["loss"](got["loss"], None) or Msg("cause_tb_loss_over_padding"),
     )
 
 
@@ -94,7 +96,14 @@ def test_no_target(sub, cfg):
     for mask in (torch.arange(T).expand(B, T) < 1, torch.zeros(B, T, dtype=torch.bool)):
         kwargs = {"mask": mask}
         value_checks.check_values(
-            sub, cfg, NAME, [logits, tokens], kwargs, ref.next_token_loss, OUT, hints=hints([logits, tokens], kwargs)
+            sub,
+            cfg,
+            NAME,
+            [logits, tokens],
+            kwargs,
+            ref.next_token_loss,
+            OUT,
+            hints=hints([logits, tokens], kwargs, cfg),
         )
 
 
@@ -112,7 +121,7 @@ def test_gradients(sub, cfg):
             OUT,
             405 + 10 * k,
             grad_args=[0],
-            hints=hints(args, kwargs),
+            hints=hints(args, kwargs, cfg),
         )
 
 
@@ -120,7 +129,7 @@ def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
     args, kwargs = case(*SIZES[0], seed=500)
     dtypes.check_in_dtype(
-        sub, cfg, NAME, args, kwargs, ref.next_token_loss, OUT, dtype, device, hints=hints(args, kwargs)
+        sub, cfg, NAME, args, kwargs, ref.next_token_loss, OUT, dtype, device, hints=hints(args, kwargs, cfg)
     )
 
 

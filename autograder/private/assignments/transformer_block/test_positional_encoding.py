@@ -30,19 +30,19 @@ def ref_fn(seq_len, d_model, device=None):
     return ref.positional_encoding(seq_len, d_model, dtype=torch.float64)
 
 
-def hints(T, D):
-    return {"pe": lambda g, e: common.first_match(g, common.pe_alternatives(g, T, D))}
+def hints(T, D, cfg):
+    return {"pe": lambda g, e: common.first_match(g, common.pe_alternatives(g, T, D), cfg)}
 
 
 def test_worked_example(sub, cfg):
     """D = 4: PE[1] = [sin 1, cos 1, sin 0.01, cos 0.01], as the contract works it out."""
-    value_checks.check_values(sub, cfg, NAME, [2, 4], {}, ref_fn, OUT, dtype=torch.float32, hints=hints(2, 4))
+    value_checks.check_values(sub, cfg, NAME, [2, 4], {}, ref_fn, OUT, dtype=torch.float32, hints=hints(2, 4, cfg))
 
 
 def test_shapes_and_values(sub, cfg):
     """Several lengths and sizes, up to T = 128 (float32 within its tolerance of the float64 formula)."""
     for T, D in SIZES:
-        value_checks.check_values(sub, cfg, NAME, [T, D], {}, ref_fn, OUT, dtype=torch.float32, hints=hints(T, D))
+        value_checks.check_values(sub, cfg, NAME, [T, D], {}, ref_fn, OUT, dtype=torch.float32, hints=hints(T, D, cfg))
 
 
 def test_interleaved(sub, cfg):
@@ -57,7 +57,7 @@ def test_interleaved(sub, cfg):
         t("tb_pe_pairs", what=calls.describe_call(NAME, [T, D])),
         cfg,
         torch.float32,
-        hint=lambda g, e: hints(T, D)["pe"](got["pe"], None),
+        hint=lambda g, e: hints(T, D, cfg)["pe"](got["pe"], None),
     )
 
 
@@ -83,7 +83,9 @@ def test_dtype_and_device(sub, cfg, dd):
         what = calls.describe_call(NAME, [T, D], {"device": device, "dtype": wire.dtype_name(dtype)})
         got = calls.outputs(calls.call(sub, NAME, [T, D], kwargs).value, what, OUT)
         value_checks.check_meta(got["pe"], f"{what} -> pe", (T, D), dtype, device)
-        value_checks.assert_close(got["pe"], ref_fn(T, D), f"{what} -> pe", cfg, dtype, hint=_dtype_hint(T, D, dtype))
+        value_checks.assert_close(
+            got["pe"], ref_fn(T, D), f"{what} -> pe", cfg, dtype, hint=_dtype_hint(T, D, dtype, cfg)
+        )
 
 
 def _angles_in(T, D, dtype):
@@ -94,11 +96,11 @@ def _angles_in(T, D, dtype):
     return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, :D]
 
 
-def _dtype_hint(T, D, dtype):
+def _dtype_hint(T, D, dtype, cfg):
     def hint(got, expected):
-        if dtype in (torch.float16, torch.bfloat16) and compare.matches(got, _angles_in(T, D, dtype)):
+        if dtype in (torch.float16, torch.bfloat16) and compare.matches(got, _angles_in(T, D, dtype), cfg):
             return Msg("cause_tb_pe_angles_in_dtype", dtype=wire.dtype_name(dtype))
-        return hints(T, D)["pe"](got, expected)
+        return hints(T, D, cfg)["pe"](got, expected)
 
     return hint
 

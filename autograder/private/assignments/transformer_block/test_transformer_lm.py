@@ -115,7 +115,7 @@ def _parts_cause(sub, cfg, case):
     if (
         not isinstance(pe, torch.Tensor)
         or tuple(pe.shape) != (T, D)
-        or not compare.matches(pe.double(), ref.positional_encoding(T, D, dtype=torch.float64))
+        or not compare.matches(pe.double(), ref.positional_encoding(T, D, dtype=torch.float64), cfg)
     ):
         return Msg("cause_tb_lm_your_positions")
     m = case.reference()
@@ -131,14 +131,14 @@ def _parts_cause(sub, cfg, case):
         want = blk(x, case.kwargs.get("pad_mask"))[0]
     if not isinstance(got, (tuple, list)) or not got or not isinstance(got[0], torch.Tensor):
         return Msg("cause_tb_lm_your_block")
-    if tuple(got[0].shape) != tuple(want.shape) or not compare.matches(got[0], want):
+    if tuple(got[0].shape) != tuple(want.shape) or not compare.matches(got[0], want, cfg):
         return Msg("cause_tb_lm_your_block")
     return None
 
 
 def hints(sub, cfg, case):
     def logits(g, e):
-        return common.first_match(g, alternatives(case)) or _parts_cause(sub, cfg, case)
+        return common.first_match(g, alternatives(case), cfg) or _parts_cause(sub, cfg, case)
 
     return {"logits": logits}
 
