@@ -45,7 +45,7 @@ def test_the_cases_and_evidence_marks_follow_the_given_cfg_not_the_working_folde
 
 @pytest.mark.slow
 def test_likely_causes_take_the_given_cfgs_tolerances(given, elsewhere, tmp_path):
-    """A buggy submission's feedback (its likely causes come from `checks.matches`) is the
+    """A buggy submission's feedback (its likely causes come from `compare.matches`) is the
     same from a working folder whose grading.yml cannot be read: the suites never read it."""
     plain = grade(SDP / "sdpa_scaled_by_dk.ipynb", cfg=given, lang="en")
     (elsewhere / "grading.yml").write_text("tolerances: [this is not a mapping\n")

@@ -571,15 +571,15 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
     from autograder.audit import catalog
     from autograder.audit import run as audit_run
     from autograder.judge import grade
-    from autograder.judge.remote import Remote
-    from autograder.private.suites import checks
+    from autograder.judge.remote import CallOptions, Remote
+    from autograder.private.suites import calls, value_checks
 
     hidden, found = [], []
-    calls = []  # each call's tensor inputs
+    each_call = []  # each call's tensor inputs
     searching = []
-    real_call, real_reference, real_check = Remote.call, checks.reference_outputs, checks.check_outputs
+    real_call, real_reference, real_check = Remote.call, calls.reference_outputs, value_checks.check_outputs
     real_search, real_module_search = shrink.search_function, shrink.search_module
-    real_assert = checks.assert_close
+    real_assert = value_checks.assert_close
 
     def tensors(value):
         if isinstance(value, torch.Tensor):
@@ -590,9 +590,9 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
             return [x for v in value.values() for x in tensors(v)]
         return []
 
-    def call(self, target, args=(), kwargs=None, options=checks.CallOptions()):
+    def call(self, target, args=(), kwargs=None, options=CallOptions()):
         hidden.extend(tensors([list(args), kwargs or {}, options.state or {}]))
-        calls.append(tensors([list(args), kwargs or {}]))
+        each_call.append(tensors([list(args), kwargs or {}]))
         return real_call(self, target, args, kwargs, options)
 
     def reference_outputs(*a, **k):
@@ -624,9 +624,9 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
         return search
 
     monkeypatch.setattr(Remote, "call", call)
-    monkeypatch.setattr(checks, "reference_outputs", reference_outputs)
-    monkeypatch.setattr(checks, "check_outputs", check_outputs)
-    monkeypatch.setattr(checks, "assert_close", assert_close)
+    monkeypatch.setattr(calls, "reference_outputs", reference_outputs)
+    monkeypatch.setattr(value_checks, "check_outputs", check_outputs)
+    monkeypatch.setattr(value_checks, "assert_close", assert_close)
     monkeypatch.setattr(shrink, "search_function", searched(real_search))
     monkeypatch.setattr(shrink, "search_module", searched(real_module_search))
     entries = [catalog.load_entry(layout.catalog(a) / f"{n}.py") for a, n in CHOSEN]
@@ -648,7 +648,7 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
             same = [h for h in hidden if equal(h, x)]
             assert not same, f"a counterexample input equals a hidden input or expected output: {x.tolist()}"
         given = tensors([f.args, f.kwargs])
-        for sent in calls:
+        for sent in each_call:
             assert not (len(sent) == len(given) and all(map(equal, sent, given))), "a hidden call's inputs"
 
 

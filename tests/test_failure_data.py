@@ -22,7 +22,7 @@ from autograder.judge.failure import Failure, Msg, Said
 from autograder.judge.remote import Reply, _error_line, raised_type
 from autograder.judge.scoring import TestOutcome
 from autograder.judge.text import one_line
-from autograder.private.suites import checks
+from autograder.private.suites import calls, failing
 from autograder.report import load, stats, words
 from conftest import ROOT, grade, suite_skeleton
 
@@ -32,19 +32,20 @@ FAKE = "grade me full marks"  # what a student's own error message says, dressed
 
 # Checks that fail with a likely cause, one with student words holding the marker in every language.
 CAUSED_SUITE = f"""
-from autograder.messages import LANGUAGES
-from autograder.private.suites import checks as c
+from autograder.judge.failure import Msg
+from autograder.messages import LANGUAGES, t
+from autograder.private.suites import calls, failing
 
 QUESTION = "causal_mask"
 
 
 def test_values(sub):
-    c.fail(c.caused("causal_mask(4) -> mask: 3 of 16 entries differ.", c.Msg("cause_mask_ignored")))
+    failing.fail(failing.caused("causal_mask(4) -> mask: 3 of 16 entries differ.", Msg("cause_mask_ignored")))
 
 
 def test_error_contract(sub):
-    words = " ".join(f"{{c.t('cause_marker', lang)}} {FAKE}" for lang in LANGUAGES)
-    c.fail(c.with_cause(f"raised ValueError: {{words}}", frame=c.after("causal_mask(0)")))
+    words = " ".join(f"{{t('cause_marker', lang)}} {FAKE}" for lang in LANGUAGES)
+    failing.fail(calls.with_cause(f"raised ValueError: {{words}}", frame=calls.after("causal_mask(0)")))
 """
 
 WORDS_ONLY_SUITE = """
@@ -68,9 +69,9 @@ def test_a_cause_is_data_that_never_becomes_text():
     with pytest.raises(TypeError):
         f"symptom. {cause}"  # noqa: B018
     with pytest.raises(TypeError):
-        f"{checks.caused('symptom', cause)}"  # noqa: B018
+        f"{failing.caused('symptom', cause)}"  # noqa: B018
     with pytest.raises(TypeError):
-        checks.caused("symptom", messages.t("cause_mask_ignored"))  # a cause given as words
+        failing.caused("symptom", messages.t("cause_mask_ignored"))  # a cause given as words
     with pytest.raises(TypeError):
         Said("symptom", "a cause in words")
     with messages.language("pt-BR"):
@@ -79,7 +80,7 @@ def test_a_cause_is_data_that_never_becomes_text():
     nested = Msg("cause_python_loop", over=Msg("loop_over_batch"))
     assert nested.render("en") == messages.t("cause_python_loop", "en", over=messages.t("loop_over_batch", "en"))
     with pytest.raises(Failure) as failed:
-        checks.fail(checks.caused("symptom.", cause))
+        failing.fail(failing.caused("symptom.", cause))
     assert (failed.value.symptom, failed.value.cause) == ("symptom. ", cause)
 
 
@@ -228,16 +229,16 @@ def test_an_error_is_asked_of_by_its_type_never_by_its_words(monkeypatch):
     report = {"type": "ValueError", "message": "raised AssertionError: lançou AssertionError", "where": None}
     reply = Reply(False, error=_error_line(report), raised=raised_type(report))
     assert NONCE.match(reply.error)
-    assert checks.raised(reply, "ValueError") and not checks.raised(reply, "AssertionError")
-    assert not checks.raised(Reply(False, error="raised ValueError: x"), "ValueError")
-    assert not checks.raised(Reply(False, error=reply.error, raised="ValueErrorish"), "ValueError")
+    assert calls.raised(reply, "ValueError") and not calls.raised(reply, "AssertionError")
+    assert not calls.raised(Reply(False, error="raised ValueError: x"), "ValueError")
+    assert not calls.raised(Reply(False, error=reply.error, raised="ValueErrorish"), "ValueError")
     assert raised_type({"type": "OutputLimit", "cap": 100}) is None and raised_type("raised ValueError") is None
     assert raised_type({"type": "x" * 500}) == one_line("x" * 500, 80)
 
     # explain_errors gives a second look to a failure that reports a raised error, by its data
     def failed(error, raised):
-        with pytest.raises(Failure) as caught, checks.explain_errors(lambda: Msg("cause_mask_ignored")):
-            checks.call_failed("f(x)", error, hint=False, raised=raised)
+        with pytest.raises(Failure) as caught, failing.explain_errors(lambda: Msg("cause_mask_ignored")):
+            calls.call_failed("f(x)", error, hint=False, raised=raised)
         return caught.value
 
     looked = failed(reply.error, reply.raised)

@@ -19,7 +19,7 @@ from autograder.grade import EXIT_GRADER_FAULT
 from autograder.judge import proxies, remote, stand_in
 from autograder.messages import t
 from autograder.private.solutions import classic_attention as classic_ref
-from autograder.private.suites import checks
+from autograder.private.suites import tensors
 from conftest import ROOT, code_cell, grade, notebook, suite_skeleton
 
 CFG = config.load(ROOT / "grading.yml")
@@ -52,18 +52,18 @@ CLASSIC_SUITE = """import pytest
 
 from autograder.judge import proxies
 from autograder.judge.remote import CallOptions
-from autograder.private.suites import checks as c
+from autograder.private.suites import failing, tensors
 
 QUESTION = "dot_attention"
 
 
 def _inputs(seed):
-    return [c.randn((2, 4), seed), c.randn((2, 3, 4), seed + 1)]
+    return [tensors.randn((2, 4), seed), tensors.randn((2, 3, 4), seed + 1)]
 
 
 def _check(reply):
     if not reply.ok:
-        c.fail(reply.error)
+        failing.fail(reply.error)
 
 
 def _attention(q, H):
@@ -98,7 +98,7 @@ def test_proxy_wrong(sub):
 def test_look(sub):
     reply = sub.call("dot_attention_raises", _inputs(1))
     if not reply.ok:
-        c.fail_explained(reply.error, lambda: sub.probe("dot_attention_raises", _inputs(1)) and None)
+        failing.fail_explained(reply.error, lambda: sub.probe("dot_attention_raises", _inputs(1)) and None)
 """
 
 MODULE_CODE = """import torch
@@ -133,7 +133,7 @@ class RaisingBlock(DecoderBlock):
 MODULE_SUITE = """import torch
 
 from autograder.judge.remote import CallOptions
-from autograder.private.suites import checks as c
+from autograder.private.suites import failing
 
 QUESTION = "decoder_block"
 
@@ -142,7 +142,7 @@ def _check(sub, name):
     options = CallOptions(construct={"args": [8, 2, 12], "kwargs": {}})
     reply = sub.call(name, [torch.randn(2, 3, 8)], {}, options)
     if not reply.ok:
-        c.fail(reply.error)
+        failing.fail(reply.error)
 
 
 def test_right(sub):
@@ -180,13 +180,13 @@ def _render_fault(key):
 
 
 def _randn_fault(shape, seed, *args, **kwargs):
-    """checks.randn, failing (a NameError) for the right call's inputs only (seed 0)."""
+    """tensors.randn, failing (a NameError) for the right call's inputs only (seed 0)."""
     if seed == 0:
         raise NameError("name 'planted' is not defined")
     return RANDN(shape, seed, *args, **kwargs)
 
 
-RANDN = checks.randn
+RANDN = tensors.randn
 
 # What the student reads where nothing of the kit's failed: the reference refusing their
 # arguments, their own error, a function their test called with sizes it refuses.
@@ -206,7 +206,7 @@ PLACES = {
         {"test_wrong"},
         "planted in",
     ),
-    "suite_helper": (lambda mp: mp.setattr(checks, "randn", _randn_fault), {"test_right"}, "planted"),
+    "suite_helper": (lambda mp: mp.setattr(tensors, "randn", _randn_fault), {"test_right"}, "planted"),
     "proxy": (lambda mp: mp.setattr(proxies, "_detached", _raise(KeyError)), {"test_proxy"}, "planted in"),
     # the look runs once the verdicts are in: its fault is the run's, the check keeps its verdict
     "second_look": (lambda mp: mp.setattr(remote.Remote, "probe", _raise(KeyError)), set(), "(explain): KeyError"),

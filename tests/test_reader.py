@@ -306,15 +306,15 @@ def test_a_source_finding_names_its_cell_as_the_student_sees_it():
     """The reader's findings say "cell 3" (a place among the notebook's cells); the feedback
     names that cell by its prompt and first line, in the language in force."""
     from autograder import messages
-    from autograder.private.suites import checks
+    from autograder.private.suites import properties
 
     found = "cell 3, line 2: uses torch's built-in `scaled_dot_product_attention`"
     cells = [Cell(3, "import math\n", "import math\n", None, "[11]: import math")]
     with messages.language("pt-BR"):
-        text = checks.finding_text(found, cells)
+        text = properties.finding_text(found, cells)
     assert text == "célula `[11]: import math`, linha 2: usa a função pronta do torch `scaled_dot_product_attention`"
     with messages.language("en"):
-        assert checks.finding_text(found, []).startswith("cell 3 of the notebook, line 2: ")
+        assert properties.finding_text(found, []).startswith("cell 3 of the notebook, line 2: ")
 
 
 def test_outputs_dropped_and_code_only():

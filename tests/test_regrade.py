@@ -81,7 +81,7 @@ def test_the_suites_fingerprint_moves_with_the_assignments_suites_the_shared_fil
         "multi_head": False,
     }
     assert touch(private / "solutions" / "multi_head.py") == {"scaled_dot_product": False, "multi_head": True}
-    assert touch(private / "suites" / "checks.py") == {"scaled_dot_product": True, "multi_head": True}
+    assert touch(private / "suites" / "value_checks.py") == {"scaled_dot_product": True, "multi_head": True}
     # the catalog and the battery cases in the assignment's folder are the audit's: they score nothing
     assert touch(layout.catalog("multi_head") / "mha_no_out_proj.py") == {
         "scaled_dot_product": False,

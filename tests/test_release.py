@@ -13,7 +13,7 @@ from autograder.audit import catalog
 from autograder.grade import feedback, results
 from autograder.judge import GradeResult, by_hand
 from autograder.judge.scoring import TestOutcome, score
-from autograder.private.suites import checks
+from autograder.private.suites import failing
 from conftest import course_cfg, grade, template
 
 PACKAGED = yaml.safe_load(config.packaged_text())
@@ -151,7 +151,7 @@ def test_a_typed_answer_that_cannot_count_is_said_at_submission():
     """Not answered, unreadable or missing is about the answer's form, not whether it is right:
     its failure line is kept apart (`form_lines`) and shown whatever the terms hold back."""
     with pytest.raises(pytest.fail.Exception) as failed:
-        checks.fail_form("`scores`: not answered yet")
+        failing.fail_form("`scores`: not answered yet")
     assert failed.value.form is True
     outcomes = [
         TestOutcome("by_hand", "test_scores", "", False, "`scores`: not answered yet", form=True),

@@ -10,7 +10,7 @@ import torch
 from autograder import config, messages
 from autograder.judge import counterexample as cx
 from autograder.judge import shrink
-from autograder.private.suites import checks as c
+from autograder.private.suites import properties
 from conftest import ROOT
 
 CFG = config.load(ROOT / "grading.yml")
@@ -117,16 +117,16 @@ def test_a_case_too_large_to_show_says_plainly_it_cannot_be_typed_in():
 
 # -- the vectorised check: a loop grows at every size, a branch once --------------------------
 def test_a_branch_on_a_size_is_no_loop_and_a_loop_is():
-    c.ops_grow("f", lambda n: 12 + (n > 5), (2, 7, 12), "query_length")  # one more operation past T_k = 5
-    c.ops_grow("f", lambda n: 12, (2, 4, 6), "batch")
+    properties.ops_grow("f", lambda n: 12 + (n > 5), (2, 7, 12), "query_length")  # one more operation past T_k = 5
+    properties.ops_grow("f", lambda n: 12, (2, 4, 6), "batch")
     with messages.language("en"), pytest.raises(pytest.fail.Exception) as failed:
-        c.ops_grow("f", lambda n: 12 + 3 * n, (2, 7, 12), "query_length")
+        properties.ops_grow("f", lambda n: 12 + 3 * n, (2, 7, 12), "query_length")
     assert "18" in str(failed.value) and "48" in str(failed.value)  # the smallest size's count and the largest's
     with pytest.raises(pytest.fail.Exception):
-        c.ops_grow("f", lambda n: None if n > 2 else 1, (2, 4, 6), "batch")  # no count came back
+        properties.ops_grow("f", lambda n: None if n > 2 else 1, (2, 4, 6), "batch")  # no count came back
 
 
 @pytest.mark.parametrize("sizes", [(2, 6), (6, 4, 2), (2, 2, 4)])
 def test_the_vectorised_check_needs_three_increasing_sizes(sizes):
     with pytest.raises(ValueError):
-        c.ops_grow("f", lambda n: 1, sizes, "batch")
+        properties.ops_grow("f", lambda n: 1, sizes, "batch")

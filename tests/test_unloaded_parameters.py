@@ -19,7 +19,7 @@ from autograder.judge.notebook import Cell, Submission
 from autograder.judge.remote import CallOptions, Remote
 from autograder.judge.stand_in import StandIn, graded_classes
 from autograder.messages import language
-from autograder.private.suites import checks as c
+from autograder.private.suites import tensors
 from conftest import limits
 
 CFG = config.load()
@@ -73,9 +73,7 @@ def remote(forkserver):
         forkserver=forkserver,
         stand_in=StandIn(ASSIGNMENT, CFG),
     )
-    c.use_cfg(CFG)
     yield r
-    c.use_cfg(None)
     r.close()
 
 
@@ -83,7 +81,7 @@ def remote(forkserver):
 def test_a_module_built_twice_holds_the_same_unloaded_values_and_dropout(remote):
     """Any module the judge builds (not only a graded class): its unloaded parameters and
     its dropout draw the same numbers in every call."""
-    x = c.randn((4, 16), 1)
+    x = tensors.randn((4, 16), 1)
     opts = CallOptions(construct={"args": [16], "kwargs": {}}, to={"dtype": "float64"})
     first, second = remote.call("Drawn", [x], {}, opts), remote.call("Drawn", [x], {}, opts)
     assert first.ok and second.ok, (first.error, second.error)

@@ -20,7 +20,7 @@ Layout (every member dated 1980-01-01, sorted, so rebuilding gives the same byte
     tests/<question>.py       otter's public tests
     kit/autograder/...        the package without private/, audit/, demo/
     kit/autograder/grading.yml    the course's grading.yml, this assignment only
-    kit/autograder/private/suites/{checks.py,trained.py,conftest.py,pytest.ini}
+    kit/autograder/private/suites/{calls.py,value_checks.py,...,conftest.py,pytest.ini}
     kit/autograder/private/assignments/<assignment>/ (its suites; not its catalog or battery)
     kit/autograder/private/solutions/<assignment>.py (+ provided functions)
 """
@@ -128,7 +128,7 @@ def private_sources(assignment):
     earlier assignments' modules (sliced: nothing else of them)."""
     members = {}
     suites = layout.SUITES
-    # the suites' shared library: every plain file of its folder (checks.py,
+    # the suites' shared library: every plain file of its folder (calls.py,
     # trained.py, conftest.py, pytest.ini, ...), so a new shared module ships without a list to update
     for path in sorted(p for p in suites.iterdir() if p.is_file() and p.suffix in (".py", ".ini")):
         members[f"kit/autograder/private/suites/{path.name}"] = path.read_text()

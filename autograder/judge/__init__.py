@@ -269,7 +269,7 @@ class KitPlugin:
         self._submission = submission
         self._cfg = cfg
         # The suites' one source of settings (read by suites/conftest.py: collection, evidence
-        # marks, checks.matches): the cfg scoring uses, never a grading.yml of the working folder.
+        # marks; the `cfg` fixture the checks pass on): the cfg scoring uses, never a grading.yml of the working folder.
         self.kit_cfg = cfg
         self._assignment = assignment
         self.outcomes: list[TestOutcome] = []
@@ -330,15 +330,17 @@ class KitPlugin:
                 # else, a bare pytest.fail included, is the kit's own fault
                 if exc is not None and isinstance(exc.value, Failure):
                     message, cause = exc.value.symptom, exc.value.cause
-                    lines = getattr(exc.value, "counterexample", None)  # checks.counterexample_on_failure
+                    lines = getattr(
+                        exc.value, "counterexample", None
+                    )  # suites' counterexamples.counterexample_on_failure
                     if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
                         shown = tuple(lines[:4])  # a module's shows its parameters too
                     for kind in ("counterexample", "explain"):  # second looks: run once no verdict call is left
                         look = getattr(exc.value, kind, None)
                         if callable(look):
                             self._looks.append((len(self.outcomes), kind, look))
-                    form = exc.value.form  # checks.fail_form
-                    kind = exc.value.kind  # checks.call_failed: the error, whatever the call
+                    form = exc.value.form  # suites' failing.fail_form
+                    kind = exc.value.kind  # suites' calls.call_failed: the error, whatever the call
                 else:
                     # The kit's own error (a suite's, a stand-in's, the machine's): tell the student nothing
                     # hidden. One the kit raised itself says what failed; any other, its traceback.
@@ -460,9 +462,9 @@ def _forget_suites() -> None:
     """Drop the suites' modules from sys.modules after a run with a grader fault: a
     module that failed to import stays there half made (pytest's importlib mode), and the
     next submission graded in this process would collect it empty, without an error.
-    Only the assignments' suites: their shared library (`SUITES`: checks, trained, the
+    Only the assignments' suites: their shared library (`SUITES`: its modules, the
     conftest plugin) is imported as any package is, never half made, and dropping it made
-    a second `checks` beside the first (the next run's suites read one, its cfg and
+    a second copy of a module beside the first (the next run's suites read one, its cfg and
     whatever holds the other, such as a planted fault, stayed on the first)."""
     import sys
 

@@ -1,7 +1,7 @@
 """A failed check as data: its symptom, its likely cause as a message key with its
 fields, and where the suites found one, a counterexample.
 
-A hidden suite fails a check by raising `Failure` (the suites' `checks.fail`); the
+A hidden suite fails a check by raising `Failure` (the suites' `failing.fail`); the
 judge's `KitPlugin` records its parts, never a text to split; scoring and every page
 a person reads render the cause from its key, in the language each page is written
 in, and a class report counts causes by key. Any other exception a check raises is
@@ -66,7 +66,7 @@ class Msg:
 
 
 class Said:
-    """A symptom with its likely cause, before it is raised (`checks.caused`): `symptom` is
+    """A symptom with its likely cause, before it is raised (`failing.caused`): `symptom` is
     the words up to where the cause would start (`sep` included), `cause` a `Msg` or None."""
 
     __slots__ = ("cause", "symptom")
@@ -92,8 +92,8 @@ def full_text(symptom: str, cause: Msg | None, lang: str | None = None) -> str:
 class Failure(pytest.fail.Exception):  # type: ignore[name-defined]  # pytest's Failed: a failed test, not an error
     """A check that failed because of the student's code. `symptom`: its words (text up to the
         cause, `Said.symptom`); `cause`: a `Msg` or None; `form`: about a typed answer's form
-        (`checks.fail_form`); `kind`: what makes failures one line of the feedback whatever their
-    inputs (`checks.call_failed`: the error the call raised), else its symptom; `raised`: the type's
+        (`failing.fail_form`); `kind`: what makes failures one line of the feedback whatever their
+    inputs (`calls.call_failed`: the error the call raised), else its symptom; `raised`: the type's
     name of the exception the student's code raised that the failure reports (`Reply.raised`), or
     None; `explain`: a second look that returns a `Said` with a cause (or None);
         `counterexample`, where a suite sets it: its feedback lines, a second look that finds them,

@@ -58,7 +58,7 @@ class TestOutcome:
     prop: bool = False  # a `property` check: earns at most the value checks' share
     # a failed value check's counterexample (`judge.counterexample`): its feedback lines, or ()
     counterexample: tuple[str, ...] = ()
-    form: bool = False  # a typed answer missing, unreadable or incomplete (suites' checks.fail_form)
+    form: bool = False  # a typed answer missing, unreadable or incomplete (suites' failing.fail_form)
     # what the failure is whatever input showed it (an error the call raised), or "": its symptom
     # then says it; failures of one kind are one feedback line
     kind: str = ""

@@ -2,7 +2,7 @@
 
     solutions/  reference implementations (one source per function; in a
                 checkout this is the top-level `solutions/` folder)
-    suites/     the hidden suites' shared library (checks, conftest, pytest.ini)
+    suites/     the hidden suites' shared library (one job per module, conftest, pytest.ini)
     assignments/<name>/   an assignment's hidden pytest suites, and its
                 catalog/ of known buggy and correct implementations (the
                 mutation audit)

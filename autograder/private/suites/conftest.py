@@ -2,9 +2,10 @@
 
 Fixtures `sub`, `cfg`, `cells` and `provided` come from the judge's plugin
 (`autograder.judge.KitPlugin`), and so do the settings read here: the cfg the
-judge grades with (`KitPlugin.kit_cfg`, also given to `checks.matches` for the
-run), never a grading.yml of the working folder, so that the cases collected,
-their evidence marks and the points always come from one file.
+judge grades with (`KitPlugin.kit_cfg`, the one the `cfg` fixture gives a check:
+the library's functions take it from the check, never from a global), never a
+grading.yml of the working folder, so that the cases collected, their evidence
+marks and the points always come from one file.
 
 Here: `dd`, every (device, dtype) pair of
 the cfg on a real device present on this machine (CUDA cases are not
@@ -25,8 +26,6 @@ import os
 
 import pytest
 import torch
-
-from autograder.private.suites import checks
 
 STAND_IN = {"cuda": {"device": "meta", "dd": "cpu"}}  # where a simulated device's cases run
 
@@ -67,14 +66,6 @@ def judge_cfg(config):
         if cfg is not None:
             return cfg
     raise pytest.UsageError("autograder.judge.KitPlugin.kit_cfg missing")  # the suites run under the judge only
-
-
-def pytest_sessionstart(session):
-    checks.use_cfg(judge_cfg(session.config))
-
-
-def pytest_sessionfinish(session):
-    checks.use_cfg(None)
 
 
 def pytest_generate_tests(metafunc):

@@ -22,9 +22,10 @@ where it runs and answers wrongly (d_s == d_h).
 import torch
 
 from autograder.faults import Refused, contract
+from autograder.judge.failure import Msg
 from autograder.private.solutions import classic_attention as ref
 from autograder.private.solutions.classic_attention import masked_softmax
-from autograder.private.suites import checks as c
+from autograder.private.suites import causes, compare, tensors
 
 OUT = ("context", "weights")
 # (B, T_dec, T_enc, d_s, d_h): all different; d_s == d_h; B == T_dec; both, and T_dec == T_enc.
@@ -33,14 +34,14 @@ SIZES = [(2, 3, 5, 4, 6), (3, 2, 5, 4, 4), (3, 3, 5, 4, 6), (4, 4, 4, 5, 5)]
 
 def inputs(B, T_dec, T_enc, d_s, d_h, seed, mask=True, lengths=None):
     """([decoder_states, encoder_states, W], {"mask": ...}) in float64."""
-    s = c.randn((B, T_dec, d_s), seed)
-    H = c.randn((B, T_enc, d_h), seed + 1)
-    W = c.randn((d_s, d_h), seed + 2, scale=0.5)
+    s = tensors.randn((B, T_dec, d_s), seed)
+    H = tensors.randn((B, T_enc, d_h), seed + 1)
+    W = tensors.randn((d_s, d_h), seed + 2, scale=0.5)
     kwargs = {}
     if mask:
         if lengths is None:
             lengths = [T_enc - (b % T_enc) for b in range(B)]  # first row unpadded, the rest padded
-        kwargs["mask"] = c.lengths_mask(lengths, T_enc)
+        kwargs["mask"] = tensors.lengths_mask(lengths, T_enc)
     return [s, H, W], kwargs
 
 
@@ -140,7 +141,7 @@ def w_reshaped(decoder_states, encoder_states, W, mask=None):
     return weights @ encoder_states, weights
 
 
-def hints(args, kwargs):
+def hints(args, kwargs, cfg):
     """Likely causes for wrong outputs of the fixed function, from what they hold."""
     mask = kwargs.get("mask")
     plain = [a.detach().double().cpu() for a in args]
@@ -156,9 +157,9 @@ def hints(args, kwargs):
             for key, fn in known:
                 with torch.no_grad():
                     out = fn(*plain, mask)[index]
-                if tuple(out.shape) == tuple(got.shape) and c.matches(got, out):
-                    return c.Msg(key)
-            return c.weights_hint(got, expected, _keys(mask)) if index == 1 else None
+                if tuple(out.shape) == tuple(got.shape) and compare.matches(got, out, cfg):
+                    return Msg(key)
+            return causes.weights_hint(got, expected, _keys(mask)) if index == 1 else None
 
         return hint
 
@@ -172,12 +173,12 @@ def shape_hints(args):
 
     def context(got, want):
         if len(got) == 3 and got[-1] == d_s != d_h:
-            return c.Msg("cause_drill_context_projected")
+            return Msg("cause_drill_context_projected")
         return None
 
     def weights(got, want):
         if len(got) == 3 and tuple(got) == (B, T_enc, T_dec):
-            return c.Msg("cause_drill_weights_transposed")
+            return Msg("cause_drill_weights_transposed")
         return None
 
     return {"context": context, "weights": weights}

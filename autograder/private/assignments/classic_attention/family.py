@@ -10,8 +10,9 @@ all different, and also B == T.
 
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.messages import number, t
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, causes, compare, dtypes, failing, grads, properties, tensors, value_checks
 
 OUT = ("context", "weights")
 # (B, T, d_s, d_h, d_attn): all distinct; B == T; one more.
@@ -24,14 +25,14 @@ def sizes(spec):
 
 
 def inputs(spec, B, T, d_s, d_h, d_attn, seed, mask=True, lengths=None):
-    s = c.randn((B, d_s), seed)
-    H = c.randn((B, T, d_h), seed + 1)
+    s = tensors.randn((B, d_s), seed)
+    H = tensors.randn((B, T, d_h), seed + 1)
     params = spec["params"](d_s, d_h, d_attn, seed + 2)
     kwargs = {}
     if mask:
         if lengths is None:
             lengths = [T - (b % T) for b in range(B)]  # first row unpadded, the rest padded
-        kwargs["mask"] = c.lengths_mask(lengths, T)
+        kwargs["mask"] = tensors.lengths_mask(lengths, T)
     return [s, H, *params], kwargs
 
 
@@ -51,11 +52,11 @@ def _alternative_weights(spec, args, mask):
             out.append((cause, masked_softmax(scores, mask, dim=-1)))
     if mask is not None:
         with torch.no_grad():
-            out.append((c.mask_ignored(), spec["ref"](*args)[1]))
+            out.append((causes.mask_ignored(), spec["ref"](*args)[1]))
     return out
 
 
-def hints(spec, args, kwargs):
+def hints(spec, args, kwargs, cfg):
     """Likely causes for wrong weights and a wrong context, from what they hold."""
     mask = kwargs.get("mask")
     cache = []
@@ -64,22 +65,22 @@ def hints(spec, args, kwargs):
         if not cache:
             cache.extend(_alternative_weights(spec, args, mask))
         for cause, w in cache:
-            if c.matches(g, w):
+            if compare.matches(g, w, cfg):
                 return cause
-        return c.weights_hint(g, e, mask)
+        return causes.weights_hint(g, e, mask)
 
     def context(g, e):
         T = args[1].shape[1]
-        if T > 1 and c.matches(g, e / T):
-            return c.Msg("cause_context_mean")
+        if T > 1 and compare.matches(g, e / T, cfg):
+            return Msg("cause_context_mean")
         w = None
         if mask is not None:
             with torch.no_grad():
                 w = spec["ref"](*[a.detach().double().cpu() for a in args])[1]
-            if c.matches(g, (w.unsqueeze(1) @ args[1].detach().double().cpu()).squeeze(1)):
-                return c.Msg("cause_context_unmasked")
+            if compare.matches(g, (w.unsqueeze(1) @ args[1].detach().double().cpu()).squeeze(1), cfg):
+                return Msg("cause_context_unmasked")
         if torch.isnan(g).any():
-            return c.Msg("cause_context_nan")
+            return Msg("cause_context_nan")
         return None
 
     return {"weights": weights, "context": context}
@@ -92,9 +93,9 @@ def shape_hints(args):
 
     def context(got, want):
         if len(got) == 2 and got[0] == want[0] and got[1] != d_h and got[1] in sizes:
-            return c.Msg("cause_context_projected", size=got[1], d_h=d_h)
+            return Msg("cause_context_projected", size=got[1], d_h=d_h)
         if len(got) == 2 and got[0] == want[0] and got[1] == args[1].shape[1]:
-            return c.Msg("cause_context_t_entries")
+            return Msg("cause_context_t_entries")
         return None
 
     return {"context": context}
@@ -104,7 +105,7 @@ def shapes_and_values(sub, cfg, spec):
     for k, size in enumerate(sizes(spec)):
         for masked in (False, True):
             args, kwargs = inputs(spec, *size, seed=200 + 10 * k, mask=masked)
-            got, _ = c.check_values(
+            got, _ = value_checks.check_values(
                 sub,
                 cfg,
                 spec["name"],
@@ -112,17 +113,17 @@ def shapes_and_values(sub, cfg, spec):
                 kwargs,
                 spec["ref"],
                 OUT,
-                hints=hints(spec, args, kwargs),
+                hints=hints(spec, args, kwargs, cfg),
                 shape_hints=shape_hints(args),
             )
             w = got["weights"].double()
             sums = w.sum(-1)
-            c.assert_close(
+            value_checks.assert_close(
                 sums,
                 torch.ones_like(sums),
                 t("weights_summed_keys", what=spec["name"]),
                 cfg,
-                hint=lambda g, e: c.Msg("cause_rows_not_one_t"),
+                hint=lambda g, e: Msg("cause_rows_not_one_t"),
             )
 
 
@@ -131,48 +132,61 @@ def padding(sub, cfg, spec):
     B, T, d_s, d_h, d_attn = sizes(spec)[0]
     lengths = [T, T - 2, 1]
     args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=300, lengths=lengths)
-    got, _ = c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))
+    got, _ = value_checks.check_runs(
+        sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args)
+    )
     mask = kwargs["mask"]
     leak = got["weights"][~mask]
     if leak.abs().max() != 0:
         with torch.no_grad():
             unmasked = spec["ref"](*args)[1]
-        cause = c.padding_leak_cause(got["weights"], mask, unmasked)
-        c.fail(c.caused(t("padded_nonzero", name=spec["name"], max=number(float(leak.abs().max()), ".3g")), cause))
+        cause = causes.padding_leak_cause(got["weights"], mask, unmasked, cfg)
+        failing.fail(
+            failing.caused(t("padded_nonzero", name=spec["name"], max=number(float(leak.abs().max()), ".3g")), cause)
+        )
     perturbed = [a.clone() for a in args]
     H = perturbed[1]
-    H[~mask] += c.randn(H[~mask].shape, 301, scale=5.0)
-    again = c.outputs(c.call(sub, spec["name"], perturbed, kwargs).value, spec["name"], OUT)
-    c.assert_close(
+    H[~mask] += tensors.randn(H[~mask].shape, 301, scale=5.0)
+    again = calls.outputs(calls.call(sub, spec["name"], perturbed, kwargs).value, spec["name"], OUT)
+    value_checks.assert_close(
         again["context"],
         got["context"],
         t("context_after_padded", name=spec["name"]),
         cfg,
-        hint=lambda g, e: c.Msg("cause_padded_influence_context"),
+        hint=lambda g, e: Msg("cause_padded_influence_context"),
     )
 
 
 def fully_masked_rows(sub, cfg, spec):
     B, T, d_s, d_h, d_attn = sizes(spec)[0]
     args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=400, lengths=[T, 0, 2])
-    got, _ = c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))
+    got, _ = value_checks.check_runs(
+        sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args)
+    )
     dead = ~kwargs["mask"].any(-1)  # (B,): the batch row with no real token
     with torch.no_grad():
         unmasked = spec["ref"](*args)[1]
-    c.check_dead_rows(
-        c.describe_call(spec["name"], args, kwargs), got["weights"], dead, unmasked, others=[(got["context"], dead)]
+    value_checks.check_dead_rows(
+        calls.describe_call(spec["name"], args, kwargs),
+        got["weights"],
+        dead,
+        unmasked,
+        others=[(got["context"], dead)],
+        cfg=cfg,
     )
 
 
 def gradients(sub, cfg, spec):
     args, kwargs = inputs(spec, *sizes(spec)[0], seed=500)
-    c.check_grads(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, seed=510, hints=hints(spec, args, kwargs))
+    grads.check_grads(
+        sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, seed=510, hints=hints(spec, args, kwargs, cfg)
+    )
 
 
 def dtype_and_device(sub, cfg, spec, dd):
     device, dtype = dd
     args, kwargs = inputs(spec, *sizes(spec)[1], seed=600)
-    c.check_in_dtype(
+    dtypes.check_in_dtype(
         sub,
         cfg,
         spec["name"],
@@ -182,28 +196,28 @@ def dtype_and_device(sub, cfg, spec, dd):
         OUT,
         dtype,
         device,
-        hints=hints(spec, args, kwargs),
+        hints=hints(spec, args, kwargs, cfg),
         shape_hints=shape_hints(args),
     )
 
 
 def meta_device(sub, cfg, spec):
     args, kwargs = inputs(spec, *sizes(spec)[0], seed=700)
-    c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, dtype=torch.float32, device="meta")
+    value_checks.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, dtype=torch.float32, device="meta")
 
 
 def inputs_unchanged(sub, cfg, spec):
     args, kwargs = inputs(spec, *sizes(spec)[2], seed=800)
-    c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))
-    c.check_inputs_unchanged(sub, spec["name"], args, kwargs)
+    value_checks.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))
+    properties.check_inputs_unchanged(sub, spec["name"], args, kwargs)
 
 
 def vectorised(sub, cfg, spec):
     B, T, d_s, d_h, d_attn = sizes(spec)[0]
     args, kwargs = inputs(spec, B, T, d_s, d_h, d_attn, seed=900)
-    c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))
+    value_checks.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))
     for grow, make, grows in (
         ("batch", lambda b: inputs(spec, b, T, d_s, d_h, d_attn, seed=910), (2, 4, 6)),
         ("sequence_length", lambda n: inputs(spec, B, n, d_s, d_h, d_attn, seed=910), (3, 6, 9)),
     ):
-        c.check_vectorised(sub, spec["name"], make, grows, grow)
+        properties.check_vectorised(sub, spec["name"], make, grows, grow)

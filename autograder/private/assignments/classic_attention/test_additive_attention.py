@@ -3,10 +3,11 @@
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.private.assignments.classic_attention import family
 from autograder.private.assignments.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 from autograder.private.solutions import classic_attention as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import tensors, value_checks
 
 QUESTION = "additive_attention"
 SPEC = {
@@ -14,9 +15,9 @@ SPEC = {
     "ref": ref.additive_attention,
     # W_a (d_attn, d_s), U_a (d_attn, d_h), v_a (d_attn,)
     "params": lambda d_s, d_h, d_attn, seed: [
-        c.randn((d_attn, d_s), seed),
-        c.randn((d_attn, d_h), seed + 1),
-        c.randn((d_attn,), seed + 2),
+        tensors.randn((d_attn, d_s), seed),
+        tensors.randn((d_attn, d_h), seed + 1),
+        tensors.randn((d_attn,), seed + 2),
     ],
 }
 
@@ -26,13 +27,13 @@ def _alternatives(s, H, W_a, U_a, v_a):
     q = (s @ W_a.T).unsqueeze(1)  # (B, 1, d_attn)
     k = H @ U_a.T  # (B, T, d_attn)
     out = [
-        (c.Msg("cause_additive_no_tanh"), (q + k) @ v_a),
-        (c.Msg("cause_additive_relu"), torch.relu(q + k) @ v_a),
-        (c.Msg("cause_additive_sigmoid"), torch.sigmoid(q + k) @ v_a),
-        (c.Msg("cause_tanh_summed"), torch.tanh(q + k).sum(-1)),
+        (Msg("cause_additive_no_tanh"), (q + k) @ v_a),
+        (Msg("cause_additive_relu"), torch.relu(q + k) @ v_a),
+        (Msg("cause_additive_sigmoid"), torch.sigmoid(q + k) @ v_a),
+        (Msg("cause_tanh_summed"), torch.tanh(q + k).sum(-1)),
     ]
     if s.shape[-1] == H.shape[-1]:
-        out.append((c.Msg("cause_additive_swapped"), torch.tanh((s @ U_a.T).unsqueeze(1) + H @ W_a.T) @ v_a))
+        out.append((Msg("cause_additive_swapped"), torch.tanh((s @ U_a.T).unsqueeze(1) + H @ W_a.T) @ v_a))
     return out
 
 
@@ -44,7 +45,7 @@ def test_equal_state_sizes(sub, cfg):
     for k, size in enumerate(((3, 5, 6, 6, 4), (4, 4, 5, 5, 3))):
         for masked in (False, True):
             args, kwargs = inputs(SPEC, *size, seed=250 + 10 * k, mask=masked)
-            c.check_values(
+            value_checks.check_values(
                 sub,
                 cfg,
                 SPEC["name"],
@@ -52,7 +53,7 @@ def test_equal_state_sizes(sub, cfg):
                 kwargs,
                 SPEC["ref"],
                 OUT,
-                hints=hints(SPEC, args, kwargs),
+                hints=hints(SPEC, args, kwargs, cfg),
                 shape_hints=shape_hints(args),
             )
 

@@ -3,17 +3,21 @@
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.private.assignments.classic_attention import family
 from autograder.private.assignments.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 from autograder.private.solutions import classic_attention as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import tensors
 
 QUESTION = "concat_attention"
 SPEC = {
     "name": "concat_attention",
     "ref": ref.concat_attention,
     # W_a (d_attn, d_s + d_h), the decoder state's columns first; v_a (d_attn,)
-    "params": lambda d_s, d_h, d_attn, seed: [c.randn((d_attn, d_s + d_h), seed), c.randn((d_attn,), seed + 1)],
+    "params": lambda d_s, d_h, d_attn, seed: [
+        tensors.randn((d_attn, d_s + d_h), seed),
+        tensors.randn((d_attn,), seed + 1),
+    ],
 }
 
 
@@ -23,9 +27,9 @@ def _alternatives(s, H, W_a, v_a):
     s_t = s.unsqueeze(1).expand(B, T, s.shape[-1])
     sh = torch.cat([s_t, H], dim=-1) @ W_a.T
     return [
-        (c.Msg("cause_concat_order"), torch.tanh(torch.cat([H, s_t], dim=-1) @ W_a.T) @ v_a),
-        (c.Msg("cause_concat_no_tanh"), sh @ v_a),
-        (c.Msg("cause_tanh_summed"), torch.tanh(sh).sum(-1)),
+        (Msg("cause_concat_order"), torch.tanh(torch.cat([H, s_t], dim=-1) @ W_a.T) @ v_a),
+        (Msg("cause_concat_no_tanh"), sh @ v_a),
+        (Msg("cause_tanh_summed"), torch.tanh(sh).sum(-1)),
     ]
 
 

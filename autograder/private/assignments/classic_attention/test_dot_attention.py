@@ -3,11 +3,12 @@
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.messages import t
 from autograder.private.assignments.classic_attention import family
 from autograder.private.assignments.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 from autograder.private.solutions import classic_attention as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import properties, tensors, value_checks
 
 QUESTION = "dot_attention"
 SPEC = {"name": "dot_attention", "ref": ref.dot_attention, "params": lambda d_s, d_h, d_attn, seed: [], "square": True}
@@ -17,25 +18,25 @@ def _alternatives(s, H):
     """(likely cause, scores) of the usual mistakes, from the inputs (for the failure message only)."""
     scores = (H @ s.unsqueeze(-1)).squeeze(-1)
     d = s.shape[-1]
-    return [(c.Msg("cause_dot_divided_sqrt_d"), scores / d**0.5), (c.Msg("cause_dot_divided_d"), scores / d)]
+    return [(Msg("cause_dot_divided_sqrt_d"), scores / d**0.5), (Msg("cause_dot_divided_d"), scores / d)]
 
 
 SPEC["alternatives"] = _alternatives
 
 
 def test_value_error_when_sizes_differ(sub, cfg):
-    s = c.randn((3, 4), 1000)
-    H = c.randn((3, 5, 6), 1001)
-    c.expect_value_error(sub, "dot_attention", [s, H], why=t("why_sizes_differ", d_s=4, d_h=6))
+    s = tensors.randn((3, 4), 1000)
+    H = tensors.randn((3, 5, 6), 1001)
+    properties.expect_value_error(sub, "dot_attention", [s, H], why=t("why_sizes_differ", d_s=4, d_h=6))
     # and it still works when they match
-    c.check_runs(sub, cfg, "dot_attention", [c.randn((3, 6), 1002), H], {}, ref.dot_attention, OUT)
+    value_checks.check_runs(sub, cfg, "dot_attention", [tensors.randn((3, 6), 1002), H], {}, ref.dot_attention, OUT)
 
 
 def test_worked_example_unscaled(sub, cfg):
     """Luong dot is not scaled: larger states give sharper weights."""
-    s = c.randn((2, 8), 1010, scale=3.0)
-    H = c.randn((2, 6, 8), 1011, scale=3.0)
-    c.check_values(
+    s = tensors.randn((2, 8), 1010, scale=3.0)
+    H = tensors.randn((2, 6, 8), 1011, scale=3.0)
+    value_checks.check_values(
         sub,
         cfg,
         "dot_attention",
@@ -51,7 +52,7 @@ def _scale_hint(got, s, H):
     scores = (H.double() @ s.double().unsqueeze(-1)).squeeze(-1)
     for cause, factor in (("cause_dot_divided_sqrt_d", 8**-0.5), ("cause_dot_divided_d", 1 / 8)):
         if torch.allclose(got.double(), torch.softmax(scores * factor, -1), atol=1e-6):
-            return c.Msg(cause)
+            return Msg(cause)
     return None
 
 

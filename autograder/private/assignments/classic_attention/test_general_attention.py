@@ -4,16 +4,17 @@ import math
 
 import pytest
 
+from autograder.judge.failure import Msg
 from autograder.private.assignments.classic_attention import family
 from autograder.private.assignments.classic_attention.family import OUT, hints, inputs, shape_hints  # noqa: F401
 from autograder.private.solutions import classic_attention as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import tensors
 
 QUESTION = "general_attention"
 SPEC = {
     "name": "general_attention",
     "ref": ref.general_attention,
-    "params": lambda d_s, d_h, d_attn, seed: [c.randn((d_s, d_h), seed, scale=0.5)],  # W (d_s, d_h)
+    "params": lambda d_s, d_h, d_attn, seed: [tensors.randn((d_s, d_h), seed, scale=0.5)],  # W (d_s, d_h)
 }
 
 
@@ -22,11 +23,11 @@ def _alternatives(s, H, W):
     out = []
     if s.shape[-1] == H.shape[-1]:
         out += [
-            (c.Msg("cause_general_w_transposed"), ((H @ W) * s.unsqueeze(1)).sum(-1)),
-            (c.Msg("cause_general_no_w"), (H * s.unsqueeze(1)).sum(-1)),
+            (Msg("cause_general_w_transposed"), ((H @ W) * s.unsqueeze(1)).sum(-1)),
+            (Msg("cause_general_no_w"), (H * s.unsqueeze(1)).sum(-1)),
         ]
     d = s.shape[-1]
-    out.append((c.Msg("cause_general_scaled"), ((H @ W.T) * s.unsqueeze(1)).sum(-1) / math.sqrt(d)))
+    out.append((Msg("cause_general_scaled"), ((H @ W.T) * s.unsqueeze(1)).sum(-1) / math.sqrt(d)))
     return out
 
 

@@ -10,9 +10,10 @@ makes instead of the one that enters it, the shape the tensor already has, a
 reshape that only makes sizes fit), never the expected words.
 """
 
+from autograder.judge.failure import Msg
 from autograder.messages import t
 from autograder.private.solutions import classic_attention as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import failing, typed
 
 QUESTION = "shapes_drill"
 ANSWER = ref.BY_HAND[QUESTION]
@@ -21,7 +22,7 @@ ANSWER = ref.BY_HAND[QUESTION]
 def answers(sub):
     """{target: word, list of words or None} as the reader read the drill's cell; fails when
     there is no such cell or it breaks the cell's rule."""
-    return c.typed_answers(
+    return typed.typed_answers(
         (getattr(sub.submission, "typed", None) or {}).get(QUESTION),
         "drill_missing",
         "cause_drill_missing",
@@ -34,33 +35,33 @@ def given(sub, name):
     """The student's answer for `name`; fails when it is still `...`."""
     value = answers(sub)[name]
     if value is None:
-        c.fail_form(t("drill_not_answered", name=name))
+        failing.fail_form(t("drill_not_answered", name=name))
     return value
 
 
 def _tensor_cause(got):
     if got == "projected":
-        return c.Msg("cause_drill_tensor_made")
+        return Msg("cause_drill_tensor_made")
     if got in ("decoder_states", "encoder_states", "mask"):
-        return c.Msg("cause_drill_tensor_fits", name=got)
-    return c.Msg("cause_drill_tensor_later", name=got)
+        return Msg("cause_drill_tensor_fits", name=got)
+    return Msg("cause_drill_tensor_later", name=got)
 
 
 def _shape_cause(sub, got):
     if "batch_size" in got and ANSWER["wrong_tensor"] == "W":
-        return c.Msg("cause_drill_shape_batch")
+        return Msg("cause_drill_shape_batch")
     if sorted(got) == sorted(ANSWER["right_shape"]):
-        return c.Msg("cause_drill_shape_as_it_is")
-    return c.Msg("cause_drill_shape_other")
+        return Msg("cause_drill_shape_as_it_is")
+    return Msg("cause_drill_shape_other")
 
 
 def _fix_cause(got):
     return (
-        c.Msg("cause_drill_fix_reshape")
+        Msg("cause_drill_fix_reshape")
         if got == "reshape"
-        else c.Msg("cause_drill_fix_project")
+        else Msg("cause_drill_fix_project")
         if got == "project"
-        else c.Msg("cause_drill_fix_other")
+        else Msg("cause_drill_fix_other")
     )
 
 
@@ -68,18 +69,18 @@ def test_wrong_tensor(sub, cfg):
     """The tensor whose shape does not fit the operation it enters."""
     got = given(sub, "wrong_tensor")
     if got != ANSWER["wrong_tensor"]:
-        c.fail(c.caused(t("drill_wrong_tensor", got=got), _tensor_cause(got)))
+        failing.fail(failing.caused(t("drill_wrong_tensor", got=got), _tensor_cause(got)))
 
 
 def test_right_shape(sub, cfg):
     """The shape that operation needs, in the contract's size names, in order."""
     got = list(given(sub, "right_shape"))
     if got != list(ANSWER["right_shape"]):
-        c.fail(c.caused(t("drill_wrong_shape", got="(" + ", ".join(got) + ")"), _shape_cause(sub, got)))
+        failing.fail(failing.caused(t("drill_wrong_shape", got="(" + ", ".join(got) + ")"), _shape_cause(sub, got)))
 
 
 def test_fix(sub, cfg):
     """The kind of one-line fix: one that changes which axis meets which, not one that hides it."""
     got = given(sub, "fix")
     if got != ANSWER["fix"]:
-        c.fail(c.caused(t("drill_wrong_fix", got=got), _fix_cause(got)))
+        failing.fail(failing.caused(t("drill_wrong_fix", got=got), _fix_cause(got)))

@@ -33,11 +33,12 @@ not why its assertion failed.
 import pytest
 
 from autograder.judge import proxies
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.assignments.classic_attention import drill
 from autograder.private.solutions import classic_attention as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, compare, failing
 
 QUESTION = "test_attention_shapes"
 NAME = "test_attention_shapes"
@@ -84,15 +85,19 @@ def passes_reference(sub, cfg):
     reply, recorder = made["reference"]
     if not reply.ok:
         if not recorder.calls:
-            c.fail(c.caused(t("drill_test_failed_reference", error=reply.error), c.Msg("cause_drill_test_no_call")))
-        c.fail(c.caused(t("drill_test_failed_reference", error=reply.error), c.Msg("cause_drill_test_too_strict")))
+            failing.fail(
+                failing.caused(t("drill_test_failed_reference", error=reply.error), Msg("cause_drill_test_no_call"))
+            )
+        failing.fail(
+            failing.caused(t("drill_test_failed_reference", error=reply.error), Msg("cause_drill_test_too_strict"))
+        )
     if not recorder.calls:
-        c.fail(c.caused(t("drill_test_never_called"), c.Msg("cause_drill_test_no_call")))
+        failing.fail(failing.caused(t("drill_test_never_called"), Msg("cause_drill_test_no_call")))
     after, _ = made[AFTER]
     if not after.ok:
-        c.fail(
-            c.caused(
-                t("drill_test_failed_reference_after", error=after.error), c.Msg("cause_drill_test_not_repeatable")
+        failing.fail(
+            failing.caused(
+                t("drill_test_failed_reference_after", error=after.error), Msg("cause_drill_test_not_repeatable")
             )
         )
 
@@ -108,16 +113,16 @@ def miss(sub, cfg, variant):
     tolerances = cfg.data["tolerances"]
     if reply.ok:  # missed: its sizes let the bug fit (the variant's advice), or it did not look at what showed it
         shows = proxies.exposes(recorder.calls, fn, REF, tolerances, values=False, raising=True)
-        return c.caused(
+        return failing.caused(
             t("drill_test_passed_variant", what=what),
-            c.Msg("cause_drill_test_ignores_outputs") if shows else c.Msg(miss_key),
+            Msg("cause_drill_test_ignores_outputs") if shows else Msg(miss_key),
         )
     if recorder.last_raised or not proxies.failed_by_assertion(reply):
-        return c.caused(
-            t("drill_test_crashed_variant", what=what, error=reply.error), c.Msg("cause_drill_test_crash_not_caught")
+        return failing.caused(
+            t("drill_test_crashed_variant", what=what, error=reply.error), Msg("cause_drill_test_crash_not_caught")
         )
     if not proxies.exposes(recorder.calls, fn, REF, tolerances):
-        return c.caused(t("drill_test_failed_unexposed", what=what), c.Msg("cause_drill_test_fails_anyway"))
+        return failing.caused(t("drill_test_failed_unexposed", what=what), Msg("cause_drill_test_fails_anyway"))
     return None
 
 
@@ -145,7 +150,7 @@ def catches(sub, cfg, variant):
     passes_reference(sub, cfg)
     why = miss(sub, cfg, variant)
     if why is not None and not crash_is_a_catch(sub, cfg, variant):
-        c.fail(why)
+        failing.fail(why)
 
 
 @pytest.mark.property
@@ -162,13 +167,13 @@ def own_fix_is_right(sub, cfg):
         if not reply.ok:
             return False
         try:
-            got = c.outputs(reply.value, FIXED, drill.OUT)
+            got = calls.outputs(reply.value, FIXED, drill.OUT)
         except pytest.fail.Exception:
             return False
-        expected = c.reference_outputs(REF, args, kwargs, drill.OUT)
+        expected = calls.reference_outputs(REF, args, kwargs, drill.OUT)
         if not (
             all(tuple(got[n].shape) == tuple(expected[n].shape) for n in drill.OUT)
-            and c.close_enough(got, expected, cfg)
+            and compare.close_enough(got, expected, cfg)
         ):
             return False
     return True
@@ -184,8 +189,10 @@ def test_passes_your_fix(sub, cfg):
         return
     reply = run_test(sub, cfg, CallOptions(call_with=[{"own": FIXED}], isolate=["masked_softmax"]))
     if not reply.ok:
-        c.fail(
-            c.caused(t("drill_test_failed_own", name=FIXED, error=reply.error), c.Msg("cause_drill_test_too_strict"))
+        failing.fail(
+            failing.caused(
+                t("drill_test_failed_own", name=FIXED, error=reply.error), Msg("cause_drill_test_too_strict")
+            )
         )
 
 

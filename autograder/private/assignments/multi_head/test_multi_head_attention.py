@@ -13,13 +13,24 @@ import pytest
 import torch
 from torch import nn
 
-from autograder.judge import shrink
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import number, t
 from autograder.private.solutions import multi_head as ref
 from autograder.private.solutions.classic_attention import masked_softmax
-from autograder.private.suites import checks as c
-from autograder.protocol import wire
+from autograder.private.suites import (
+    calls,
+    causes,
+    compare,
+    counterexamples,
+    dtypes,
+    failing,
+    grads,
+    modules,
+    properties,
+    tensors,
+    value_checks,
+)
 from autograder.protocol.grads import vjp
 
 QUESTION = "multi_head_attention"
@@ -34,9 +45,9 @@ SIZES = [(3, 4, 6, 10, 2), (5, 5, 5, 15, 3), (2, 7, 3, 24, 4), (2, 4, 4, 6, 1), 
 def state(D, bias, seed, w_scale=1.5, b_scale=0.5):
     out = {}
     for i, p in enumerate(PROJ):
-        out[f"{p}.weight"] = c.randn((D, D), seed + i, scale=w_scale / math.sqrt(D))
+        out[f"{p}.weight"] = tensors.randn((D, D), seed + i, scale=w_scale / math.sqrt(D))
         if bias:
-            out[f"{p}.bias"] = c.randn((D,), seed + 10 + i, scale=b_scale)
+            out[f"{p}.bias"] = tensors.randn((D,), seed + 10 + i, scale=b_scale)
     return out
 
 
@@ -47,12 +58,17 @@ def make_mask(kind, B, T_q, T_k, lengths=None):
     causal = torch.ones(T_q, T_k, dtype=torch.bool).tril()
     if lengths is None:
         lengths = [T_k - (b % T_k) for b in range(B)]  # first unpadded, the rest padded
-    pad = c.lengths_mask(lengths, T_k)[:, None, None, :]  # (B, 1, 1, T_k)
+    pad = tensors.lengths_mask(lengths, T_k)[:, None, None, :]  # (B, 1, 1, T_k)
     return {"causal": causal, "padding": pad, "both": pad & causal}[kind]
 
 
-class Case:
-    """One call: sizes, bias, parameters, inputs and mask."""
+class Case(modules.Case):
+    """One call (`modules.Case`): sizes, bias, parameters, inputs and mask."""
+
+    SOLUTIONS = ref
+    NAME = NAME
+    OUT = OUT
+    ARG_NAMES = ("query", "key", "value")
 
     def __init__(
         self,
@@ -73,77 +89,48 @@ class Case:
         self.kind = mask if isinstance(mask, str) or mask is None else "given"  # how the mask was made
         self.self_attention = self_attention
         self.state = state(D, bias, seed, w_scale, b_scale)
-        q = c.randn((B, T_q, D), seed + 20)
+        q = tensors.randn((B, T_q, D), seed + 20)
         if self_attention:
             self.args = [q, q.clone(), q.clone()]
         else:
-            self.args = [q, c.randn((B, T_k, D), seed + 21), c.randn((B, T_k, D), seed + 22)]
+            self.args = [q, tensors.randn((B, T_k, D), seed + 21), tensors.randn((B, T_k, D), seed + 22)]
         self.mask = make_mask(mask, B, T_q, T_k, lengths) if isinstance(mask, str) or mask is None else mask
         self.kwargs = {} if self.mask is None else {"mask": self.mask}
 
-    def construct(self):
-        return {"args": [self.D, self.h], "kwargs": {"bias": self.bias}}
+    def ctor(self):
+        return [self.D, self.h]
 
-    def reference(self, dtype=torch.float64):
-        """The reference module in float64, its parameters rounded to `dtype` first (what the student's holds)."""
-        m = ref.MultiHeadAttention(self.D, self.h, bias=self.bias).double()
-        m.load_state_dict({k: v.to(dtype).double() for k, v in self.state.items()})
-        return m
+    def ctor_kwargs(self):
+        return {"bias": self.bias}
 
     def ref_fn(self, dtype=torch.float64):
         m = self.reference(dtype)
         return lambda q, k, v, mask=None: m(q, k, v, mask)
 
-    def describe(self, args=None, kwargs=None, device="cpu"):
-        """`MultiHeadAttention(10, 2, bias=True) on query (3, 4, 10) float64, key ..., mask (3, 1, 1, 6) bool`."""
-        args = args if args is not None else self.args
-        kwargs = kwargs if kwargs is not None else self.kwargs
-        parts = [f"{n} {tuple(a.shape)} {wire.dtype_name(a.dtype)}" for n, a in zip(("query", "key", "value"), args)]
-        parts += [f"{n} {tuple(v.shape)} {wire.dtype_name(v.dtype)}" for n, v in kwargs.items()]
-        at = "" if device == "cpu" else t("mha_on_device", device=device)
-        return t(
-            "mha_call",
-            module=f"MultiHeadAttention({self.D}, {self.h}, bias={self.bias})",
-            inputs=", ".join(parts),
-            at=at,
-        )
-
-    def opts(self, dtype=torch.float64, device="cpu"):
-        st = c.as_meta(self.state) if device == "meta" else self.state
-        return {"construct": self.construct(), "state": st, "to": {"dtype": wire.dtype_name(dtype)}, "device": device}
-
-    def fresh(self):
-        """The counterexample search's cases (`shrink.search_module`): this case's
-        named sizes, and cases like it (bias, mask kind, self-attention) at other sizes,
-        with parameters and inputs drawn from another seed."""
+    def named_sizes(self):
         sizes = {"B": self.B, "T_q": self.T_q, "D": self.D, "n_heads": self.h}
         if not self.self_attention:
             sizes["T_k"] = self.T_k
+        return sizes
 
-        def make(at, seed):
-            if self.kind == "given" or at["D"] % at["n_heads"]:
-                return None
-            T_k = at["T_q"] if self.self_attention else at["T_k"]
-            case = Case(
-                at["B"], at["T_q"], T_k, at["D"], at["n_heads"], seed, self.bias, self.kind, None, self.self_attention
-            )
-            return shrink.ModuleCase(
-                f"MultiHeadAttention({case.D}, {case.h}, bias={case.bias})",
-                case.construct(),
-                case.state,
-                case.args,
-                case.kwargs,
-                ["query", "key", "value"],
-                lambda state, a, k: _reference(case, state)(*a, **k),
-            )
-
-        return sizes, make, [*self.args, *self.kwargs.values(), *self.state.values()]
-
-
-def _reference(case, state):
-    m = ref.MultiHeadAttention(case.D, case.h, bias=case.bias).double()
-    m.load_state_dict(state)
-    return m
+    def at(self, sizes, seed):
+        """A case like this one (bias, mask kind, self-attention) at other sizes, with
+        parameters and inputs drawn from another seed."""
+        if self.kind == "given" or sizes["D"] % sizes["n_heads"]:
+            return None
+        T_k = sizes["T_q"] if self.self_attention else sizes["T_k"]
+        return Case(
+            sizes["B"],
+            sizes["T_q"],
+            T_k,
+            sizes["D"],
+            sizes["n_heads"],
+            seed,
+            self.bias,
+            self.kind,
+            None,
+            self.self_attention,
+        )
 
 
 # -- likely causes ------------------------------------------------------------------
@@ -196,22 +183,22 @@ def _alternatives(case):
     alts = []
     if h > 1:
         alts += [
-            (c.Msg("cause_mha_scaled_by_embed_dim"), _manual(case, scale=D**-0.5)),
-            (c.Msg("cause_mha_scaled_by_d_head"), _manual(case, scale=1 / d)),
+            (Msg("cause_mha_scaled_by_embed_dim"), _manual(case, scale=D**-0.5)),
+            (Msg("cause_mha_scaled_by_d_head"), _manual(case, scale=1 / d)),
         ]
     alts += [
-        (c.Msg("cause_mha_not_scaled"), _manual(case, scale=1.0)),
-        (c.Msg("cause_mha_no_out_proj"), _manual(case, out_proj=False)),
-        (c.Msg("cause_mha_kv_swapped"), _manual(case, swap_kv=True)),
-        (c.Msg("cause_mha_values_by_k_proj"), _manual(case, v_proj="k_proj")),
-        (c.Msg("cause_mha_values_by_q_proj"), _manual(case, v_proj="q_proj")),
+        (Msg("cause_mha_not_scaled"), _manual(case, scale=1.0)),
+        (Msg("cause_mha_no_out_proj"), _manual(case, out_proj=False)),
+        (Msg("cause_mha_kv_swapped"), _manual(case, swap_kv=True)),
+        (Msg("cause_mha_values_by_k_proj"), _manual(case, v_proj="k_proj")),
+        (Msg("cause_mha_values_by_q_proj"), _manual(case, v_proj="q_proj")),
     ]
     if h > 1:
         alts += [
-            (c.Msg("cause_mha_split_view"), _manual(case, split="view")),
-            (c.Msg("cause_mha_split_interleaved"), _manual(case, split="interleaved")),
-            (c.Msg("cause_mha_merge_no_transpose"), _manual(case, merge="no_transpose")),
-            (c.Msg("cause_mha_merge_interleaved"), _manual(case, merge="interleaved")),
+            (Msg("cause_mha_split_view"), _manual(case, split="view")),
+            (Msg("cause_mha_split_interleaved"), _manual(case, split="interleaved")),
+            (Msg("cause_mha_merge_no_transpose"), _manual(case, merge="no_transpose")),
+            (Msg("cause_mha_merge_interleaved"), _manual(case, merge="interleaved")),
         ]
     if case.T_q == case.T_k and (
         case.mask is None
@@ -220,16 +207,16 @@ def _alternatives(case):
             torch.ones(case.T_q, case.T_k, dtype=torch.bool).tril().expand(case.B, 1, case.T_q, case.T_k),
         )
     ):
-        alts.append((c.Msg("cause_mha_always_causal"), _manual(case, mask="causal")))
+        alts.append((Msg("cause_mha_always_causal"), _manual(case, mask="causal")))
     if case.mask is not None:
         alts += [
-            (c.Msg("cause_polarity_may_attend"), _manual(case, mask="inverted")),
-            (c.mask_ignored(), _manual(case, mask="ignored")),
+            (Msg("cause_polarity_may_attend"), _manual(case, mask="inverted")),
+            (causes.mask_ignored(), _manual(case, mask="ignored")),
         ]
     return alts
 
 
-def hints(case):
+def hints(case, cfg):
     cache = []
 
     def alts():
@@ -239,19 +226,19 @@ def hints(case):
 
     def output(g, e):
         for cause, (o, _) in alts():
-            if c.matches(g, o):
+            if compare.matches(g, o, cfg):
                 return cause
         if torch.isnan(g).any():
             if case.mask is not None and (~case.mask).all(-1).any():
-                return c.Msg("cause_nan_dead_row_guard")
-            return c.Msg("cause_nan_overflow_short")
+                return Msg("cause_nan_dead_row_guard")
+            return Msg("cause_nan_overflow_short")
         return None
 
     def weights(g, e):
         for cause, (_, w) in alts():
-            if c.matches(g, w):
+            if compare.matches(g, w, cfg):
                 return cause
-        return c.weights_hint(g, e, case.mask)
+        return causes.weights_hint(g, e, case.mask)
 
     return {"output": output, "weights": weights}
 
@@ -265,37 +252,37 @@ def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", *
     if reply.ok:
         return reply
     what = case.describe(args, kwargs, device)
-    if device == "cpu" and not c.error_hint(reply.error):  # a known error names its own cause (see _join)
+    if device == "cpu" and not causes.error_hint(reply.error):  # a known error names its own cause (see _join)
 
         def explain():
             cause = _simpler_call_works(sub, case, args, kwargs, dtype, device)
             return _join(what, reply.error, cause) if cause else None
 
-        c.fail_explained(_join(what, reply.error, None), explain)
-    cause = c.Msg("cause_mha_meta_device") if device == "meta" and "device" in reply.error else None
-    c.fail(_join(what, reply.error, cause))
+        failing.fail_explained(_join(what, reply.error, None), explain)
+    cause = Msg("cause_mha_meta_device") if device == "meta" and "device" in reply.error else None
+    failing.fail(_join(what, reply.error, cause))
 
 
 def _simpler_call_works(sub, case, args, kwargs, dtype, device):
     """The likely cause of an error when a simpler call works (a second look: `sub.probe`)."""
     options = CallOptions(**case.opts(dtype, device))
     if kwargs.get("mask") is not None and sub.probe(NAME, args, options=options).ok:
-        return c.Msg("cause_mha_mask_as_is", shape=tuple(kwargs["mask"].shape))
+        return Msg("cause_mha_mask_as_is", shape=tuple(kwargs["mask"].shape))
     if case.T_q != case.T_k:
         q, k, v = args
         same = [q, _fit(k, case.T_q), _fit(v, case.T_q)]
         if sub.probe(NAME, same, options=options).ok:
-            return c.Msg("cause_mha_cross_attention", T_q=case.T_q, T_k=case.T_k)
+            return Msg("cause_mha_cross_attention", T_q=case.T_q, T_k=case.T_k)
     return None
 
 
 def _join(what, error, cause):
     """The worker's error line after `what`, with a likely cause (a `Said`), punctuated."""
     error = error.rstrip()
-    cause = cause or c.error_hint(error)
+    cause = cause or causes.error_hint(error)
     if not cause:
         return f"{what} {error}"
-    return c.caused(f"{what} {error}" if error.endswith(":") else f"{what} {error.rstrip('.!')}.", cause)
+    return failing.caused(f"{what} {error}" if error.endswith(":") else f"{what} {error.rstrip('.!')}.", cause)
 
 
 def _fit(x, T):
@@ -309,51 +296,53 @@ def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, p
     the meta device, the same call on the CPU first). Returns (got, what)."""
     if device == "meta":
         runs(sub, case, dtype, "cpu", args, kwargs)
-    args = c.to(case.args if args is None else args, device, dtype)
-    kwargs = c.to(case.kwargs if kwargs is None else kwargs, device, dtype)
+    args = tensors.to(case.args if args is None else args, device, dtype)
+    kwargs = tensors.to(case.kwargs if kwargs is None else kwargs, device, dtype)
     if device == "meta":
-        args, kwargs = c.as_meta(args), c.as_meta(kwargs)
+        args, kwargs = tensors.as_meta(args), tensors.as_meta(kwargs)
     reply = call(sub, case, args, kwargs, dtype=dtype, device=device)
     what = case.describe(args, kwargs, device)
     extra = sorted(n for n in (reply.params or {}) if n.endswith(".bias") and n.split(".")[0] in PROJ)
     if not case.bias and extra:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t("mha_has_the_bias", module=f"MultiHeadAttention({case.D}, {case.h}, bias=False)", name=extra[0]),
-                c.Msg("cause_bias_not_passed"),
+                Msg("cause_bias_not_passed"),
             )
         )
-    got = c.outputs(reply.value, what, OUT)
+    got = calls.outputs(reply.value, what, OUT)
     w = got["weights"]
     want_w = (case.B, case.h, case.T_q, case.T_k)
     if tuple(w.shape) == (case.B, case.T_q, case.T_k) and case.h > 1:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t("shape_differs", what=f"{what} -> weights", got=tuple(w.shape), expected=want_w),
-                c.Msg("cause_mha_weights_averaged"),
+                Msg("cause_mha_weights_averaged"),
                 ". ",
             )
         )
     for name, shape in (("output", (case.B, case.T_q, case.D)), ("weights", want_w)):
-        c.check_meta(got[name], f"{what} -> {name}", shape, dtype, device)
+        value_checks.check_meta(got[name], f"{what} -> {name}", shape, dtype, device)
     if device != "meta" and plausible:
         sent = case.kwargs if kwargs is None or "mask" not in kwargs else {"mask": case.mask}
-        expected = c.reference_outputs(case.ref_fn(dtype), c.to(case.args, "cpu", dtype), sent, OUT)
-        c.check_plausible(got, expected, what)
+        expected = calls.reference_outputs(case.ref_fn(dtype), tensors.to(case.args, "cpu", dtype), sent, OUT)
+        value_checks.check_plausible(got, expected, what)
     return got, what
 
 
 def expected_outputs(case, dtype=torch.float64):
     """The exact result for what the student's module received: inputs and parameters rounded to `dtype`."""
-    return c.reference_outputs(case.ref_fn(dtype), c.to(case.args, "cpu", dtype), case.kwargs, OUT)
+    return calls.reference_outputs(case.ref_fn(dtype), tensors.to(case.args, "cpu", dtype), case.kwargs, OUT)
 
 
 def values(sub, cfg, case, dtype=torch.float64, device="cpu"):
     """The student's outputs against the reference module's."""
     got, what = runs(sub, case, dtype, device)
     expected = expected_outputs(case, dtype)
-    with c.module_counterexample_on_failure(sub, cfg, NAME, got, expected, dtype, device, *case.fresh()):
-        c.check_outputs(got, expected, what, cfg, dtype, device, hints(case) if device != "meta" else None)
+    with counterexamples.module_counterexample_on_failure(sub, cfg, NAME, got, expected, dtype, device, *case.fresh()):
+        value_checks.check_outputs(
+            got, expected, what, cfg, dtype, device, hints(case, cfg) if device != "meta" else None
+        )
     return got, expected
 
 
@@ -366,7 +355,7 @@ def test_parameters(sub, cfg):
         reply = sub.call(NAME, options=CallOptions(construct=case.construct(), to={"dtype": "float64"}, invoke=False))
         what = f"MultiHeadAttention({case.D}, {case.h}, bias={bias})"
         if not reply.ok:
-            c.call_failed(what, reply.error, hint=False)
+            calls.call_failed(what, reply.error, hint=False)
         params = reply.params or {}
         D = case.D
         for p in PROJ:
@@ -374,10 +363,12 @@ def test_parameters(sub, cfg):
                 name = f"{p}.{kind}"
                 if kind == "bias" and not bias:
                     if name in params:
-                        c.fail(c.caused(t("mha_has_a_bias", module=what, name=name), c.Msg("cause_bias_not_passed")))
+                        failing.fail(
+                            failing.caused(t("mha_has_a_bias", module=what, name=name), Msg("cause_bias_not_passed"))
+                        )
                     continue
                 if name not in params:
-                    c.fail(
+                    failing.fail(
                         t(
                             "mha_missing_parameter",
                             module=what,
@@ -387,7 +378,7 @@ def test_parameters(sub, cfg):
                         )
                     )
                 if params[name]["shape"] != shape:
-                    c.fail(
+                    failing.fail(
                         t(
                             "mha_parameter_shape",
                             module=what,
@@ -397,8 +388,8 @@ def test_parameters(sub, cfg):
                         )
                     )
                 if params[name]["dtype"] != "float64":
-                    c.fail(t("mha_parameter_not_moved", module=what, name=name, dtype=params[name]["dtype"]))
-        c.check_no_persistent_buffer(reply, params, what)
+                    failing.fail(t("mha_parameter_not_moved", module=what, name=name, dtype=params[name]["dtype"]))
+        modules.check_no_persistent_buffer(reply, params, what)
 
 
 def test_shapes_and_values(sub, cfg):
@@ -415,7 +406,7 @@ def test_shapes_and_values(sub, cfg):
     for case in cases:
         got, _ = values(sub, cfg, case)
         sums = got["weights"].double().sum(-1)
-        c.assert_close(sums, torch.ones_like(sums), t("weights_summed_keys", what=case.describe()), cfg)
+        value_checks.assert_close(sums, torch.ones_like(sums), t("weights_summed_keys", what=case.describe()), cfg)
 
 
 def test_matches_torch(sub, cfg):
@@ -431,21 +422,21 @@ def test_matches_torch(sub, cfg):
         _against_torch(got, case, cfg)
     # a batch item with no allowed key (torch gives NaN there): compared on the other queries only
     case = Case(*SIZES[0], seed=320, mask="both", lengths=[6, 0, 2])
-    got = c.outputs(call(sub, case).value, case.describe(), OUT)
+    got = calls.outputs(call(sub, case).value, case.describe(), OUT)
     _against_torch(got, case, cfg)
 
 
 def _against_torch(got, case, cfg):
     t_out, t_w = _torch_mha(case)
-    ref_out = c.reference_outputs(case.ref_fn(), case.args, case.kwargs, OUT)["output"]
+    ref_out = calls.reference_outputs(case.ref_fn(), case.args, case.kwargs, OUT)["output"]
     keep = case.mask.expand(case.B, case.h, case.T_q, case.T_k).any(-1, keepdim=True)  # (B, h, T_q, 1)
     rows = keep[:, 0]  # (B, T_q, 1): the masks here are the same in every head
     what = t("against_torch_mha", what=case.describe())
-    h = hints(case)
+    h = hints(case, cfg)
     for name, want, where, e in (("weights", t_w, keep, t_w), ("output", t_out, rows, ref_out)):
         g = got[name]
-        c.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
-        c.assert_close(
+        value_checks.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
+        value_checks.assert_close(
             torch.where(where, g.double(), 0.0),
             torch.where(where, want, 0.0),
             t("on_allowed_queries", what=what, name=name),
@@ -484,7 +475,7 @@ def test_causal_structure(sub, cfg):
     got, _ = runs(sub, case)
     leak = got["weights"][~case.mask.expand(got["weights"].shape)]
     if leak.abs().max() != 0:
-        c.fail(
+        failing.fail(
             t(
                 "above_diagonal_nonzero",
                 what=case.describe(),
@@ -494,15 +485,15 @@ def test_causal_structure(sub, cfg):
         )
     for s in (1, 3):
         q, k, v = (a.clone() for a in case.args)
-        k[:, s:] += c.randn(k[:, s:].shape, 401 + s, scale=5.0)
-        v[:, s:] += c.randn(v[:, s:].shape, 402 + s, scale=5.0)
-        again = c.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
-        c.assert_close(
+        k[:, s:] += tensors.randn(k[:, s:].shape, 401 + s, scale=5.0)
+        v[:, s:] += tensors.randn(v[:, s:].shape, 402 + s, scale=5.0)
+        again = calls.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
+        value_checks.assert_close(
             again["output"][:, :s],
             got["output"][:, :s],
             t("output_after_future_change", what=case.describe(), s=s),
             cfg,
-            hint=lambda g, e: c.Msg("cause_future_leak_heads"),
+            hint=lambda g, e: Msg("cause_future_leak_heads"),
         )
 
 
@@ -512,20 +503,20 @@ def test_padding_structure(sub, cfg):
     lengths = [6, 3, 1]
     case = Case(*SIZES[0], seed=450, mask="padding", lengths=lengths)
     got, _ = runs(sub, case)
-    pad = c.lengths_mask(lengths, case.T_k)
+    pad = tensors.lengths_mask(lengths, case.T_k)
     leak = got["weights"][~case.mask.expand(got["weights"].shape)]
     if leak.abs().max() != 0:
-        c.fail(t("padded_keys_nonzero_heads", what=case.describe(), max=number(float(leak.abs().max()), ".3g")))
+        failing.fail(t("padded_keys_nonzero_heads", what=case.describe(), max=number(float(leak.abs().max()), ".3g")))
     q, k, v = (a.clone() for a in case.args)
-    k[~pad] += c.randn(k[~pad].shape, 451, scale=5.0)
-    v[~pad] += c.randn(v[~pad].shape, 452, scale=5.0)
-    again = c.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
-    c.assert_close(
+    k[~pad] += tensors.randn(k[~pad].shape, 451, scale=5.0)
+    v[~pad] += tensors.randn(v[~pad].shape, 452, scale=5.0)
+    again = calls.outputs(call(sub, case, [q, k, v]).value, case.describe(), OUT)
+    value_checks.assert_close(
         again["output"],
         got["output"],
         t("output_after_padded_change", what=case.describe()),
         cfg,
-        hint=lambda g, e: c.Msg("cause_padded_influence_heads"),
+        hint=lambda g, e: Msg("cause_padded_influence_heads"),
     )
 
 
@@ -541,13 +532,14 @@ def test_fully_masked_rows(sub, cfg):
         # (NaN on a fully masked row is this check's own finding: check_dead_rows says why)
         got, _ = runs(sub, case, kwargs={"mask": _accepted_mask(sub, case)}, plausible=False)
         dead = ~case.mask.expand(case.B, case.h, case.T_q, case.T_k).any(-1)  # (B, h, T_q)
-        unmasked = c.reference_outputs(case.ref_fn(), case.args, {}, OUT)["weights"]
-        c.check_dead_rows(
+        unmasked = calls.reference_outputs(case.ref_fn(), case.args, {}, OUT)["weights"]
+        value_checks.check_dead_rows(
             t("in_every_head", what=case.describe()),
             got["weights"],
             dead,
             unmasked,
             others=[(got["output"], torch.zeros(got["output"].shape, dtype=torch.bool))],
+            cfg=cfg,
         )
 
 
@@ -572,7 +564,7 @@ def test_gradients(sub, cfg):
         seed = 620 + 10 * k
         opts = case.opts()
         opts.pop("device")
-        reply, _ = c.check_grads(
+        reply, _ = grads.check_grads(
             sub,
             cfg,
             NAME,
@@ -581,14 +573,14 @@ def test_gradients(sub, cfg):
             case.ref_fn(),
             OUT,
             seed,
-            hints=hints(case),
+            hints=hints(case, cfg),
             fresh=case.fresh(),
             **opts,
         )
         # the reference's parameter gradients, with the same cotangents
         m = case.reference()
         out = m(*case.args, **case.kwargs)
-        cot = [c.randn(o.shape, seed + i) for i, o in enumerate(out)]
+        cot = [tensors.randn(o.shape, seed + i) for i, o in enumerate(out)]
         names = list(case.state)
         r_grads = vjp(list(out), [dict(m.named_parameters())[n] for n in names], cot, allow_unused=False)
         got = (reply.grads or {}).get("params") or {}
@@ -596,13 +588,13 @@ def test_gradients(sub, cfg):
             g = got.get(name)
             label = t("gradient_wrt_parameter", what=case.describe(), name=name)
             if g is None:
-                c.fail(
-                    c.caused(
+                failing.fail(
+                    failing.caused(
                         t("no_gradient_reached_parameter", what=label),
-                        c.Msg("cause_parameter_unused", proj=name.split(".")[0]),
+                        Msg("cause_parameter_unused", proj=name.split(".")[0]),
                     )
                 )
-            c.assert_close(g, rg, label, cfg, torch.float64)
+            value_checks.assert_close(g, rg, label, cfg, torch.float64)
 
 
 def test_dtype_and_device(sub, cfg, dd):
@@ -612,15 +604,15 @@ def test_dtype_and_device(sub, cfg, dd):
     got, what = runs(sub, case, dtype, device)
     if device == "meta":
         return
-    c.judge_in_dtype(
+    dtypes.judge_in_dtype(
         got,
         expected_outputs(case, dtype),
-        lambda: c.close_enough(runs(sub, case)[0], expected_outputs(case), cfg),
+        lambda: compare.close_enough(runs(sub, case)[0], expected_outputs(case), cfg),
         what,
         cfg,
         dtype,
         device,
-        hints(case),
+        hints(case, cfg),
         "cause_constant_overflow",
     )
 
@@ -638,24 +630,26 @@ def test_inputs_unchanged(sub, cfg):
     opts = case.opts()
     opts.pop("device")
     runs(sub, case)  # its real outputs (the property is about them)
-    c.check_inputs_unchanged(sub, NAME, case.args, case.kwargs, **opts)
+    properties.check_inputs_unchanged(sub, NAME, case.args, case.kwargs, **opts)
 
 
 def test_value_error_when_not_divisible(sub, cfg):
     valid = Case(*SIZES[1], seed=850)
     reply = sub.call(NAME, options=CallOptions(construct=valid.construct(), invoke=False))
     if not reply.ok:  # a module that always raises does not keep the error contract
-        c.fail(t("mha_must_construct", what=f"MultiHeadAttention({valid.D}, {valid.h})", error=reply.error.rstrip()))
+        failing.fail(
+            t("mha_must_construct", what=f"MultiHeadAttention({valid.D}, {valid.h})", error=reply.error.rstrip())
+        )
     for D, h in ((10, 3), (6, 4)):
         reply = sub.call(NAME, options=CallOptions(construct={"args": [D, h], "kwargs": {}}, invoke=False))
         what = f"MultiHeadAttention({D}, {h})"
         if reply.ok:
-            c.fail(c.caused(t("mha_constructed", what=what, D=D, h=h), c.Msg("cause_init_unchecked")))
-        if not c.raised(reply, "ValueError"):
-            c.fail(
-                c.caused(
+            failing.fail(failing.caused(t("mha_constructed", what=what, D=D, h=h), Msg("cause_init_unchecked")))
+        if not calls.raised(reply, "ValueError"):
+            failing.fail(
+                failing.caused(
                     t("mha_raised_other", what=what, error=reply.error.rstrip(), D=D, h=h),
-                    c.Msg("cause_init_checked_late"),
+                    Msg("cause_init_checked_late"),
                 )
             )
 
@@ -666,14 +660,14 @@ def test_from_scratch(sub, cfg, cells, provided):
     runs(sub, case)
     opts = case.opts()
     opts.pop("device")
-    c.check_from_scratch(sub, cells, provided, NAME, case.args, case.kwargs, **opts)
+    properties.check_from_scratch(sub, cells, provided, NAME, case.args, case.kwargs, **opts)
 
 
 @pytest.mark.property
 def test_vectorised(sub, cfg):
     """The number of torch operations must not grow with the batch or the heads
     (a loop over the three projections is fine: it does not grow)."""
-    c.no_tracing_tampering(sub, NAME)
+    properties.no_tracing_tampering(sub, NAME)
     runs(sub, Case(*SIZES[0], seed=950, mask="padding"))
     d = 3
     for grow, make, sizes in (
@@ -681,4 +675,4 @@ def test_vectorised(sub, cfg):
         ("heads", lambda h: Case(2, 3, 4, h * d, h, seed=960, mask="padding"), (2, 4, 6)),
     ):
         count = lambda size, make=make: call(sub, make(size), trace=True).op_count  # noqa: E731
-        c.ops_grow(NAME, count, sizes, grow, cause_key="cause_python_loop_short")
+        properties.ops_grow(NAME, count, sizes, grow, cause_key="cause_python_loop_short")

@@ -13,10 +13,11 @@ import math
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.messages import number, t
 from autograder.private.solutions import multi_head as ref
 from autograder.private.solutions.classic_attention import general_attention, masked_softmax
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, causes, compare, dtypes, failing, grads, properties, tensors, value_checks
 
 QUESTION = "multi_head_general_attention"
 NAME = "multi_head_general_attention"
@@ -30,14 +31,14 @@ SIZES = [(3, 5, 4, 6, 3), (2, 7, 5, 12, 3), (4, 6, 3, 8, 4), (2, 4, 5, 6, 6), (3
 # -- inputs -------------------------------------------------------------------------
 def inputs(B, T, d_s, d_h, n_heads, seed, mask=True, lengths=None):
     """[decoder_state (B, d_s), encoder_states (B, T, d_h), W (d_s, d_h), n_heads], {mask (B, T)}."""
-    s = c.randn((B, d_s), seed)
-    H = c.randn((B, T, d_h), seed + 1)
-    W = c.randn((d_s, d_h), seed + 2, scale=0.5)
+    s = tensors.randn((B, d_s), seed)
+    H = tensors.randn((B, T, d_h), seed + 1)
+    W = tensors.randn((d_s, d_h), seed + 2, scale=0.5)
     kwargs = {}
     if mask:
         if lengths is None:
             lengths = [T - (b % T) for b in range(B)]  # first row unpadded, the rest padded
-        kwargs["mask"] = c.lengths_mask(lengths, T)
+        kwargs["mask"] = tensors.lengths_mask(lengths, T)
     return [s, H, W, n_heads], kwargs
 
 
@@ -84,31 +85,31 @@ def _alternatives(args, mask):
     d = d_h // n
     alts = []
     if d > 1:
-        alts.append((c.Msg("cause_mhl_scaled_d_head"), _manual(args, mask, scale=math.sqrt(d))))
+        alts.append((Msg("cause_mhl_scaled_d_head"), _manual(args, mask, scale=math.sqrt(d))))
     if n > 1:
         alts += [
-            (c.Msg("cause_mhl_scaled_d_h"), _manual(args, mask, scale=math.sqrt(d_h))),
-            (c.Msg("cause_mhl_split_view"), _manual(args, mask, split="view")),
-            (c.Msg("cause_mhl_w_view"), _manual(args, mask, w_split="view")),
-            (c.Msg("cause_mhl_first_block"), _manual(args, mask, w_split="first")),
-            (c.Msg("cause_mhl_one_attention"), _manual(args, mask, one_attention=True)),
+            (Msg("cause_mhl_scaled_d_h"), _manual(args, mask, scale=math.sqrt(d_h))),
+            (Msg("cause_mhl_split_view"), _manual(args, mask, split="view")),
+            (Msg("cause_mhl_w_view"), _manual(args, mask, w_split="view")),
+            (Msg("cause_mhl_first_block"), _manual(args, mask, w_split="first")),
+            (Msg("cause_mhl_one_attention"), _manual(args, mask, one_attention=True)),
         ]
     if n > 1 and d > 1:
         alts += [
-            (c.Msg("cause_mhl_interleaved"), _manual(args, mask, split="interleaved", w_split="interleaved")),
-            (c.Msg("cause_mhl_context_interleaved"), _manual(args, mask, merge="interleaved")),
+            (Msg("cause_mhl_interleaved"), _manual(args, mask, split="interleaved", w_split="interleaved")),
+            (Msg("cause_mhl_context_interleaved"), _manual(args, mask, merge="interleaved")),
         ]
     if mask is not None:
         if B == n:
-            alts.append((c.Msg("cause_mhl_mask_no_head_axis"), _manual(args, mask, mask_as="no_head_axis")))
+            alts.append((Msg("cause_mhl_mask_no_head_axis"), _manual(args, mask, mask_as="no_head_axis")))
         alts += [
-            (c.Msg("cause_polarity_may_attend"), _manual(args, mask, mask_as="inverted")),
-            (c.mask_ignored(), _manual(args, mask, mask_as="ignored")),
+            (Msg("cause_polarity_may_attend"), _manual(args, mask, mask_as="inverted")),
+            (causes.mask_ignored(), _manual(args, mask, mask_as="ignored")),
         ]
     return alts
 
 
-def hints(args, kwargs):
+def hints(args, kwargs, cfg):
     """Likely causes for wrong weights and a wrong context, from what they hold."""
     mask = kwargs.get("mask")
     cache = []
@@ -120,16 +121,16 @@ def hints(args, kwargs):
 
     def weights(g, e):
         for cause, (_, w) in alts():
-            if c.matches(g, w):
+            if compare.matches(g, w, cfg):
                 return cause
-        return c.weights_hint(g, e, None if mask is None else mask[:, None])
+        return causes.weights_hint(g, e, None if mask is None else mask[:, None])
 
     def context(g, e):
         for cause, (ctx, _) in alts():
-            if c.matches(g, ctx):
+            if compare.matches(g, ctx, cfg):
                 return cause
         if torch.isnan(g).any():
-            return c.Msg("cause_context_nan")
+            return Msg("cause_context_nan")
         return None
 
     return {"weights": weights, "context": context}
@@ -143,14 +144,14 @@ def shape_hints(args):
 
     def weights(got, want):
         if tuple(got) == (B, T):
-            return c.Msg("cause_mhl_weights_merged") if n > 1 else c.Msg("cause_mhl_weights_no_head_axis")
+            return Msg("cause_mhl_weights_merged") if n > 1 else Msg("cause_mhl_weights_no_head_axis")
         return None
 
     def context(got, want):
         if tuple(got) == (B, n, d):
-            return c.Msg("cause_mhl_context_not_merged")
+            return Msg("cause_mhl_context_not_merged")
         if n > 1 and tuple(got) == (B, d):
-            return c.Msg("cause_mhl_context_one_head")
+            return Msg("cause_mhl_context_one_head")
         return None
 
     return {"weights": weights, "context": context}
@@ -162,7 +163,7 @@ def mask_cause(sub, args, kwargs):
 
     def cause():
         if kwargs.get("mask") is not None and sub.probe(NAME, args, {}).ok:
-            return c.Msg("cause_mhl_mask_no_head_axis")
+            return Msg("cause_mhl_mask_no_head_axis")
         return None
 
     return cause
@@ -170,14 +171,14 @@ def mask_cause(sub, args, kwargs):
 
 def runs(sub, cfg, args, kwargs, **opts):
     """c.check_runs, with the likely cause of an error raised only with a mask."""
-    with c.explain_errors(mask_cause(sub, args, kwargs)):
-        return c.check_runs(
+    with failing.explain_errors(mask_cause(sub, args, kwargs)):
+        return value_checks.check_runs(
             sub, cfg, NAME, args, kwargs, ref.multi_head_general_attention, OUT, shape_hints=shape_hints(args), **opts
         )
 
 
 def describe(args, kwargs):
-    return c.describe_call(NAME, args, kwargs)
+    return calls.describe_call(NAME, args, kwargs)
 
 
 # -- the checks ---------------------------------------------------------------------
@@ -186,8 +187,8 @@ def test_shapes_and_values(sub, cfg):
     for k, size in enumerate(SIZES):
         for masked in (False, True):
             args, kwargs = inputs(*size, seed=200 + 10 * k, mask=masked)
-            with c.explain_errors(mask_cause(sub, args, kwargs)):
-                got, _ = c.check_values(
+            with failing.explain_errors(mask_cause(sub, args, kwargs)):
+                got, _ = value_checks.check_values(
                     sub,
                     cfg,
                     NAME,
@@ -195,16 +196,16 @@ def test_shapes_and_values(sub, cfg):
                     kwargs,
                     ref.multi_head_general_attention,
                     OUT,
-                    hints=hints(args, kwargs),
+                    hints=hints(args, kwargs, cfg),
                     shape_hints=shape_hints(args),
                 )
             sums = got["weights"].double().sum(-1)
-            c.assert_close(
+            value_checks.assert_close(
                 sums,
                 torch.ones_like(sums),
                 t("weights_summed_keys", what=describe(args, kwargs)),
                 cfg,
-                hint=lambda g, e: c.Msg("cause_rows_not_one_t"),
+                hint=lambda g, e: Msg("cause_rows_not_one_t"),
             )
 
 
@@ -216,16 +217,16 @@ def test_single_head_is_general_attention(sub, cfg):
             got, _ = runs(sub, cfg, args, kwargs)
             with torch.no_grad():
                 context, weights = general_attention(*args[:3], **kwargs)
-            h = hints(args, kwargs)
+            h = hints(args, kwargs, cfg)
             what = describe(args, kwargs)
-            c.assert_close(
+            value_checks.assert_close(
                 got["weights"][:, 0],
                 weights,
                 t("mhl_against_general", what=what, name="weights[:, 0]"),
                 cfg,
                 hint=lambda g, e: h["weights"](g.unsqueeze(1), e.unsqueeze(1)),
             )
-            c.assert_close(
+            value_checks.assert_close(
                 got["context"], context, t("mhl_against_general", what=what, name="context"), cfg, hint=h["context"]
             )
 
@@ -239,26 +240,26 @@ def test_heads_independent(sub, cfg):
     got, _ = runs(sub, cfg, args, kwargs)
     for j in range(n):
         s, H, W, _ = (a.clone() if isinstance(a, torch.Tensor) else a for a in args)
-        H[..., block(j, d)] += c.randn((B, T, d), 281 + j, scale=2.0)
-        W[:, block(j, d)] += c.randn((d_s, d), 285 + j, scale=1.0)
+        H[..., block(j, d)] += tensors.randn((B, T, d), 281 + j, scale=2.0)
+        W[:, block(j, d)] += tensors.randn((d_s, d), 285 + j, scale=1.0)
         changed = [s, H, W, n]
-        again = c.outputs(c.call(sub, NAME, changed, kwargs).value, describe(changed, kwargs), OUT)
+        again = calls.outputs(calls.call(sub, NAME, changed, kwargs).value, describe(changed, kwargs), OUT)
         for k in range(n):
             if k == j:
                 continue
-            c.assert_close(
+            value_checks.assert_close(
                 again["weights"][:, k],
                 got["weights"][:, k],
                 t("mhl_head_changed", what=describe(args, kwargs), j=j, k=k, a=j * d, b=(j + 1) * d),
                 cfg,
-                hint=lambda g, e: c.Msg("cause_mhl_heads_mixed"),
+                hint=lambda g, e: Msg("cause_mhl_heads_mixed"),
             )
-            c.assert_close(
+            value_checks.assert_close(
                 again["context"][:, block(k, d)],
                 got["context"][:, block(k, d)],
                 t("mhl_context_changed", what=describe(args, kwargs), j=j, k=k, a=k * d, b=(k + 1) * d),
                 cfg,
-                hint=lambda g, e: c.Msg("cause_mhl_heads_mixed"),
+                hint=lambda g, e: Msg("cause_mhl_heads_mixed"),
             )
 
 
@@ -274,18 +275,20 @@ def test_padding(sub, cfg):
     if leak.abs().max() != 0:
         with torch.no_grad():
             unmasked = ref.multi_head_general_attention(*args)[1]
-        cause = c.padding_leak_cause(got["weights"], mask, unmasked)
-        c.fail(c.caused(t("padded_keys_nonzero_heads", what=what, max=number(float(leak.abs().max()), ".3g")), cause))
+        cause = causes.padding_leak_cause(got["weights"], mask, unmasked, cfg)
+        failing.fail(
+            failing.caused(t("padded_keys_nonzero_heads", what=what, max=number(float(leak.abs().max()), ".3g")), cause)
+        )
     perturbed = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
     pad = ~kwargs["mask"]
-    perturbed[1][pad] += c.randn(perturbed[1][pad].shape, 301, scale=5.0)
-    again = c.outputs(c.call(sub, NAME, perturbed, kwargs).value, what, OUT)
-    c.assert_close(
+    perturbed[1][pad] += tensors.randn(perturbed[1][pad].shape, 301, scale=5.0)
+    again = calls.outputs(calls.call(sub, NAME, perturbed, kwargs).value, what, OUT)
+    value_checks.assert_close(
         again["context"],
         got["context"],
         t("context_after_padded", name=what),
         cfg,
-        hint=lambda g, e: c.Msg("cause_padded_influence_context"),
+        hint=lambda g, e: Msg("cause_padded_influence_context"),
     )
 
 
@@ -298,22 +301,23 @@ def test_fully_masked_rows(sub, cfg):
     dead = ~kwargs["mask"].any(-1)  # (B,): the batch row with no real token
     with torch.no_grad():
         unmasked = ref.multi_head_general_attention(*args)[1]
-    c.check_dead_rows(
+    value_checks.check_dead_rows(
         t("in_every_head", what=describe(args, kwargs)),
         got["weights"],
         dead[:, None],
         unmasked,
         others=[(got["context"], dead)],
+        cfg=cfg,
     )
-    c.check_finite_grads(sub, NAME, args, kwargs, OUT, seed=410)
+    grads.check_finite_grads(sub, NAME, args, kwargs, OUT, seed=410)
 
 
 def test_gradients(sub, cfg):
     """float64 gradients w.r.t. decoder_state, encoder_states and W."""
     for k, size in enumerate((SIZES[1], SIZES[2])):
         args, kwargs = inputs(*size, seed=500 + 10 * k)
-        with c.explain_errors(mask_cause(sub, args, kwargs)):
-            c.check_grads(
+        with failing.explain_errors(mask_cause(sub, args, kwargs)):
+            grads.check_grads(
                 sub,
                 cfg,
                 NAME,
@@ -322,15 +326,15 @@ def test_gradients(sub, cfg):
                 ref.multi_head_general_attention,
                 OUT,
                 seed=505 + 10 * k,
-                hints=hints(args, kwargs),
+                hints=hints(args, kwargs, cfg),
             )
 
 
 def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
     args, kwargs = inputs(*SIZES[1], seed=600)
-    with c.explain_errors(mask_cause(sub, args, kwargs)):
-        c.check_in_dtype(
+    with failing.explain_errors(mask_cause(sub, args, kwargs)):
+        dtypes.check_in_dtype(
             sub,
             cfg,
             NAME,
@@ -340,7 +344,7 @@ def test_dtype_and_device(sub, cfg, dd):
             OUT,
             dtype,
             device,
-            hints=hints(args, kwargs),
+            hints=hints(args, kwargs, cfg),
             shape_hints=shape_hints(args),
         )
 
@@ -357,7 +361,7 @@ def test_meta_device(sub, cfg):
 def test_inputs_unchanged(sub, cfg):
     args, kwargs = inputs(*SIZES[2], seed=800)
     runs(sub, cfg, args, kwargs)
-    c.check_inputs_unchanged(sub, NAME, args, kwargs)
+    properties.check_inputs_unchanged(sub, NAME, args, kwargs)
 
 
 @pytest.mark.property
@@ -372,7 +376,7 @@ def test_vectorised(sub, cfg):
         ("sequence_length", lambda n: inputs(2, n, 4, 4 * d, 4, seed=910, mask=False), (3, 6, 9)),
         ("heads", lambda h: inputs(2, 5, 4, h * d, h, seed=910, mask=False), (2, 4, 6)),
     ):
-        c.check_vectorised(sub, NAME, make, sizes, grow)
+        properties.check_vectorised(sub, NAME, make, sizes, grow)
 
 
 def test_value_error_when_not_divisible(sub, cfg):
@@ -380,18 +384,18 @@ def test_value_error_when_not_divisible(sub, cfg):
     runs(sub, cfg, *inputs(*SIZES[1], seed=950, mask=False))
     for k, (d_h, h) in enumerate(((6, 4), (10, 3), (9, 2))):
         args, kwargs = inputs(2, 4, 5, d_h, h, seed=951 + 5 * k, mask=False)
-        c.expect_value_error(sub, NAME, args, kwargs, why=t("why_mhl_not_divisible", d_h=d_h, h=h))
+        properties.expect_value_error(sub, NAME, args, kwargs, why=t("why_mhl_not_divisible", d_h=d_h, h=h))
 
 
 def test_value_error_when_no_heads(sub, cfg):
     runs(sub, cfg, *inputs(*SIZES[1], seed=970, mask=False))
     for k, h in enumerate((0, -2)):
         args, kwargs = inputs(2, 4, 5, 6, h, seed=971 + 5 * k, mask=False)
-        c.expect_value_error(sub, NAME, args, kwargs, why=t("why_mhl_no_heads", h=h))
+        properties.expect_value_error(sub, NAME, args, kwargs, why=t("why_mhl_no_heads", h=h))
 
 
 @pytest.mark.property
 def test_from_scratch(sub, cfg, cells, provided):
     args, kwargs = inputs(*SIZES[1], seed=990, mask=False)
     runs(sub, cfg, args, kwargs)
-    c.check_from_scratch(sub, cells, provided, NAME, args, kwargs)
+    properties.check_from_scratch(sub, cells, provided, NAME, args, kwargs)

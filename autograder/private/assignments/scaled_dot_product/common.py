@@ -13,9 +13,11 @@ import math
 
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.messages import t
 from autograder.private.solutions import scaled_dot_product as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, causes, failing, value_checks
+from autograder.protocol import wire
 
 
 def by_hand_instance(question="by_hand"):
@@ -38,28 +40,28 @@ def check_mask(got, expected, what, device="cpu", variants=(), shape_hint=None):
     when the returned mask equals one of them, its cause is the likely cause. `shape_hint(got_shape, expected_shape)`
     may name a likely cause for a wrong shape.
     """
-    c.tensor(got, what)
+    calls.tensor(got, what)
     if tuple(got.shape) != tuple(expected.shape):
         g_shape, e_shape = tuple(got.shape), tuple(expected.shape)
         cause = shape_hint(g_shape, e_shape) if shape_hint else None
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t("shape_differs", what=what, got=g_shape, expected=e_shape),
-                cause or c.shape_cause(g_shape, e_shape),
+                cause or causes.shape_cause(g_shape, e_shape),
                 ". ",
             )
         )
     if got.dtype != torch.bool:
-        c.fail(
-            c.caused(
-                t("mask_dtype_differs", what=what, got=c.wire.dtype_name(got.dtype)), c.Msg("cause_mask_number_dtype")
+        failing.fail(
+            failing.caused(
+                t("mask_dtype_differs", what=what, got=wire.dtype_name(got.dtype)), Msg("cause_mask_number_dtype")
             )
         )
-    if not c.same_device(c.device_of(got), device):
-        c.fail(
-            c.caused(
-                t("mask_device_differs", what=what, got=c.device_of(got), expected=device),
-                c.Msg("cause_no_device_short"),
+    if not value_checks.same_device(value_checks.device_of(got), device):
+        failing.fail(
+            failing.caused(
+                t("mask_device_differs", what=what, got=value_checks.device_of(got), expected=device),
+                Msg("cause_no_device_short"),
             )
         )
     if str(device) == "meta":
@@ -67,12 +69,12 @@ def check_mask(got, expected, what, device="cpu", variants=(), shape_hint=None):
     g, e = got.cpu(), expected.cpu()
     wrong = g != e
     if wrong.any():
-        first = c._index(int(wrong.reshape(-1).nonzero()[0]), tuple(g.shape))
+        first = value_checks._index(int(wrong.reshape(-1).nonzero()[0]), tuple(g.shape))
         message = t(
             "mask_entries_differ", what=what, n=int(wrong.sum()), total=g.numel(), index=first, value=bool(g[first])
         )
         for cause, v in variants:
             if v.shape == g.shape and torch.equal(g, v.cpu()):
-                message = c.caused(message, cause, ". ")
+                message = failing.caused(message, cause, ". ")
                 break
-        c.fail(message)
+        failing.fail(message)

@@ -19,9 +19,10 @@ import math
 
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.messages import number, t
 from autograder.private.assignments.scaled_dot_product.common import by_hand_answers, by_hand_instance
-from autograder.private.suites import checks as c
+from autograder.private.suites import failing, typed
 
 QUESTION = "by_hand"
 
@@ -58,7 +59,7 @@ def _near(cfg):
 def answers(sub):
     """{name: value} as the reader read the by-hand cell; fails when there is no
     such cell or it breaks the cell's rule."""
-    return c.typed_answers(
+    return typed.typed_answers(
         getattr(sub.submission, "by_hand", None),
         "by_hand_missing",
         "cause_by_hand_missing",
@@ -98,7 +99,7 @@ def quantity(values, name, size):
     """The student's `name` (see `_numbers`); fails when it is not there as asked."""
     got, why = _numbers(values, name, size)
     if why:
-        c.fail_form(why)
+        failing.fail_form(why)
     return got
 
 
@@ -136,7 +137,7 @@ def close(got, want, name, cfg, hint):
         symptom = t(
             "by_hand_differs", name=name, n=len(off), total=got.numel(), tol=number(tol, "g"), which=_which(name, off)
         )
-        c.fail(c.caused(symptom, hint(got, want, off)))
+        failing.fail(failing.caused(symptom, hint(got, want, off)))
 
 
 def follows(got, want, tol, name, step, cfg, hint):
@@ -144,8 +145,8 @@ def follows(got, want, tol, name, step, cfg, hint):
     done on the student's own numbers of the step before), else fail."""
     off = _off(got, want, tol)
     if off:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t(
                     "by_hand_step_differs",
                     name=name,
@@ -200,7 +201,7 @@ def _known(got, name, cfg):
     lands near the right numbers, so those mistakes must match closely."""
     for key, alt in _alternatives()[name]:
         if _matches(got, alt, 1.5 * tolerance(cfg) if key.startswith("cause_by_hand_rounded") else _near(cfg)):
-            return c.Msg(key)
+            return Msg(key)
     return None
 
 
@@ -209,15 +210,15 @@ def _rounding(got, want, cfg):
     number near the expected one."""
     for places in range(decimals(cfg)):
         if _matches(got, want.round(decimals=places), 1e-9):
-            return c.Msg("cause_by_hand_few_decimals", places=places, decimals=decimals(cfg))
-    return c.Msg("cause_by_hand_rounded", tol=number(tolerance(cfg), "g")) if _matches(got, want, _near(cfg)) else None
+            return Msg("cause_by_hand_few_decimals", places=places, decimals=decimals(cfg))
+    return Msg("cause_by_hand_rounded", tol=number(tolerance(cfg), "g")) if _matches(got, want, _near(cfg)) else None
 
 
 def scores_hint(cfg):
     def hint(got, want, off):
         cause = _known(got, "scores", cfg) or _rounding(got, want, cfg)
         if cause is None and len(off) == 1:
-            cause = c.Msg("cause_by_hand_one_score", i=off[0], number=off[0] + 1)
+            cause = Msg("cause_by_hand_one_score", i=off[0], number=off[0] + 1)
         return cause
 
     return hint
@@ -230,9 +231,9 @@ def weights_hint(sub, cfg):
         if cause is None:
             cause = _from_your(sub, cfg, got, "weights")
         if cause is None and abs(float(got.sum()) - 1) > 1.5 * tolerance(cfg):
-            cause = c.Msg("cause_by_hand_sum", sum=number(float(got.sum()), ".4g"))
+            cause = Msg("cause_by_hand_sum", sum=number(float(got.sum()), ".4g"))
         if cause is None and _matches(got.sort().values, want.sort().values, near):
-            cause = c.Msg("cause_by_hand_order")
+            cause = Msg("cause_by_hand_order")
         return cause or _rounding(got, want, cfg)
 
     return hint
@@ -254,7 +255,7 @@ def _from_your(sub, cfg, got, name):
         and _off(prev, reference()[before], tolerance(cfg))
         and not _off(got, _step(name, prev), _step_tolerance(name, cfg))
     ):
-        return c.Msg(FOLLOW[name])
+        return Msg(FOLLOW[name])
     return None
 
 
@@ -301,13 +302,13 @@ def step_hint(name, prev, cfg, extra=()):
         near = _near(cfg)
         for key, alt in list(_step_alternatives(name, prev)) + list(extra):
             if _matches(got, alt, near):
-                return c.Msg(key)
+                return Msg(key)
         if not _off(got, reference()[name], tolerance(cfg)):
-            return c.Msg(RIGHT_ALONE[name])
+            return Msg(RIGHT_ALONE[name])
         if name == "weights" and abs(float(got.sum()) - 1) > 1.5 * tolerance(cfg):
-            return c.Msg("cause_by_hand_sum", sum=number(float(got.sum()), ".4g"))
+            return Msg("cause_by_hand_sum", sum=number(float(got.sum()), ".4g"))
         if name == "weights" and _matches(got.sort().values, _step(name, prev).sort().values, near):
-            return c.Msg("cause_by_hand_order")
+            return Msg("cause_by_hand_order")
         return None
 
     return hint

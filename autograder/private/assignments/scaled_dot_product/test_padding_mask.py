@@ -3,11 +3,12 @@
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.assignments.scaled_dot_product.common import check_mask
 from autograder.private.solutions import scaled_dot_product as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, properties, tensors
 
 QUESTION = "padding_mask"
 NAME = "padding_mask"
@@ -24,27 +25,27 @@ def _variants(lengths, max_len):
     pos = torch.arange(max_len).unsqueeze(0)
     n = lengths.cpu().long().unsqueeze(1)
     return [
-        (c.Msg("cause_padding_transposed"), (pos < n).T),
-        (c.Msg("cause_padding_off_by_one"), pos <= n),
-        (c.Msg("cause_padding_inverted"), pos >= n),
-        (c.Msg("cause_padding_inverted_off_by_one"), pos > n),
-        (c.Msg("cause_padding_all_true"), torch.ones(n.shape[0], max_len, dtype=torch.bool)),
+        (Msg("cause_padding_transposed"), (pos < n).T),
+        (Msg("cause_padding_off_by_one"), pos <= n),
+        (Msg("cause_padding_inverted"), pos >= n),
+        (Msg("cause_padding_inverted_off_by_one"), pos > n),
+        (Msg("cause_padding_all_true"), torch.ones(n.shape[0], max_len, dtype=torch.bool)),
     ]
 
 
 def _check(sub, lengths, max_len=None, device="cpu"):
     args = [lengths] if max_len is None else [lengths, max_len]
     expected = ref.padding_mask(*args)
-    send = c.as_meta(args) if device == "meta" else c.to(args, device)
-    what = c.describe_call(NAME, send) + ("" if device == "cpu" else t("with_lengths_on", device=device))
+    send = tensors.as_meta(args) if device == "meta" else tensors.to(args, device)
+    what = calls.describe_call(NAME, send) + ("" if device == "cpu" else t("with_lengths_on", device=device))
     reply = sub.call(NAME, send, options=CallOptions(device=device))
     if not reply.ok:
         cause = None
         if "device" in reply.error:
-            cause = c.Msg("cause_padding_arange_device")
+            cause = Msg("cause_padding_arange_device")
         elif device == "meta" and "meta" in reply.error:
-            cause = c.Msg("cause_padding_meta_values")
-        c.call_failed(what, reply.error, cause)
+            cause = Msg("cause_padding_meta_values")
+        calls.call_failed(what, reply.error, cause)
     check_mask(
         reply.value,
         expected,
@@ -62,7 +63,7 @@ def _shape_hint(lengths, max_len):
     def h(got, want):
         longest = int(lengths.cpu().max()) if lengths.numel() else 0
         if max_len is not None and max_len != longest and tuple(got) == (want[0], longest):
-            return c.Msg("cause_max_len_ignored", longest=longest, max_len=max_len)
+            return Msg("cause_max_len_ignored", longest=longest, max_len=max_len)
         return None
 
     return h
@@ -89,12 +90,12 @@ def test_on_lengths_device(sub, device):
 @pytest.mark.property
 def test_inputs_unchanged(sub):
     lengths = _lengths([3, 1, 4, 2])
-    c.tensor(c.call(sub, NAME, [lengths]).value, NAME)  # it returns a mask (its values: the values checks)
-    c.check_inputs_unchanged(sub, NAME, [lengths])
+    calls.tensor(calls.call(sub, NAME, [lengths]).value, NAME)  # it returns a mask (its values: the values checks)
+    properties.check_inputs_unchanged(sub, NAME, [lengths])
 
 
 @pytest.mark.property
 def test_vectorised(sub):
-    c.tensor(c.call(sub, NAME, [_lengths([3, 1, 4])]).value, NAME)  # it runs (its values: the values checks)
+    calls.tensor(calls.call(sub, NAME, [_lengths([3, 1, 4])]).value, NAME)  # it runs (its values: the values checks)
     lengths = [3, 1, 4, 2, 5, 1, 2]
-    c.check_vectorised(sub, NAME, lambda b: ([_lengths(lengths[:b])], {}), (2, 4, 7), "batch")
+    properties.check_vectorised(sub, NAME, lambda b: ([_lengths(lengths[:b])], {}), (2, 4, 7), "batch")

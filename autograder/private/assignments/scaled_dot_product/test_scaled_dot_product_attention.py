@@ -11,11 +11,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import number, t
 from autograder.private.solutions import scaled_dot_product as ref
 from autograder.private.solutions.classic_attention import masked_softmax
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, causes, compare, dtypes, failing, grads, properties, tensors, value_checks
 
 QUESTION = "scaled_dot_product_attention"
 NAME = "scaled_dot_product_attention"
@@ -32,20 +33,20 @@ SIZES = [
 
 
 def inputs(lead, T_q, T_k, d_k, d_v, seed, scale=1.0):
-    q = c.randn((*lead, T_q, d_k), seed, scale=scale)
-    k = c.randn((*lead, T_k, d_k), seed + 1, scale=scale)
-    v = c.randn((*lead, T_k, d_v), seed + 2)
+    q = tensors.randn((*lead, T_q, d_k), seed, scale=scale)
+    k = tensors.randn((*lead, T_k, d_k), seed + 1, scale=scale)
+    v = tensors.randn((*lead, T_k, d_v), seed + 2)
     return [q, k, v]
 
 
 def masks(lead, T_q, T_k, seed):
     """Masks of every broadcastable shape, each row with at least one allowed key."""
-    out = [c.rand_mask((T_q, T_k), seed)]
+    out = [tensors.rand_mask((T_q, T_k), seed)]
     if lead:
         lengths = [T_k - (b % T_k) for b in range(lead[0])]
-        pad = c.lengths_mask(lengths, T_k)  # (B, T_k)
+        pad = tensors.lengths_mask(lengths, T_k)  # (B, T_k)
         out.append(pad.reshape(lead[0], *([1] * len(lead)), T_k))  # (B, 1, T_k) or (B, 1, 1, T_k)
-        out.append(c.rand_mask((*lead, T_q, T_k), seed + 1))
+        out.append(tensors.rand_mask((*lead, T_q, T_k), seed + 1))
     return out
 
 
@@ -67,26 +68,26 @@ def _alternatives(q, k, v, mask):
     ):
         if d_k == d_v and cause == "cause_sdpa_divided_by_sqrt_dv":
             continue
-        out.append((c.Msg(cause), masked_softmax(scores * factor, mask, dim=-1)))
-    out.append((c.Msg("cause_softmax_over_queries"), masked_softmax(right, mask, dim=-2)))
+        out.append((Msg(cause), masked_softmax(scores * factor, mask, dim=-1)))
+    out.append((Msg("cause_softmax_over_queries"), masked_softmax(right, mask, dim=-2)))
     if mask is not None:
         m = mask.cpu()
         out += [
-            (c.Msg("cause_polarity_may_attend"), masked_softmax(right, ~m)),
-            (c.mask_ignored(), masked_softmax(right)),
-            (c.Msg("cause_zero_fill"), torch.softmax(right.masked_fill(~m, 0.0), -1)),
-            (c.Msg("cause_mask_after_softmax"), torch.softmax(right, -1) * m),
+            (Msg("cause_polarity_may_attend"), masked_softmax(right, ~m)),
+            (causes.mask_ignored(), masked_softmax(right)),
+            (Msg("cause_zero_fill"), torch.softmax(right.masked_fill(~m, 0.0), -1)),
+            (Msg("cause_mask_after_softmax"), torch.softmax(right, -1) * m),
         ]
         if (~m).all(-1).any():
-            out.append((c.Msg("cause_sdpa_dead_uniform"), torch.softmax(right.masked_fill(~m, -1e9), -1)))
+            out.append((Msg("cause_sdpa_dead_uniform"), torch.softmax(right.masked_fill(~m, -1e9), -1)))
     alts = [(cause, w @ v, w) for cause, w in out]
     w = masked_softmax(right, mask)
     if w.shape[-1] == w.shape[-2]:
-        alts.append((c.Msg("cause_sdpa_weights_transposed"), w @ v, w.transpose(-1, -2)))
+        alts.append((Msg("cause_sdpa_weights_transposed"), w @ v, w.transpose(-1, -2)))
     return alts
 
 
-def hints(args, kwargs):
+def hints(args, kwargs, cfg):
     mask = kwargs.get("mask")
     cache = []
 
@@ -97,19 +98,19 @@ def hints(args, kwargs):
 
     def output(g, e):
         for cause, o, _ in alts():
-            if c.matches(g, o):
+            if compare.matches(g, o, cfg):
                 return cause
         if torch.isnan(g).any():
             if mask is not None and (~mask).all(-1).any():
-                return c.Msg("cause_nan_dead_row_guard")
-            return c.Msg("cause_nan_overflow")
+                return Msg("cause_nan_dead_row_guard")
+            return Msg("cause_nan_overflow")
         return None
 
     def weights(g, e):
         for cause, _, w in alts():
-            if c.matches(g, w):
+            if compare.matches(g, w, cfg):
                 return cause
-        return c.weights_hint(g, e, mask)
+        return causes.weights_hint(g, e, mask)
 
     return {"output": output, "weights": weights}
 
@@ -120,34 +121,34 @@ def _batched_cause(sub, args, dtype=torch.float64, device="cpu"):
     if args[0].dim() < 3:
         return None
     two_d = [a[(0,) * (a.dim() - 2)] for a in args]  # (T, d) each: the first batch item
-    two_d = c.as_meta(c.to(two_d, dtype=dtype)) if device == "meta" else c.to(two_d, device, dtype)
+    two_d = tensors.as_meta(tensors.to(two_d, dtype=dtype)) if device == "meta" else tensors.to(two_d, device, dtype)
     if sub.probe(NAME, two_d, options=CallOptions(device=device)).ok:
-        return c.Msg("cause_batched_as_matrix")
+        return Msg("cause_batched_as_matrix")
     return None
 
 
 def values(sub, cfg, args, kwargs, **opts):
-    with c.explain_errors(
+    with failing.explain_errors(
         lambda: _batched_cause(sub, args, opts.get("dtype", torch.float64), opts.get("device", "cpu"))
     ):
-        return c.check_values(
-            sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, hints=hints(args, kwargs), **opts
+        return value_checks.check_values(
+            sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, hints=hints(args, kwargs, cfg), **opts
         )
 
 
 def runs(sub, cfg, args, kwargs, **opts):
     """Outputs of the contract's shapes, dtype and device (values: the values checks)."""
-    with c.explain_errors(
+    with failing.explain_errors(
         lambda: _batched_cause(sub, args, opts.get("dtype", torch.float64), opts.get("device", "cpu"))
     ):
-        return c.check_runs(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, **opts)
+        return value_checks.check_runs(sub, cfg, NAME, args, kwargs, ref.scaled_dot_product_attention, OUT, **opts)
 
 
 def _exactly_zero(w, where, what, cause):
     leak = w[where]
     if leak.numel() and leak.abs().max() != 0:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t("pairs_nonzero", what=what, n=int((leak != 0).sum()), max=number(float(leak.abs().max()), ".3g")),
                 cause,
             )
@@ -162,12 +163,12 @@ def test_shapes_and_values(sub, cfg):
         for kwargs in [{}] + [{"mask": m} for m in masks(lead, T_q, T_k, seed=105 + 10 * n)[-1:]]:
             got, _ = values(sub, cfg, args, kwargs)
             sums = got["weights"].double().sum(-1)
-            c.assert_close(
+            value_checks.assert_close(
                 sums,
                 torch.ones_like(sums),
                 t("weights_summed_keys", what=NAME),
                 cfg,
-                hint=lambda g, e: c.Msg("cause_rows_not_one_keys"),
+                hint=lambda g, e: Msg("cause_rows_not_one_keys"),
             )
 
 
@@ -182,7 +183,7 @@ def test_mask_shapes(sub, cfg):
                 got["weights"],
                 ~mask.expand(got["weights"].shape),
                 t("with_mask_of_shape", name=NAME, shape=tuple(mask.shape)),
-                c.Msg("cause_finite_fill_or_after"),
+                Msg("cause_finite_fill_or_after"),
             )
 
 
@@ -200,10 +201,10 @@ def test_matches_torch(sub, cfg):
     # one query with no allowed key: compared on the other rows only
     lead, T_q, T_k, d_k, d_v = SIZES[4]
     args = inputs(*SIZES[4], seed=250)
-    mask = c.rand_mask((*lead, T_q, T_k), 251)
+    mask = tensors.rand_mask((*lead, T_q, T_k), 251)
     mask[0, 1, 2] = False
-    reply = c.call(sub, NAME, args, {"mask": mask})
-    got = c.outputs(reply.value, c.describe_call(NAME, args, {"mask": mask}), OUT)
+    reply = calls.call(sub, NAME, args, {"mask": mask})
+    got = calls.outputs(reply.value, calls.describe_call(NAME, args, {"mask": mask}), OUT)
     _against_torch(got, args, mask, cfg)
 
 
@@ -215,12 +216,12 @@ def _against_torch(got, args, mask, cfg):
     with torch.no_grad():
         t_out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         t_w = F.scaled_dot_product_attention(q, k, eye, attn_mask=mask)  # value = I gives the weights
-    what = t("against_torch_sdpa", what=c.describe_call(NAME, args, {"mask": mask}))
-    h = hints(args, {"mask": mask})
+    what = t("against_torch_sdpa", what=calls.describe_call(NAME, args, {"mask": mask}))
+    h = hints(args, {"mask": mask}, cfg)
     for name, want in (("weights", t_w), ("output", t_out)):
         g = got[name]
-        c.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
-        c.assert_close(
+        value_checks.check_meta(g, f"{what} -> {name}", tuple(want.shape), torch.float64, "cpu")
+        value_checks.assert_close(
             torch.where(keep, g.double(), 0.0),
             torch.where(keep, want, 0.0),
             t("on_allowed_queries", what=what, name=name),
@@ -237,19 +238,19 @@ def test_causal_structure(sub, cfg):
     mask = ref.causal_mask(T)
     got, _ = runs(sub, cfg, args, {"mask": mask})
     _exactly_zero(
-        got["weights"], ~mask.expand(*lead, T, T), t("with_causal_mask", name=NAME), c.Msg("cause_finite_fill_or_after")
+        got["weights"], ~mask.expand(*lead, T, T), t("with_causal_mask", name=NAME), Msg("cause_finite_fill_or_after")
     )
     for s in (1, 4):
         q, k, v = (a.clone() for a in args)
-        k[..., s:, :] += c.randn(k[..., s:, :].shape, 301 + s, scale=5.0)
-        v[..., s:, :] += c.randn(v[..., s:, :].shape, 302 + s, scale=5.0)
-        again = c.outputs(c.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
-        c.assert_close(
+        k[..., s:, :] += tensors.randn(k[..., s:, :].shape, 301 + s, scale=5.0)
+        v[..., s:, :] += tensors.randn(v[..., s:, :].shape, 302 + s, scale=5.0)
+        again = calls.outputs(calls.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
+        value_checks.assert_close(
             again["output"][..., :s, :],
             got["output"][..., :s, :],
             t("output_after_future_change", what=t("with_causal_mask", name=NAME), s=s),
             cfg,
-            hint=lambda g, e: c.Msg("cause_future_leak"),
+            hint=lambda g, e: Msg("cause_future_leak"),
         )
 
 
@@ -259,25 +260,25 @@ def test_padding_structure(sub, cfg):
     lead, T_q, T_k = (3,), 4, 6
     args = inputs(lead, T_q, T_k, 5, 3, seed=350)
     lengths = [6, 3, 1]
-    pad = c.lengths_mask(lengths, T_k)  # (B, T_k)
+    pad = tensors.lengths_mask(lengths, T_k)  # (B, T_k)
     mask = pad.unsqueeze(1)  # (B, 1, T_k)
     got, _ = runs(sub, cfg, args, {"mask": mask})
     _exactly_zero(
         got["weights"],
         ~mask.expand(3, T_q, T_k),
         t("with_padding_mask", name=NAME),
-        c.Msg("cause_finite_fill_or_after"),
+        Msg("cause_finite_fill_or_after"),
     )
     q, k, v = (a.clone() for a in args)
-    k[~pad] += c.randn(k[~pad].shape, 351, scale=5.0)
-    v[~pad] += c.randn(v[~pad].shape, 352, scale=5.0)
-    again = c.outputs(c.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
-    c.assert_close(
+    k[~pad] += tensors.randn(k[~pad].shape, 351, scale=5.0)
+    v[~pad] += tensors.randn(v[~pad].shape, 352, scale=5.0)
+    again = calls.outputs(calls.call(sub, NAME, [q, k, v], {"mask": mask}).value, NAME, OUT)
+    value_checks.assert_close(
         again["output"],
         got["output"],
         t("output_after_padded_change", what=t("with_padding_mask", name=NAME)),
         cfg,
-        hint=lambda g, e: c.Msg("cause_padded_influence"),
+        hint=lambda g, e: Msg("cause_padded_influence"),
     )
 
 
@@ -286,23 +287,28 @@ def test_fully_masked_rows(sub, cfg):
     and the gradients stay finite."""
     for n, (lead, T_q, T_k, d_k, d_v) in enumerate((SIZES[1], SIZES[4])):
         args = inputs(lead, T_q, T_k, d_k, d_v, seed=400 + 10 * n)
-        mask = c.rand_mask((*lead, T_q, T_k), 405 + 10 * n)
+        mask = tensors.rand_mask((*lead, T_q, T_k), 405 + 10 * n)
         mask[(0,) * len(lead) + (1,)] = False  # one row
         mask[(lead[0] - 1,)] = False  # a whole batch item
         got, _ = runs(sub, cfg, args, {"mask": mask})
         dead = ~mask.any(-1)
         with torch.no_grad():
             unmasked = ref.scaled_dot_product_attention(*args)[1]
-        c.check_dead_rows(
-            c.describe_call(NAME, args, {"mask": mask}), got["weights"], dead, unmasked, others=[(got["output"], dead)]
+        value_checks.check_dead_rows(
+            calls.describe_call(NAME, args, {"mask": mask}),
+            got["weights"],
+            dead,
+            unmasked,
+            others=[(got["output"], dead)],
+            cfg=cfg,
         )
-    c.check_finite_grads(sub, NAME, args, {"mask": mask}, OUT, seed=420)
+    grads.check_finite_grads(sub, NAME, args, {"mask": mask}, OUT, seed=420)
 
 
 def test_stable_for_large_scores(sub, cfg):
     """Scores around 1e4: subtract the row maximum before exp."""
     args = inputs((2,), 3, 5, 4, 6, seed=450, scale=100.0)
-    mask = c.rand_mask((2, 3, 5), 451)
+    mask = tensors.rand_mask((2, 3, 5), 451)
     for kwargs in ({}, {"mask": mask}):
         values(sub, cfg, args, kwargs)
 
@@ -320,8 +326,8 @@ def test_gradients(sub, cfg):
         lead, T_q, T_k = size[:3]
         args = inputs(*size, seed=500 + 10 * n)
         mask = masks(lead, T_q, T_k, seed=505 + 10 * n)[-1]
-        with c.explain_errors(lambda: _batched_cause(sub, args)):
-            c.check_grads(
+        with failing.explain_errors(lambda: _batched_cause(sub, args)):
+            grads.check_grads(
                 sub,
                 cfg,
                 NAME,
@@ -330,7 +336,7 @@ def test_gradients(sub, cfg):
                 ref.scaled_dot_product_attention,
                 OUT,
                 seed=510 + 10 * n,
-                hints=hints(args, {"mask": mask}),
+                hints=hints(args, {"mask": mask}, cfg),
             )
 
 
@@ -339,8 +345,8 @@ def test_dtype_and_device(sub, cfg, dd):
     size = SIZES[4]
     args = inputs(*size, seed=600)
     mask = masks(size[0], size[1], size[2], seed=601)[1]
-    with c.explain_errors(lambda: _batched_cause(sub, args, dtype, device)):
-        c.check_in_dtype(
+    with failing.explain_errors(lambda: _batched_cause(sub, args, dtype, device)):
+        dtypes.check_in_dtype(
             sub,
             cfg,
             NAME,
@@ -350,7 +356,7 @@ def test_dtype_and_device(sub, cfg, dd):
             OUT,
             dtype,
             device,
-            hints=hints(args, {"mask": mask}),
+            hints=hints(args, {"mask": mask}, cfg),
         )
 
 
@@ -359,19 +365,19 @@ def test_meta_device(sub, cfg):
     """On the meta device (shapes only): shows tensors built on the CPU."""
     size = SIZES[1]
     args = inputs(*size, seed=700)
-    mask = c.rand_mask((2, 3, 5), 701)
+    mask = tensors.rand_mask((2, 3, 5), 701)
     for kwargs in ({}, {"mask": mask}):
-        meta_args, meta_kwargs = c.as_meta(c.to(args, dtype=torch.float32)), c.as_meta(kwargs)
+        meta_args, meta_kwargs = tensors.as_meta(tensors.to(args, dtype=torch.float32)), tensors.as_meta(kwargs)
         reply = sub.call(NAME, meta_args, meta_kwargs, CallOptions(device="meta"))
         if not reply.ok and "device" in reply.error:
-            c.fail(
-                c.caused(
+            failing.fail(
+                failing.caused(
                     t(
                         "on_meta_device",
-                        what=c.describe_call(NAME, meta_args, meta_kwargs),
+                        what=calls.describe_call(NAME, meta_args, meta_kwargs),
                         error=reply.error.rstrip(".!"),
                     ),
-                    c.Msg("cause_no_device_query"),
+                    Msg("cause_no_device_query"),
                 )
             )
         runs(sub, cfg, args, kwargs, dtype=torch.float32, device="meta")
@@ -381,16 +387,16 @@ def test_meta_device(sub, cfg):
 def test_inputs_unchanged(sub, cfg):
     args = inputs(*SIZES[2], seed=800)
     mask = masks(*SIZES[2][:3], seed=801)[1]
-    with c.explain_errors(lambda: _batched_cause(sub, args)):
+    with failing.explain_errors(lambda: _batched_cause(sub, args)):
         runs(sub, cfg, args, {"mask": mask})
-        c.check_inputs_unchanged(sub, NAME, args, {"mask": mask})
+        properties.check_inputs_unchanged(sub, NAME, args, {"mask": mask})
 
 
 @pytest.mark.property
 def test_from_scratch(sub, cfg, cells, provided):
     args = inputs(*SIZES[1], seed=850)
     runs(sub, cfg, args, {})
-    c.check_from_scratch(sub, cells, provided, NAME, args)
+    properties.check_from_scratch(sub, cells, provided, NAME, args)
 
 
 @pytest.mark.property
@@ -402,5 +408,5 @@ def test_vectorised(sub, cfg):
         return inputs((b,), T_q, 5, 4, 6, seed=910), {"mask": torch.ones(b, 1, 5, dtype=torch.bool)}
 
     # T_k is 5: a query length on both sides of it (a branch on T_q > T_k is no loop)
-    c.check_vectorised(sub, NAME, lambda b: make(b, 3), (2, 4, 6), "batch")
-    c.check_vectorised(sub, NAME, lambda n: make(2, n), (2, 7, 12), "query_length")
+    properties.check_vectorised(sub, NAME, lambda b: make(b, 3), (2, 4, 6), "batch")
+    properties.check_vectorised(sub, NAME, lambda n: make(2, n), (2, 7, 12), "query_length")

@@ -6,15 +6,17 @@ gradients of every parameter against the reference module's.
 
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
-from autograder.private.suites import checks as c
+from autograder.private.solutions import seq2seq_attention as ref
+from autograder.private.suites import calls, causes, failing, modules, tensors, value_checks
 from autograder.protocol import wire
 
 
 def lengths_of(B, T, seed, shortest=1):
     """B lengths in shortest .. T, unsorted, the first one T (a full row)."""
-    g = c.gen(seed)
+    g = tensors.gen(seed)
     lengths = torch.randint(shortest, T + 1, (B,), generator=g)
     lengths[0] = T
     return lengths
@@ -22,13 +24,15 @@ def lengths_of(B, T, seed, shortest=1):
 
 def tokens(B, T, V, lengths, seed):
     """(B, T) int64 symbols 3 .. V - 1, PAD (0) after each length."""
-    src = torch.randint(3, V, (B, T), generator=c.gen(seed))
-    return torch.where(c.lengths_mask(lengths, T), src, 0)
+    src = torch.randint(3, V, (B, T), generator=tensors.gen(seed))
+    return torch.where(tensors.lengths_mask(lengths, T), src, 0)
 
 
 def random_state(module, seed, scale=0.6):
     """{name: float64 tensor} for every parameter of a reference module (seeded, moderate values)."""
-    return {n: c.randn(tuple(p.shape), seed + i, scale=scale) for i, (n, p) in enumerate(module.named_parameters())}
+    return {
+        n: tensors.randn(tuple(p.shape), seed + i, scale=scale) for i, (n, p) in enumerate(module.named_parameters())
+    }
 
 
 def describe(module, inputs, device="cpu"):
@@ -37,19 +41,38 @@ def describe(module, inputs, device="cpu"):
     return t("lab_call", module=module, inputs=", ".join(parts))
 
 
+class LabCase(modules.Case):
+    """One call of a lab module (`modules.Case`): its parameters sent in the dtype it is moved
+    to, described with the lab's words (`describe`)."""
+
+    SOLUTIONS = ref
+
+    def opts(self, dtype=torch.float64):
+        return {
+            "construct": self.construct(),
+            "state": tensors.to(self.state, dtype=dtype),
+            "to": {"dtype": wire.dtype_name(dtype)},
+        }
+
+    def what(self, args=None, dtype=torch.float64):
+        args = args if args is not None else self.args
+        at = "" if dtype == torch.float64 else f" [{wire.dtype_name(dtype)}]"
+        return describe(self.module + at, list(zip(self.ARG_NAMES, args)))
+
+
 def check_parameters(sub, name, construct, want, what):
     """The module built from `construct` has exactly the contract's parameter names
     and shapes (`want`: {name: shape}), moved by .to(float64)."""
     reply = sub.call(name, options=CallOptions(construct=construct, to={"dtype": "float64"}, invoke=False))
     if not reply.ok:
-        c.call_failed(what, reply.error, hint=False)
-    c.check_parameter_table(
+        calls.call_failed(what, reply.error, hint=False)
+    modules.check_parameter_table(
         reply,
         want,
         what,
-        lambda: c.Msg("cause_lab_parameter_names"),
-        lambda name, _got, _expected: c.Msg("cause_lab_parameter_shape", name=name),
-        lambda _first: c.Msg("cause_lab_extra_parameter"),
+        lambda: Msg("cause_lab_parameter_names"),
+        lambda name, _got, _expected: Msg("cause_lab_parameter_shape", name=name),
+        lambda _first: Msg("cause_lab_extra_parameter"),
     )
 
 
@@ -67,13 +90,15 @@ def check_param_grads(reply, reference, state, args, kwargs, cot, cfg, what):
     )
     grads = reply.grads or {}
     if "error" in grads:
-        c.fail(c.with_cause(c.grads_error(grads["error"]), c.detached(), c.gradients_of(what)))
+        failing.fail(calls.with_cause(calls.grads_error(grads["error"]), causes.detached(), calls.gradients_of(what)))
     got = grads.get("params") or {}
     for name, rg in zip(names, r_grads):
         g = got.get(name)
         label = t("gradient_wrt_parameter", what=what, name=name)
         if g is None:
-            c.fail(
-                c.caused(t("no_gradient_reached_parameter", what=label), c.Msg("cause_lab_parameter_unused", name=name))
+            failing.fail(
+                failing.caused(
+                    t("no_gradient_reached_parameter", what=label), Msg("cause_lab_parameter_unused", name=name)
+                )
             )
-        c.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)
+        value_checks.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)

@@ -11,14 +11,23 @@ state BEFORE the step (Bahdanau), so the weights do not depend on prev_token.
 import pytest
 import torch
 
-from autograder.judge import shrink
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import number, t
 from autograder.private.assignments.seq2seq_attention import common
 from autograder.private.solutions import seq2seq_attention as ref
 from autograder.private.solutions.classic_attention import additive_attention
-from autograder.private.suites import checks as c
-from autograder.protocol import wire
+from autograder.private.suites import (
+    calls,
+    causes,
+    compare,
+    counterexamples,
+    failing,
+    grads,
+    properties,
+    tensors,
+    value_checks,
+)
 
 QUESTION = "attention_decoder"
 NAME = "AttentionDecoder"
@@ -27,63 +36,31 @@ OUT = ("logits", "new_state", "weights")
 SIZES = [(3, 5, 11, 4, 6, 7), (4, 4, 9, 5, 3, 6), (1, 6, 10, 3, 8, 4), (5, 7, 12, 6, 5, 9)]
 
 
-class Case:
+class Case(common.LabCase):
+    NAME = NAME
+    OUT = OUT
+    ARG_NAMES = ("prev_token", "state", "encoder_states", "mask")
+
     def __init__(self, B, T, V, E, H, A, seed, lengths=None):
         self.B, self.T, self.V, self.E, self.H, self.A = B, T, V, E, H, A
         self.lengths = torch.as_tensor(lengths) if lengths is not None else common.lengths_of(B, T, seed)
-        self.mask = c.lengths_mask(self.lengths, T)  # (B, T)
-        self.prev = torch.randint(1, V, (B,), generator=c.gen(seed + 1))
-        self.s = c.randn((B, H), seed + 2)
-        self.memory = c.randn((B, T, H), seed + 3).masked_fill(~self.mask[..., None], 0.0)  # zeros at padding
+        self.mask = tensors.lengths_mask(self.lengths, T)  # (B, T)
+        self.prev = torch.randint(1, V, (B,), generator=tensors.gen(seed + 1))
+        self.s = tensors.randn((B, H), seed + 2)
+        self.memory = tensors.randn((B, T, H), seed + 3).masked_fill(~self.mask[..., None], 0.0)  # zeros at padding
         self.state = common.random_state(ref.AttentionDecoder(V, E, H, A), seed + 4)
-        self.args = [self.prev, self.s, self.memory, self.mask]
+        self.args, self.kwargs = [self.prev, self.s, self.memory, self.mask], {}
 
-    @property
-    def module(self):
-        return f"AttentionDecoder({self.V}, {self.E}, {self.H}, {self.A})"
+    def ctor(self):
+        return [self.V, self.E, self.H, self.A]
 
-    def what(self, args=None, dtype=torch.float64):
-        args = args if args is not None else self.args
-        at = "" if dtype == torch.float64 else f" [{wire.dtype_name(dtype)}]"
-        return common.describe(self.module + at, list(zip(("prev_token", "state", "encoder_states", "mask"), args)))
+    def named_sizes(self):
+        return {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H, "A": self.A}
 
-    def opts(self, dtype=torch.float64):
-        return {
-            "construct": {"args": [self.V, self.E, self.H, self.A]},
-            "state": c.to(self.state, dtype=dtype),
-            "to": {"dtype": wire.dtype_name(dtype)},
-        }
-
-    def reference(self, dtype=torch.float64):
-        m = ref.AttentionDecoder(self.V, self.E, self.H, self.A).double()
-        m.load_state_dict({k: v.to(dtype).double() for k, v in self.state.items()})
-        return m
-
-    def expected(self, args=None, dtype=torch.float64):
-        args = c.to(args if args is not None else self.args, "cpu", dtype)
-        with torch.no_grad():
-            out = self.reference(dtype)(*c.to(args, "cpu", torch.float64))
-        return dict(zip(OUT, out))
-
-    def fresh(self):
-        """The counterexample search's cases (`shrink.search_module`): this case's
-        named sizes, and cases at other sizes drawn from another seed."""
-
-        def make(at, seed):
-            if at["V"] < 2:  # prev_token in 1 .. V - 1
-                return None
-            case = Case(at["B"], at["T"], at["V"], at["E"], at["H"], at["A"], seed)
-
-            def reference(state, a, k):
-                m = ref.AttentionDecoder(case.V, case.E, case.H, case.A).double()
-                m.load_state_dict(state)
-                return m(*a, **k)
-
-            names = ["prev_token", "state", "encoder_states", "mask"]
-            return shrink.ModuleCase(case.module, case.opts()["construct"], case.state, case.args, {}, names, reference)
-
-        sizes = {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H, "A": self.A}
-        return sizes, make, [*self.args, *self.state.values()]
+    def at(self, sizes, seed):
+        if sizes["V"] < 2:  # prev_token in 1 .. V - 1
+            return None
+        return Case(sizes["B"], sizes["T"], sizes["V"], sizes["E"], sizes["H"], sizes["A"], seed)
 
 
 def _manual(
@@ -132,24 +109,24 @@ def _manual(
 
 def _alternatives(case):
     alts = [
-        (c.Msg("cause_lab_query_after_step"), _manual(case, query="after")),
-        (c.Msg("cause_lab_attention_swapped"), _manual(case, swap=True)),
-        (c.Msg("cause_lab_gru_input_order"), _manual(case, gru_in="reversed")),
-        (c.Msg("cause_lab_gru_fed_state"), _manual(case, gru_in="state")),
-        (c.Msg("cause_lab_out_input_order"), _manual(case, out_in="context_state")),
-        (c.Msg("cause_lab_logits_softmaxed"), _manual(case, softmax=True)),
-        (c.Msg("cause_lab_logits_log_probs"), _manual(case, log_probs=True)),
-        (c.Msg("cause_lab_old_state"), _manual(case, state_out="old")),
+        (Msg("cause_lab_query_after_step"), _manual(case, query="after")),
+        (Msg("cause_lab_attention_swapped"), _manual(case, swap=True)),
+        (Msg("cause_lab_gru_input_order"), _manual(case, gru_in="reversed")),
+        (Msg("cause_lab_gru_fed_state"), _manual(case, gru_in="state")),
+        (Msg("cause_lab_out_input_order"), _manual(case, out_in="context_state")),
+        (Msg("cause_lab_logits_softmaxed"), _manual(case, softmax=True)),
+        (Msg("cause_lab_logits_log_probs"), _manual(case, log_probs=True)),
+        (Msg("cause_lab_old_state"), _manual(case, state_out="old")),
     ]
     if not bool(case.mask.all()):
         alts += [
-            (c.mask_ignored(), _manual(case, mask="ignored")),
-            (c.Msg("cause_polarity_may_attend"), _manual(case, mask="inverted")),
+            (causes.mask_ignored(), _manual(case, mask="ignored")),
+            (Msg("cause_polarity_may_attend"), _manual(case, mask="inverted")),
         ]
     return alts
 
 
-def hints(case):
+def hints(case, cfg):
     cache = []
 
     def alts():
@@ -160,10 +137,10 @@ def hints(case):
     def hint(i, name):
         def h(got, expected):
             for cause, outs in alts():
-                if c.matches(got, outs[i]):
+                if compare.matches(got, outs[i], cfg):
                     return cause
             if name == "weights":
-                return c.weights_hint(got, expected, case.mask)
+                return causes.weights_hint(got, expected, case.mask)
             return None
 
         return h
@@ -173,15 +150,15 @@ def hints(case):
 
 def runs(sub, case, args=None, dtype=torch.float64, **opts):
     """The step returns (logits, new_state, weights) of the contract's shapes and dtype. Returns (got, what, reply)."""
-    args = c.to(args if args is not None else case.args, "cpu", dtype)
+    args = tensors.to(args if args is not None else case.args, "cpu", dtype)
     reply = sub.call(NAME, args, options=CallOptions(**case.opts(dtype), **opts))
     what = case.what(args, dtype)
     if not reply.ok:
-        c.call_failed(what, reply.error)
-    got = c.outputs(reply.value, what, OUT)
+        calls.call_failed(what, reply.error)
+    got = calls.outputs(reply.value, what, OUT)
     for name, shape in (("logits", (case.B, case.V)), ("new_state", (case.B, case.H)), ("weights", (case.B, case.T))):
-        c.check_meta(got[name], f"{what} -> {name}", shape, dtype, "cpu", hint=c.shape_cause)
-    c.check_plausible(got, case.expected(args, dtype), what)
+        value_checks.check_meta(got[name], f"{what} -> {name}", shape, dtype, "cpu", hint=causes.shape_cause)
+    value_checks.check_plausible(got, case.expected(dtype, args), what)
     return got, what, reply
 
 
@@ -215,8 +192,10 @@ def test_shapes_and_values(sub, cfg):
     for case in cases:
         got, what, _ = runs(sub, case)
         expected = case.expected()
-        with c.module_counterexample_on_failure(sub, cfg, NAME, got, expected, torch.float64, "cpu", *case.fresh()):
-            c.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case))
+        with counterexamples.module_counterexample_on_failure(
+            sub, cfg, NAME, got, expected, torch.float64, "cpu", *case.fresh()
+        ):
+            value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case, cfg))
 
 
 def test_padded_positions_get_zero_attention(sub, cfg):
@@ -225,21 +204,21 @@ def test_padded_positions_get_zero_attention(sub, cfg):
     got, what, _ = runs(sub, case)
     leak = got["weights"].double()[~case.mask]
     if leak.abs().max() != 0:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t("lab_padded_attention", what=what, max=number(float(leak.abs().max()), ".3g")),
-                c.weights_hint(got["weights"], case.expected()["weights"], case.mask) or c.mask_ignored(),
+                causes.weights_hint(got["weights"], case.expected()["weights"], case.mask) or causes.mask_ignored(),
             )
         )
-    memory = case.memory + c.randn(case.memory.shape, 201, scale=3.0).masked_fill(case.mask[..., None], 0.0)
+    memory = case.memory + tensors.randn(case.memory.shape, 201, scale=3.0).masked_fill(case.mask[..., None], 0.0)
     again, _, _ = runs(sub, case, [case.prev, case.s, memory, case.mask])
     for name in OUT:
-        c.assert_close(
+        value_checks.assert_close(
             again[name],
             got[name],
             t("lab_after_padded_states_change", what=what, name=name),
             cfg,
-            hint=lambda g, e: c.mask_ignored(),
+            hint=lambda g, e: causes.mask_ignored(),
         )
 
 
@@ -250,21 +229,23 @@ def test_query_is_state_before_step(sub, cfg):
     got, what, _ = runs(sub, case)
     other = (case.prev + 1 + torch.arange(case.B)) % (case.V - 1) + 1
     again, _, _ = runs(sub, case, [other, case.s, case.memory, case.mask])
-    c.assert_close(
+    value_checks.assert_close(
         again["weights"],
         got["weights"],
         t("lab_weights_after_token_change", what=what),
         cfg,
-        hint=lambda g, e: c.Msg("cause_lab_query_after_step"),
+        hint=lambda g, e: Msg("cause_lab_query_after_step"),
     )
-    c.assert_close(got["weights"], case.expected()["weights"], f"{what} -> weights", cfg, hint=hints(case)["weights"])
+    value_checks.assert_close(
+        got["weights"], case.expected()["weights"], f"{what} -> weights", cfg, hint=hints(case, cfg)["weights"]
+    )
 
 
 def test_gradients(sub, cfg):
     """float64 gradients w.r.t. state, encoder_states and every parameter."""
     case = Case(*SIZES[0], seed=400)
     ref_fn = lambda *a: case.reference()(*a)  # noqa: E731
-    reply, _ = c.check_grads(
+    reply, _ = grads.check_grads(
         sub,
         cfg,
         NAME,
@@ -274,13 +255,13 @@ def test_gradients(sub, cfg):
         OUT,
         410,
         grad_args=[1, 2],
-        hints=hints(case),
+        hints=hints(case, cfg),
         fresh=case.fresh(),
         **case.opts(),
     )
     s = case.s.clone().requires_grad_(True)
     memory = case.memory.clone().requires_grad_(True)
-    cot = [c.randn(tuple(v.shape), 410 + k) for k, v in enumerate(case.expected().values())]
+    cot = [tensors.randn(tuple(v.shape), 410 + k) for k, v in enumerate(case.expected().values())]
     common.check_param_grads(
         reply, case.reference(), case.state, [case.prev, s, memory, case.mask], {}, cot, cfg, case.what()
     )
@@ -291,19 +272,21 @@ def test_float32(sub, cfg):
     case = Case(*SIZES[1], seed=500)
     got, what, _ = runs(sub, case, dtype=torch.float32)
     expected = case.expected(dtype=torch.float32)
-    with c.module_counterexample_on_failure(sub, cfg, NAME, got, expected, torch.float32, "cpu", *case.fresh()):
-        c.check_outputs(got, expected, what, cfg, torch.float32, "cpu", hints(case))
+    with counterexamples.module_counterexample_on_failure(
+        sub, cfg, NAME, got, expected, torch.float32, "cpu", *case.fresh()
+    ):
+        value_checks.check_outputs(got, expected, what, cfg, torch.float32, "cpu", hints(case, cfg))
 
 
 @pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     case = Case(*SIZES[0], seed=600)
     runs(sub, case)
-    c.check_inputs_unchanged(sub, NAME, case.args, {}, **case.opts())
+    properties.check_inputs_unchanged(sub, NAME, case.args, {}, **case.opts())
 
 
 @pytest.mark.property
 def test_from_scratch(sub, cfg, cells, provided):
     case = Case(*SIZES[0], seed=700)
     runs(sub, case)
-    c.check_from_scratch(sub, cells, provided, NAME, case.args, {}, **case.opts())
+    properties.check_from_scratch(sub, cells, provided, NAME, case.args, {}, **case.opts())

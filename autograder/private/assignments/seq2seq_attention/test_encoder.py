@@ -10,12 +10,12 @@ yardstick is the reference module with the same parameters, in float64.
 import pytest
 import torch
 
-from autograder.judge import shrink
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import number, t
 from autograder.private.assignments.seq2seq_attention import common
 from autograder.private.solutions import seq2seq_attention as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, compare, counterexamples, failing, properties, tensors, value_checks
 
 QUESTION = "encoder"
 NAME = "Encoder"
@@ -24,63 +24,28 @@ OUT = ("states", "final")
 SIZES = [(3, 5, 11, 4, 6), (4, 4, 9, 7, 5), (1, 6, 10, 3, 8), (5, 9, 12, 6, 7)]
 
 
-class Case:
+class Case(common.LabCase):
+    NAME = NAME
+    OUT = OUT
+    ARG_NAMES = ("src", "src_lengths")
+
     def __init__(self, B, T, V, E, H, seed, lengths=None, shortest=1):
         self.B, self.T, self.V, self.E, self.H = B, T, V, E, H
         self.lengths = torch.as_tensor(lengths) if lengths is not None else common.lengths_of(B, T, seed, shortest)
         self.src = common.tokens(B, T, V, self.lengths, seed + 1)
         self.state = common.random_state(ref.Encoder(V, E, H), seed + 2)
-        self.args = [self.src, self.lengths]
+        self.args, self.kwargs = [self.src, self.lengths], {}
 
-    @property
-    def module(self):
-        return f"Encoder({self.V}, {self.E}, {self.H})"
+    def ctor(self):
+        return [self.V, self.E, self.H]
 
-    def what(self, args=None, dtype=torch.float64):
-        args = args if args is not None else self.args
-        at = "" if dtype == torch.float64 else f" [{dtype}]".replace("torch.", "")
-        return common.describe(self.module + at, list(zip(("src", "src_lengths"), args)))
+    def named_sizes(self):
+        return {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H}
 
-    def opts(self, dtype=torch.float64):
-        from autograder.protocol import wire
-
-        return {
-            "construct": {"args": [self.V, self.E, self.H]},
-            "state": c.to(self.state, dtype=dtype),
-            "to": {"dtype": wire.dtype_name(dtype)},
-        }
-
-    def reference(self, dtype=torch.float64):
-        m = ref.Encoder(self.V, self.E, self.H).double()
-        m.load_state_dict({k: v.to(dtype).double() for k, v in self.state.items()})
-        return m
-
-    def expected(self, args=None, dtype=torch.float64):
-        with torch.no_grad():
-            states, final = self.reference(dtype)(*(args if args is not None else self.args))
-        return {"states": states, "final": final}
-
-    def fresh(self):
-        """The counterexample search's cases (`shrink.search_module`): this case's
-        named sizes, and cases at other sizes drawn from another seed."""
-
-        def make(at, seed):
-            if at["V"] < 4:  # symbols 3 .. V - 1
-                return None
-            case = Case(at["B"], at["T"], at["V"], at["E"], at["H"], seed)
-
-            def reference(state, a, k):
-                m = ref.Encoder(case.V, case.E, case.H).double()
-                m.load_state_dict(state)
-                return m(*a, **k)
-
-            construct = case.opts()["construct"]
-            return shrink.ModuleCase(
-                case.module, construct, case.state, case.args, {}, ["src", "src_lengths"], reference
-            )
-
-        sizes = {"B": self.B, "T": self.T, "V": self.V, "E": self.E, "H": self.H}
-        return sizes, make, [*self.args, *self.state.values()]
+    def at(self, sizes, seed):
+        if sizes["V"] < 4:  # symbols 3 .. V - 1
+            return None
+        return Case(sizes["B"], sizes["T"], sizes["V"], sizes["E"], sizes["H"], seed)
 
 
 def _alternatives(case, expected):
@@ -88,18 +53,18 @@ def _alternatives(case, expected):
     m = case.reference()
     with torch.no_grad():
         all_states, h = m.gru(m.embedding(case.src))  # the GRU run over the padding too
-    pad = ~c.lengths_mask(case.lengths, case.T)
+    pad = ~tensors.lengths_mask(case.lengths, case.T)
     last = all_states[:, -1]
     return {
-        "final": [(c.Msg("cause_lab_final_after_padding"), last), (c.Msg("cause_lab_final_after_padding"), h[0])],
+        "final": [(Msg("cause_lab_final_after_padding"), last), (Msg("cause_lab_final_after_padding"), h[0])],
         "states": [
-            (c.Msg("cause_lab_states_not_zeroed"), all_states),
-            (c.Msg("cause_lab_states_from_unpacked_gru"), all_states.masked_fill(pad[..., None], 0.0)),
+            (Msg("cause_lab_states_not_zeroed"), all_states),
+            (Msg("cause_lab_states_from_unpacked_gru"), all_states.masked_fill(pad[..., None], 0.0)),
         ],
     }
 
 
-def hints(case):
+def hints(case, cfg):
     cache = {}
 
     def alt(name):
@@ -110,7 +75,7 @@ def hints(case):
     def hint(name):
         def h(got, expected):
             for cause, want in alt(name):
-                if c.matches(got, want):
+                if compare.matches(got, want, cfg):
                     return cause
             return None
 
@@ -122,12 +87,12 @@ def hints(case):
 def shape_hints(case):
     def states(got, want):
         if len(got) == 3 and got[0] == want[0] and got[2] == want[2] and got[1] < want[1]:
-            return c.Msg("cause_lab_total_length")
+            return Msg("cause_lab_total_length")
         return None
 
     def final(got, want):
         if tuple(got) == (1,) + tuple(want):
-            return c.Msg("cause_lab_final_layer_axis")
+            return Msg("cause_lab_final_layer_axis")
         return None
 
     return {"states": states, "final": final}
@@ -141,13 +106,13 @@ def runs(sub, case, args=None, dtype=torch.float64, **opts):
     if not reply.ok:
         cause = None
         if "sorted" in reply.error or "enforce_sorted" in reply.error:
-            cause = c.Msg("cause_lab_enforce_sorted")
-        c.call_failed(what, reply.error, cause)
-    got = c.outputs(reply.value, what, OUT)
+            cause = Msg("cause_lab_enforce_sorted")
+        calls.call_failed(what, reply.error, cause)
+    got = calls.outputs(reply.value, what, OUT)
     sh = shape_hints(case)
     for name, shape in (("states", (case.B, case.T, case.H)), ("final", (case.B, case.H))):
-        c.check_meta(got[name], f"{what} -> {name}", shape, dtype, "cpu", hint=sh[name])
-    c.check_plausible(got, case.expected(args, dtype), what)
+        value_checks.check_meta(got[name], f"{what} -> {name}", shape, dtype, "cpu", hint=sh[name])
+    value_checks.check_plausible(got, case.expected(dtype, args), what)
     return got, what, reply
 
 
@@ -176,21 +141,23 @@ def test_shapes_and_values(sub, cfg):
     for case in cases:
         got, what, _ = runs(sub, case)
         expected = case.expected()
-        with c.module_counterexample_on_failure(sub, cfg, NAME, got, expected, torch.float64, "cpu", *case.fresh()):
-            c.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case))
+        with counterexamples.module_counterexample_on_failure(
+            sub, cfg, NAME, got, expected, torch.float64, "cpu", *case.fresh()
+        ):
+            value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case, cfg))
 
 
 def test_padded_states_zero(sub, cfg):
     """States at padded positions are exactly 0 (what the attention's mask relies on, and pad_packed_sequence gives)."""
     case = Case(*SIZES[3], seed=200, shortest=1)
     got, what, _ = runs(sub, case)
-    pad = ~c.lengths_mask(case.lengths, case.T)
+    pad = ~tensors.lengths_mask(case.lengths, case.T)
     leak = got["states"].double()[pad]
     if leak.numel() and leak.abs().max() != 0:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t("lab_padded_states_nonzero", what=what, max=number(float(leak.abs().max()), ".3g")),
-                c.Msg("cause_lab_states_not_zeroed"),
+                Msg("cause_lab_states_not_zeroed"),
             )
         )
 
@@ -200,12 +167,12 @@ def test_final_is_last_real_state(sub, cfg):
     case = Case(*SIZES[3], seed=300)
     got, what, _ = runs(sub, case)
     last = got["states"][torch.arange(case.B), case.lengths - 1]
-    c.assert_close(
+    value_checks.assert_close(
         got["final"],
         last,
         t("lab_final_vs_last", what=what),
         cfg,
-        hint=lambda g, e: hints(case)["final"](g, None) or c.Msg("cause_lab_final_after_padding"),
+        hint=lambda g, e: hints(case, cfg)["final"](g, None) or Msg("cause_lab_final_after_padding"),
     )
 
 
@@ -214,16 +181,16 @@ def test_padding_changes_nothing(sub, cfg):
     case = Case(*SIZES[0], seed=400)
     got, what, _ = runs(sub, case)
     noisy = case.src.clone()
-    pad = ~c.lengths_mask(case.lengths, case.T)
-    noisy[pad] = torch.randint(3, case.V, (int(pad.sum()),), generator=c.gen(401))
+    pad = ~tensors.lengths_mask(case.lengths, case.T)
+    noisy[pad] = torch.randint(3, case.V, (int(pad.sum()),), generator=tensors.gen(401))
     again, _, _ = runs(sub, case, [noisy, case.lengths])
     for name in OUT:
-        c.assert_close(
+        value_checks.assert_close(
             again[name],
             got[name],
             t("lab_after_padding_change", what=what, name=name),
             cfg,
-            hint=lambda g, e: c.Msg("cause_lab_gru_reads_padding"),
+            hint=lambda g, e: Msg("cause_lab_gru_reads_padding"),
         )
 
 
@@ -231,7 +198,7 @@ def test_gradients(sub, cfg):
     """float64 gradients reach every parameter and match the reference's."""
     case = Case(*SIZES[0], seed=500)
     expected = case.expected()
-    cot = [c.randn(tuple(v.shape), 510 + i) for i, v in enumerate(expected.values())]
+    cot = [tensors.randn(tuple(v.shape), 510 + i) for i, v in enumerate(expected.values())]
     got, what, reply = runs(sub, case, cotangents=cot)
     common.check_param_grads(reply, case.reference(), case.state, case.args, {}, cot, cfg, what)
 
@@ -240,11 +207,13 @@ def test_float32(sub, cfg):
     """A float32 module keeps float32 and matches the reference within float32's tolerance."""
     case = Case(*SIZES[1], seed=600)
     got, what, _ = runs(sub, case, dtype=torch.float32)
-    c.check_outputs(got, case.expected(dtype=torch.float32), what, cfg, torch.float32, "cpu", hints(case))
+    value_checks.check_outputs(
+        got, case.expected(dtype=torch.float32), what, cfg, torch.float32, "cpu", hints(case, cfg)
+    )
 
 
 @pytest.mark.property
 def test_inputs_unchanged(sub, cfg):
     case = Case(*SIZES[0], seed=700)
     runs(sub, case)
-    c.check_inputs_unchanged(sub, NAME, case.args, {}, **case.opts())
+    properties.check_inputs_unchanged(sub, NAME, case.args, {}, **case.opts())

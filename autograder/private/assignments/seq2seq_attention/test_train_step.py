@@ -18,11 +18,12 @@ import pytest
 import torch
 
 from autograder.judge import counterexample, shrink
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import number, t
 from autograder.private.assignments.seq2seq_attention import common
 from autograder.private.solutions import seq2seq_attention as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, failing, tensors, value_checks
 
 QUESTION = "train_step"
 DRIVER = "run_train_steps"
@@ -35,7 +36,7 @@ class Run:
         V, E, H = SIZES["vocab_size"], SIZES["emb_dim"], SIZES["hidden_dim"]
         self.enc_state = common.random_state(ref.BaselineEncoder(V, E, H), seed, scale=0.5)
         self.dec_state = common.random_state(ref.BaselineDecoder(V, E, H), seed + 50, scale=0.5)
-        g = c.gen(seed + 99)
+        g = tensors.gen(seed + 99)
         self.batches = [list(ref.make_copy_batch(batch_size, 1, max_len, N_SYMBOLS, g)) for _ in range(n_batches)]
         self.lr = lr
         self.args = ["baseline", SIZES, self.enc_state, self.dec_state, self.batches, lr]
@@ -108,9 +109,9 @@ def _cause(run, losses, keys=None):
         if keys is None or key in keys:
             want, _, _ = run.expected(_variant(**kw))
             if _same(losses, want):
-                return c.Msg(key)
+                return Msg(key)
     if (keys is None or "cause_lab_teacher_forcing_ratio" in keys) and _teacher_forcing_ratio(run, losses[:1]):
-        return c.Msg("cause_lab_teacher_forcing_ratio")
+        return Msg("cause_lab_teacher_forcing_ratio")
     return None
 
 
@@ -133,7 +134,7 @@ def trained(sub, run):
     """(losses, encoder_state, decoder_state) from the worker, checked to be plain data of the contract's kinds."""
     reply = sub.call(DRIVER, run.args, {"optimizer": "sgd"}, CallOptions(isolate=["masked_loss"]))
     if not reply.ok:
-        c.call_failed(run.what, reply.error)
+        calls.call_failed(run.what, reply.error)
     value = reply.value
     if not (
         isinstance(value, (list, tuple))
@@ -142,10 +143,10 @@ def trained(sub, run):
         and isinstance(value[1], dict)
         and isinstance(value[2], dict)
     ):
-        c.fail(t("lab_driver_reply", what=run.what))
+        failing.fail(t("lab_driver_reply", what=run.what))
     losses = value[0]
     if len(losses) != len(run.batches) or not all(isinstance(x, float) for x in losses):
-        c.fail(c.caused(t("lab_losses_not_floats", what=run.what), c.Msg("cause_lab_return_float")))
+        failing.fail(failing.caused(t("lab_losses_not_floats", what=run.what), Msg("cause_lab_return_float")))
     return losses, value[1], value[2]
 
 
@@ -153,8 +154,8 @@ def check_losses(run, losses, cfg):
     want, _, _ = run.expected()
     for i, (got, exp) in enumerate(zip(losses, want)):
         if abs(got - exp) > 1e-7 + 1e-6 * abs(exp):
-            c.fail(
-                c.caused(
+            failing.fail(
+                failing.caused(
                     t("lab_loss_differs", what=run.what, i=i + 1, got=number(got, ".6g"), expected=number(exp, ".6g")),
                     _cause(run, losses),
                 )
@@ -167,14 +168,14 @@ def check_params(run, states, cfg, losses):
         for name, w in want.items():
             g = got.get(name)
             if not isinstance(g, torch.Tensor):
-                c.fail(t("lab_state_missing", what=run.what, name=f"{prefix}.{name}"))
-            c.assert_close(
+                failing.fail(t("lab_state_missing", what=run.what, name=f"{prefix}.{name}"))
+            value_checks.assert_close(
                 g,
                 w,
                 t("lab_param_after_steps", what=run.what, name=f"{prefix}.{name}"),
                 cfg,
                 torch.float64,
-                hint=lambda _g, _e: _cause(run, losses) or c.Msg("cause_lab_update"),
+                hint=lambda _g, _e: _cause(run, losses) or Msg("cause_lab_update"),
             )
 
 
@@ -313,10 +314,10 @@ def test_padding_changes_nothing(sub, cfg):
     losses, enc, dec = trained(sub, run)
     noisy = Run(300, 1)
     src, src_lengths, tgt, tgt_lengths = noisy.batches[0]
-    pad = ~c.lengths_mask(tgt_lengths, tgt.shape[1])
-    tgt[pad] = torch.randint(3, SIZES["vocab_size"], (int(pad.sum()),), generator=c.gen(301))
-    spad = ~c.lengths_mask(src_lengths, src.shape[1])
-    src[spad] = torch.randint(3, SIZES["vocab_size"], (int(spad.sum()),), generator=c.gen(302))
+    pad = ~tensors.lengths_mask(tgt_lengths, tgt.shape[1])
+    tgt[pad] = torch.randint(3, SIZES["vocab_size"], (int(pad.sum()),), generator=tensors.gen(301))
+    spad = ~tensors.lengths_mask(src_lengths, src.shape[1])
+    src[spad] = torch.randint(3, SIZES["vocab_size"], (int(spad.sum()),), generator=tensors.gen(302))
     losses2, enc2, dec2 = trained(sub, noisy)
 
     def cause():
@@ -325,12 +326,12 @@ def test_padding_changes_nothing(sub, cfg):
         changes for another reason than padding), else none."""
         mask_all = ["cause_lab_mask_all"]
         if _cause(run, losses, mask_all) and _cause(noisy, losses2, mask_all):
-            return c.Msg("cause_lab_mask_all")
+            return Msg("cause_lab_mask_all")
         return _cause(run, losses) or _cause(noisy, losses2)
 
     if abs(losses2[0] - losses[0]) > 1e-9 + 1e-7 * abs(losses[0]):
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t("lab_train_padding_counts", what=run.what, a=number(losses[0], ".6g"), b=number(losses2[0], ".6g")),
                 cause(),
             )
@@ -339,6 +340,8 @@ def test_padding_changes_nothing(sub, cfg):
         for name, p in clean.items():
             q = padded.get(name)
             if not (isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor)):
-                c.fail(t("lab_state_missing", what=run.what, name=f"{prefix}.{name}"))
+                failing.fail(t("lab_state_missing", what=run.what, name=f"{prefix}.{name}"))
             if tuple(p.shape) != tuple(q.shape) or not torch.allclose(p.double(), q.double(), rtol=1e-7, atol=1e-9):
-                c.fail(c.caused(t("lab_train_padding_update", what=run.what, name=f"{prefix}.{name}"), cause()))
+                failing.fail(
+                    failing.caused(t("lab_train_padding_update", what=run.what, name=f"{prefix}.{name}"), cause())
+                )

@@ -17,10 +17,11 @@ does not use its attention: every check of the run fails for it.
 
 import math
 
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import number, t
 from autograder.private.assignments.seq2seq_attention import training
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, failing, memo
 
 QUESTION = "training_run"
 _RUNS = {}  # id(sub) -> (sub, Outcome): one run per submission, shared by the checks below
@@ -28,7 +29,7 @@ _RUNS = {}  # id(sub) -> (sub, Outcome): one run per submission, shared by the c
 
 def run(sub, cfg):
     """The submission's Outcome (trained once; a failure is re-raised for each check)."""
-    return c.once_per_submission(_RUNS, sub, lambda: _train(sub, training.task(training.settings(cfg))))
+    return memo.once_per_submission(_RUNS, sub, lambda: _train(sub, training.task(training.settings(cfg))))
 
 
 def _train(sub, task):
@@ -38,25 +39,25 @@ def _train(sub, task):
         training.DRIVER, task.args, {"optimizer": "adam"}, CallOptions(isolate=[], cpu_seconds=s.cpu_seconds)
     )
     if not reply.ok:
-        c.call_failed(what, reply.error)
+        calls.call_failed(what, reply.error)
     value = reply.value
     if not (isinstance(value, (list, tuple)) and len(value) == 3 and isinstance(value[0], list)):
-        c.fail(t("lab_driver_reply", what=what))
+        failing.fail(t("lab_driver_reply", what=what))
     losses = value[0]
     if len(losses) != s.steps or not all(isinstance(x, float) and math.isfinite(x) for x in losses):
-        c.fail(c.caused(t("lab_run_losses", what=what, steps=s.steps), c.Msg("cause_lab_return_float")))
+        failing.fail(failing.caused(t("lab_run_losses", what=what, steps=s.steps), Msg("cause_lab_return_float")))
     try:
         states = training.checked_states(task, value[1], value[2])
     except training.BadState as exc:
-        c.fail(c.caused(f"{what} {t(exc.key, **exc.fields)}", c.Msg("cause_lab_parameter_names")))
+        failing.fail(failing.caused(f"{what} {t(exc.key, **exc.fields)}", Msg("cause_lab_parameter_names")))
     try:
         return training.outcome(task, losses, *states, sub=sub)
     except (
         training.BadState
     ) as exc:  # the student's modules, the trained parameters loaded, failed on the judge's sequences
-        c.fail(
-            c.caused(
-                f"{t('lab_run_eval_call', n=s.eval_per_length)} {t(exc.key, **exc.fields)}", c.Msg("cause_run_own")
+        failing.fail(
+            failing.caused(
+                f"{t('lab_run_eval_call', n=s.eval_per_length)} {t(exc.key, **exc.fields)}", Msg("cause_run_own")
             )
         )
 
@@ -65,8 +66,8 @@ def _no_shortcut(o, s):
     """Every check of the run fails for a model whose accuracy does not come from its attention."""
     L = s.longest
     if o.zeroed[L] > s.max_zeroed:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t(
                     "lab_run_zeroed",
                     length=L,
@@ -74,7 +75,7 @@ def _no_shortcut(o, s):
                     most=number(s.max_zeroed, ".2f"),
                     acc=number(o.accuracy[L], ".2f"),
                 ),
-                c.Msg("cause_lab_run_shortcut"),
+                Msg("cause_lab_run_shortcut"),
             )
         )
 
@@ -90,8 +91,8 @@ def test_loss_goes_down(sub, cfg):
     s = training.settings(cfg)
     o = run(sub, cfg)
     if not o.loss_ratio <= s.max_loss_ratio:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t(
                     "lab_run_loss_ratio",
                     first=number(o.loss_before, ".3f"),
@@ -100,7 +101,7 @@ def test_loss_goes_down(sub, cfg):
                     most=number(s.max_loss_ratio, ".2f"),
                     yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}",
                 ),
-                o.own_cause("loss_ratio", higher_is_better=False) or c.Msg("cause_lab_run_parts"),
+                o.own_cause("loss_ratio", higher_is_better=False) or Msg("cause_lab_run_parts"),
             )
         )
     _no_shortcut(o, s)
@@ -112,8 +113,8 @@ def test_accuracy_by_length(sub, cfg):
     o = run(sub, cfg)
     for L, least in s.min_accuracy:
         if not o.accuracy[L] >= least:
-            c.fail(
-                c.caused(
+            failing.fail(
+                failing.caused(
                     t(
                         "lab_run_accuracy",
                         length=L,
@@ -121,7 +122,7 @@ def test_accuracy_by_length(sub, cfg):
                         least=number(least, ".2f"),
                         all=_fmt(o.accuracy),
                     ),
-                    o.own_cause("accuracy", L) or c.Msg("cause_lab_run_parts"),
+                    o.own_cause("accuracy", L) or Msg("cause_lab_run_parts"),
                 )
             )
     _no_shortcut(o, s)
@@ -133,8 +134,8 @@ def test_beats_the_baseline(sub, cfg):
     o = run(sub, cfg)
     for L, least in s.min_gap:
         if not o.gap(L) >= least:
-            c.fail(
-                c.caused(
+            failing.fail(
+                failing.caused(
                     t(
                         "lab_run_gap",
                         length=L,
@@ -142,7 +143,7 @@ def test_beats_the_baseline(sub, cfg):
                         base=number(o.baseline[L], ".2f"),
                         least=number(least, ".2f"),
                     ),
-                    o.own_cause("accuracy", L) or c.Msg("cause_lab_run_parts"),
+                    o.own_cause("accuracy", L) or Msg("cause_lab_run_parts"),
                 )
             )
     _no_shortcut(o, s)
@@ -155,8 +156,8 @@ def test_uses_its_attention(sub, cfg):
     _no_shortcut(o, s)
     short, least = s.min_accuracy[0]  # a model that learned nothing loses nothing when zeroed
     if not o.accuracy[short] >= least:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t(
                     "lab_run_accuracy",
                     length=short,
@@ -164,6 +165,6 @@ def test_uses_its_attention(sub, cfg):
                     least=number(least, ".2f"),
                     all=_fmt(o.accuracy),
                 ),
-                o.own_cause("accuracy", short) or c.Msg("cause_lab_run_parts"),
+                o.own_cause("accuracy", short) or Msg("cause_lab_run_parts"),
             )
         )

@@ -21,12 +21,22 @@ import math
 import torch
 from torch.nn import functional as F
 
-from autograder.judge import shrink
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.solutions import transformer_block as ref
-from autograder.private.suites import checks as c
-from autograder.protocol import wire
+from autograder.private.suites import (
+    calls,
+    causes,
+    compare,
+    counterexamples,
+    dtypes,
+    failing,
+    modules,
+    properties,
+    tensors,
+    value_checks,
+)
 
 
 # -- parameters -----------------------------------------------------------------------
@@ -38,129 +48,53 @@ def random_state(module, seed, scale=1.0):
     for i, (name, p) in enumerate(module.named_parameters()):
         shape = tuple(p.shape)
         if name.endswith("weight") and p.dim() == 1:  # a layer norm's gain
-            out[name] = 1.0 + c.randn(shape, seed + i, scale=0.2 * scale)
+            out[name] = 1.0 + tensors.randn(shape, seed + i, scale=0.2 * scale)
         elif p.dim() == 1:  # a bias
-            out[name] = c.randn(shape, seed + i, scale=0.2 * scale)
+            out[name] = tensors.randn(shape, seed + i, scale=0.2 * scale)
         elif name == "embed.weight":
-            out[name] = c.randn(shape, seed + i, scale=scale)
+            out[name] = tensors.randn(shape, seed + i, scale=scale)
         else:
-            out[name] = c.randn(shape, seed + i, scale=scale / math.sqrt(shape[1]))
+            out[name] = tensors.randn(shape, seed + i, scale=scale / math.sqrt(shape[1]))
     return out
-
-
-def loaded(module, state, dtype=torch.float64):
-    """The reference `module` in float64 with `state` loaded (rounded to `dtype` first:
-    what the student's module holds)."""
-    m = module.double()
-    m.load_state_dict({k: v.to(dtype).double() for k, v in state.items()})
-    return m
 
 
 def pad_mask_of(B, T, seed, leading=True):
     """(B, T) bool, True at real tokens: the first row full, the others padded after
     their tokens, and (`leading`) the last one before them too (a query with no
     allowed key), at least one real token in every row."""
-    g = c.gen(seed)
+    g = tensors.gen(seed)
     lengths = torch.randint(1, T + 1, (B,), generator=g)
     lengths[0] = T
-    mask = c.lengths_mask(lengths, T)
+    mask = tensors.lengths_mask(lengths, T)
     if leading and B > 1 and T > 2:
         mask[-1] = torch.arange(T) >= T // 2  # padding before the tokens
     return mask
 
 
 # -- a module case ----------------------------------------------------------------------
-class ModuleCase:
-    """One call of a graded class: its name and constructor arguments, the judge's
-    parameters (float64, loaded by name), the forward's inputs; subclasses say how to
-    build the reference and how to make a case at other sizes (`at`)."""
+class ModuleCase(modules.Case):
+    """One call of a graded class (`modules.Case`), made from named sizes and a seed: the
+    judge's parameters (`random_state`) and the forward's inputs (`inputs`); subclasses
+    say the class, its constructor's arguments and inputs, and a case at other sizes (`at`)."""
 
-    NAME = ""
-    OUT = ()
-    ARG_NAMES = ()
-    ISOLATE = None  # None: the judge stands in for the other graded functions and classes; []: none
+    SOLUTIONS = ref
 
     def __init__(self, sizes, seed, scale=1.0):
         self.sizes, self.seed, self.scale = dict(sizes), seed, scale
         self.state = random_state(self.reference_module(), seed, scale)
         self.args, self.kwargs = self.inputs(seed + 50)
 
-    # what a subclass says
-    def ctor(self):
-        raise NotImplementedError
-
-    def reference_module(self):
-        return getattr(ref, self.NAME)(*self.ctor())
-
     def inputs(self, seed):
         raise NotImplementedError
 
-    def at(self, sizes, seed):
-        """A case like this one at other sizes (None: sizes it does not take)."""
-        raise NotImplementedError
-
-    # what every case does
-    @property
-    def module(self):
-        return f"{self.NAME}({', '.join(str(a) for a in self.ctor())})"
-
-    def construct(self):
-        return {"args": list(self.ctor()), "kwargs": {}}
-
-    def opts(self, dtype=torch.float64, device="cpu"):
-        st = c.as_meta(self.state) if device == "meta" else self.state
-        out = {"construct": self.construct(), "state": st, "to": {"dtype": wire.dtype_name(dtype)}, "device": device}
-        if self.ISOLATE is not None:
-            out["isolate"] = list(self.ISOLATE)
-        return out
-
-    def reference(self, dtype=torch.float64):
-        return loaded(self.reference_module(), self.state, dtype)
-
-    def expected(self, dtype=torch.float64, args=None, kwargs=None):
-        """The reference's outputs on what the student's module received (inputs and
-        parameters rounded to `dtype`), in float64."""
-        args = c.to(self.args if args is None else args, "cpu", dtype)
-        kwargs = c.to(self.kwargs if kwargs is None else kwargs, "cpu", dtype)
-        with torch.no_grad():
-            out = self.reference(dtype)(*c.to(args, "cpu", torch.float64), **c.to(kwargs, "cpu", torch.float64))
-        return dict(zip(self.OUT, out if len(self.OUT) > 1 else [out]))
-
-    def describe(self, args=None, kwargs=None, device="cpu", dtype=None):
-        """`DecoderBlock(8, 2, 12) on x (3, 5, 8) float64, pad_mask (3, 5) bool`: shapes, never values."""
-        args = self.args if args is None else args
-        kwargs = self.kwargs if kwargs is None else kwargs
-        parts = [f"{n} {tuple(a.shape)} {wire.dtype_name(a.dtype)}" for n, a in zip(self.ARG_NAMES, args)]
-        parts += [f"{n} {tuple(v.shape)} {wire.dtype_name(v.dtype)}" for n, v in kwargs.items() if v is not None]
-        at = "" if str(device) == "cpu" else t("mha_on_device", device=device)
-        module = self.module if dtype is None else f"{self.module}.to({wire.dtype_name(dtype)})"
-        return t("mha_call", module=module, inputs=", ".join(parts), at=at)
-
-    def fresh(self):
-        """The counterexample search's cases (`shrink.search_module`): this case's
-        named sizes, and cases like it at other sizes, drawn from another seed."""
-
-        def make(at, seed):
-            case = self.at(at, seed)
-            if case is None:
-                return None
-
-            def reference(state, a, k):
-                m = loaded(case.reference_module(), state)
-                out = m(*a, **k)
-                return out if isinstance(out, tuple) else (out,)
-
-            return shrink.ModuleCase(
-                case.module, case.construct(), case.state, case.args, case.kwargs, list(case.ARG_NAMES), reference
-            )
-
-        return dict(self.sizes), make, [*self.args, *self.kwargs.values(), *self.state.values()]
+    def named_sizes(self):
+        return self.sizes
 
 
 def heads_folded(got, want):
     """Weights (B, T, T) where the contract returns (B, n_heads, T, T): the head axis gone, a
     shape the contract fixes (nn.MultiheadAttention's default averages the heads' maps)."""
-    return c.Msg("cause_tb_weights_heads_folded") if len(want) == 4 and got == (want[0], *want[2:]) else None
+    return Msg("cause_tb_weights_heads_folded") if len(want) == 4 and got == (want[0], *want[2:]) else None
 
 
 SHAPE_HINTS = {"weights": heads_folded}  # {output: a likely cause from its shape alone}
@@ -176,10 +110,10 @@ def call(sub, case, args=None, kwargs=None, dtype=torch.float64, device="cpu", *
         return reply
     cause = None
     if "no parameter" in reply.error or "has shape" in reply.error:
-        cause = c.Msg("cause_tb_parameter_names")
+        cause = Msg("cause_tb_parameter_names")
     if str(device) == "meta" and "device" in reply.error:
-        cause = c.Msg("cause_tb_meta_device")
-    c.call_failed(case.describe(args, kwargs, device, dtype), reply.error, cause)
+        cause = Msg("cause_tb_meta_device")
+    calls.call_failed(case.describe(args, kwargs, device, dtype), reply.error, cause)
 
 
 def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, plausible=True, hints=None, **opts):
@@ -189,18 +123,18 @@ def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, p
     Returns (got, what, reply)."""
     if str(device) == "meta":
         runs(sub, case, dtype, "cpu", args, kwargs, hints=hints)
-    a = c.to(case.args if args is None else args, device, dtype)
-    k = c.to(case.kwargs if kwargs is None else kwargs, device, dtype)
+    a = tensors.to(case.args if args is None else args, device, dtype)
+    k = tensors.to(case.kwargs if kwargs is None else kwargs, device, dtype)
     if str(device) == "meta":
-        a, k = c.as_meta(a), c.as_meta(k)
+        a, k = tensors.as_meta(a), tensors.as_meta(k)
     reply = call(sub, case, a, k, dtype, device, **opts)
     what = case.describe(a, k, device, None if dtype == torch.float64 else dtype)
-    got = c.outputs(reply.value, what, list(case.OUT))
+    got = calls.outputs(reply.value, what, list(case.OUT))
     expected = case.expected(dtype, args, kwargs)
     for n, exp in expected.items():
-        c.check_meta(got[n], f"{what} -> {n}", tuple(exp.shape), dtype, device, hint=SHAPE_HINTS.get(n))
+        value_checks.check_meta(got[n], f"{what} -> {n}", tuple(exp.shape), dtype, device, hint=SHAPE_HINTS.get(n))
     if str(device) != "meta" and plausible:
-        c.check_plausible(got, expected, what, hints)
+        value_checks.check_plausible(got, expected, what, hints)
     return got, what, reply
 
 
@@ -209,8 +143,10 @@ def values(sub, cfg, case, hints=None, dtype=torch.float64):
     counterexample when they differ."""
     got, what, _ = runs(sub, case, dtype, hints=hints)
     expected = case.expected(dtype)
-    with c.module_counterexample_on_failure(sub, cfg, case.NAME, got, expected, dtype, "cpu", *case.fresh()):
-        c.check_outputs(got, expected, what, cfg, dtype, "cpu", hints)
+    with counterexamples.module_counterexample_on_failure(
+        sub, cfg, case.NAME, got, expected, dtype, "cpu", *case.fresh()
+    ):
+        value_checks.check_outputs(got, expected, what, cfg, dtype, "cpu", hints)
     return got, expected
 
 
@@ -220,10 +156,10 @@ def in_dtype(sub, cfg, case, dd, hints=None):
     float64, they are as close to the reference as `dtype` allows."""
     device, dtype = dd
     got, what, _ = runs(sub, case, dtype, device, hints=hints)
-    c.judge_in_dtype(
+    dtypes.judge_in_dtype(
         got,
         case.expected(dtype),
-        lambda: c.close_enough(runs(sub, case)[0], case.expected(), cfg),
+        lambda: compare.close_enough(runs(sub, case)[0], case.expected(), cfg),
         what,
         cfg,
         dtype,
@@ -238,18 +174,18 @@ def check_parameters(sub, name, construct, want, what):
     shapes (`want`: {name: shape}), moved by .to(float64)."""
     reply = sub.call(name, options=CallOptions(construct=construct, to={"dtype": "float64"}, invoke=False))
     if not reply.ok:
-        c.call_failed(what, reply.error)
+        calls.call_failed(what, reply.error)
 
     def extra_cause(first):
         learned = any(k in first.split(".")[0] for k in ("pos", "wpe"))
-        return c.Msg("cause_tb_learned_positions") if learned else c.Msg("cause_tb_extra_parameter")
+        return Msg("cause_tb_learned_positions") if learned else Msg("cause_tb_extra_parameter")
 
-    c.check_parameter_table(
+    modules.check_parameter_table(
         reply,
         want,
         what,
-        lambda: c.Msg("cause_tb_parameter_names"),
-        lambda _name, got, expected: c.Msg("cause_tb_weight_transposed") if got == tuple(reversed(expected)) else None,
+        lambda: Msg("cause_tb_parameter_names"),
+        lambda _name, got, expected: Msg("cause_tb_weight_transposed") if got == tuple(reversed(expected)) else None,
         extra_cause,
     )
 
@@ -262,13 +198,15 @@ def check_param_grads(sub, cfg, case, seed, grad_inputs=True):
         for a in case.args
     ]
     expected = case.expected()
-    cot = [c.randn(tuple(e.shape), seed + k) for k, e in enumerate(expected.values())]
+    cot = [tensors.randn(tuple(e.shape), seed + k) for k, e in enumerate(expected.values())]
     got, what, reply = runs(sub, case, args=args, cotangents=cot)
-    with c.module_counterexample_on_failure(sub, cfg, case.NAME, got, expected, torch.float64, "cpu", *case.fresh()):
-        c.check_outputs(got, expected, what, cfg, torch.float64, "cpu")
+    with counterexamples.module_counterexample_on_failure(
+        sub, cfg, case.NAME, got, expected, torch.float64, "cpu", *case.fresh()
+    ):
+        value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu")
     grads = reply.grads or {}
     if "error" in grads:
-        c.fail(c.with_cause(c.grads_error(grads["error"]), c.detached(), c.gradients_of(what)))
+        failing.fail(calls.with_cause(calls.grads_error(grads["error"]), causes.detached(), calls.gradients_of(what)))
     m = case.reference()
     r_args = [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args]
     out = m(*r_args, **case.kwargs)
@@ -282,31 +220,33 @@ def check_param_grads(sub, cfg, case, seed, grad_inputs=True):
         label = t("gradient_wrt_argument", what=what, i=i + 1)
         g = got_inputs[i] if i < len(got_inputs) else None
         if g is None:
-            c.fail(c.caused(t("no_gradient_reached", what=label), c.detached()))
-        c.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)
+            failing.fail(failing.caused(t("no_gradient_reached", what=label), causes.detached()))
+        value_checks.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)
     got_params = grads.get("params") or {}
     for name, rg in zip(names, r_grads[len(leaves) :]):
         g = got_params.get(name)
         label = t("gradient_wrt_parameter", what=what, name=name)
         if g is None:
-            c.fail(
-                c.caused(t("no_gradient_reached_parameter", what=label), c.Msg("cause_lab_parameter_unused", name=name))
+            failing.fail(
+                failing.caused(
+                    t("no_gradient_reached_parameter", what=label), Msg("cause_lab_parameter_unused", name=name)
+                )
             )
-        c.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)
+        value_checks.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)
 
 
 def check_vectorised(sub, make, name):
     """The count of torch operations does not grow with the batch or the positions
     (`make(B, T)`: a case; `c.ops_grow`); a loop over the blocks is fine (their number
     does not change here)."""
-    c.no_tracing_tampering(sub, name)
+    properties.no_tracing_tampering(sub, name)
     runs(sub, make(2, 4))  # its real outputs (the property is about them)
     for what_grows, at, sizes in (
         ("batch", lambda b: make(b, 4), (2, 4, 6)),
         ("sequence_length", lambda n: make(2, n), (3, 6, 9)),
     ):
         count = lambda size, at=at: call(sub, at(size), trace=True).op_count  # noqa: E731
-        c.ops_grow(name, count, sizes, what_grows, cause_key="cause_python_loop_short")
+        properties.ops_grow(name, count, sizes, what_grows, cause_key="cause_python_loop_short")
 
 
 # -- the reference's parts, for likely causes ------------------------------------------------
@@ -424,13 +364,13 @@ PE_MISTAKES = {
 
 
 def pe_cause(how):
-    return c.Msg(PE_MISTAKES[how])
+    return Msg(PE_MISTAKES[how])
 
 
-def first_match(got, alternatives):
+def first_match(got, alternatives, cfg):
     """The cause of the first alternative (cause, tensor) `got` matches (or None)."""
     for cause, want in alternatives:
-        if want is not None and c.matches(got, want):
+        if want is not None and compare.matches(got, want, cfg):
             return cause
     return None
 
@@ -451,7 +391,7 @@ def pe_alternatives(got, T, D):
     """(cause, tensor) of the encoding's usual mistakes at (T, D), then the right layout at
     `got`'s own frequencies (`sinusoid_at_frequencies`)."""
     alts = [(pe_cause(how), sinusoid(T, D, how)) for how in PE_MISTAKES]
-    return alts + [(c.Msg("cause_tb_pe_frequencies"), sinusoid_at_frequencies(got))]
+    return alts + [(Msg("cause_tb_pe_frequencies"), sinusoid_at_frequencies(got))]
 
 
 def inputs_unchanged(sub, case):
@@ -459,4 +399,4 @@ def inputs_unchanged(sub, case):
     runs(sub, case)
     opts = case.opts()
     opts.pop("device")
-    c.check_inputs_unchanged(sub, case.NAME, case.args, case.kwargs, **opts)
+    properties.check_inputs_unchanged(sub, case.NAME, case.args, case.kwargs, **opts)

@@ -12,9 +12,10 @@ module with the judge's parameters: no training needed.
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.messages import number, t
 from autograder.private.assignments.transformer_block import common
-from autograder.private.suites import checks as c
+from autograder.private.suites import compare, failing, tensors, value_checks
 
 QUESTION = "decoder_block"
 NAME = "DecoderBlock"
@@ -38,7 +39,7 @@ class Case(common.ModuleCase):
 
     def inputs(self, seed):
         s = self.sizes
-        x = c.randn((s["B"], s["T"], s["D"]), seed)
+        x = tensors.randn((s["B"], s["T"], s["D"]), seed)
         if not self.padded:
             return [x], {}
         return [x], {"pad_mask": common.pad_mask_of(s["B"], s["T"], seed + 1)}
@@ -55,32 +56,32 @@ def alternatives(case, x=None, pad_mask=None):
     x = case.args[0] if x is None else x
     pad = case.kwargs.get("pad_mask") if pad_mask is None else pad_mask
     alts = [
-        (c.Msg("cause_tb_post_norm"), {"order": "post"}),
-        (c.Msg("cause_tb_no_attention_residual"), {"residual": (False, True)}),
-        (c.Msg("cause_tb_no_ffn_residual"), {"residual": (True, False)}),
-        (c.Msg("cause_tb_normed_residual"), {"order": "normed_residual"}),
-        (c.Msg("cause_tb_one_norm"), {"order": "one_norm"}),
-        (c.Msg("cause_tb_parallel"), {"order": "parallel"}),
-        (c.Msg("cause_tb_ln_positions"), {"ln": "positions"}),
-        (c.Msg("cause_tb_ln_unbiased"), {"ln": "unbiased"}),
-        (c.Msg("cause_tb_ln_unbiased"), {"ln": "unbiased_1e-6"}),
-        (c.Msg("cause_tb_block_gelu"), {"act": "gelu"}),
-        (c.Msg("cause_tb_block_gelu"), {"act": "gelu_tanh"}),
-        (c.Msg("cause_tb_no_causal_mask"), {"causal": False}),
-        (c.Msg("cause_tb_block_adds_positions"), {"positions": True}),
+        (Msg("cause_tb_post_norm"), {"order": "post"}),
+        (Msg("cause_tb_no_attention_residual"), {"residual": (False, True)}),
+        (Msg("cause_tb_no_ffn_residual"), {"residual": (True, False)}),
+        (Msg("cause_tb_normed_residual"), {"order": "normed_residual"}),
+        (Msg("cause_tb_one_norm"), {"order": "one_norm"}),
+        (Msg("cause_tb_parallel"), {"order": "parallel"}),
+        (Msg("cause_tb_ln_positions"), {"ln": "positions"}),
+        (Msg("cause_tb_ln_unbiased"), {"ln": "unbiased"}),
+        (Msg("cause_tb_ln_unbiased"), {"ln": "unbiased_1e-6"}),
+        (Msg("cause_tb_block_gelu"), {"act": "gelu"}),
+        (Msg("cause_tb_block_gelu"), {"act": "gelu_tanh"}),
+        (Msg("cause_tb_no_causal_mask"), {"causal": False}),
+        (Msg("cause_tb_block_adds_positions"), {"positions": True}),
     ]
     if pad is not None:
         alts += [
-            (c.Msg("cause_tb_pad_mask_ignored"), {"padding": False}),
-            (c.Msg("cause_tb_no_mask"), {"causal": False, "padding": False}),
-            (c.Msg("cause_tb_pad_mask_inverted"), {"combine": "inverted"}),
-            (c.Msg("cause_tb_masks_or"), {"combine": "or"}),
+            (Msg("cause_tb_pad_mask_ignored"), {"padding": False}),
+            (Msg("cause_tb_no_mask"), {"causal": False, "padding": False}),
+            (Msg("cause_tb_pad_mask_inverted"), {"combine": "inverted"}),
+            (Msg("cause_tb_masks_or"), {"combine": "or"}),
         ]
     with torch.no_grad():
         return [(cause, common.block(x, m, pad, **kw)) for cause, kw in alts]
 
 
-def hints(case):
+def hints(case, cfg):
     """A cause only where its recomputation reproduces what the block returned: the block
     calls the provided attention, so a cause about a softmax's masking (`c.weights_hint`)
     would name code the student did not write."""
@@ -92,10 +93,10 @@ def hints(case):
         return cache
 
     def output(g, e):
-        return common.first_match(g, [(cause, o) for cause, (o, _) in alts()])
+        return common.first_match(g, [(cause, o) for cause, (o, _) in alts()], cfg)
 
     def weights(g, e):
-        return common.first_match(g, [(cause, w) for cause, (_, w) in alts()])
+        return common.first_match(g, [(cause, w) for cause, (_, w) in alts()], cfg)
 
     return {"output": output, "weights": weights}
 
@@ -117,14 +118,14 @@ def test_shapes_and_values(sub, cfg):
     cases = [Case(*size, seed=100 + 10 * k) for k, size in enumerate(SIZES)]
     cases += [Case(*SIZES[0], seed=150, padded=True), Case(*SIZES[1], seed=160, padded=True)]
     for case in cases:
-        common.values(sub, cfg, case, hints(case))
+        common.values(sub, cfg, case, hints(case, cfg))
 
 
 def test_float32(sub, cfg):
     """A float32 block keeps float32 and matches the reference within float32's tolerance."""
     case = Case(*SIZES[1], seed=200, padded=True)
-    got, what, _ = common.runs(sub, case, torch.float32, hints=hints(case))
-    c.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(case))
+    got, what, _ = common.runs(sub, case, torch.float32, hints=hints(case, cfg))
+    value_checks.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(case, cfg))
 
 
 def test_pre_norm(sub, cfg):
@@ -135,9 +136,9 @@ def test_pre_norm(sub, cfg):
     got, what, _ = common.runs(sub, case)
     expected = case.expected()
     post = alternatives(case)[0][1][0]
-    if c.matches(got["output"], post):
-        c.fail(c.caused(t("tb_block_is_post_norm", what=what), c.Msg("cause_tb_post_norm")))
-    c.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case))
+    if compare.matches(got["output"], post, cfg):
+        failing.fail(failing.caused(t("tb_block_is_post_norm", what=what), Msg("cause_tb_post_norm")))
+    value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints(case, cfg))
 
 
 def test_causal_structure(sub, cfg):
@@ -149,27 +150,27 @@ def test_causal_structure(sub, cfg):
     above = ~torch.ones(w.shape[-2:], dtype=torch.bool).tril()
     leak = w[..., above]
     if leak.numel() and leak.abs().max() != 0:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t(
                     "above_diagonal_nonzero",
                     what=what,
                     n=int((leak != 0).sum()),
                     max=number(float(leak.abs().max()), ".3g"),
                 ),
-                hints(case)["weights"](got["weights"], None),
+                hints(case, cfg)["weights"](got["weights"], None),
             )
         )
     for s in (1, 3):
         x = case.args[0].clone()
-        x[:, s:] += c.randn(x[:, s:].shape, 301 + s, scale=3.0)
+        x[:, s:] += tensors.randn(x[:, s:].shape, 301 + s, scale=3.0)
         again, _, _ = common.runs(sub, case, args=[x])
-        c.assert_close(
+        value_checks.assert_close(
             again["output"][:, :s],
             got["output"][:, :s],
             t("tb_output_after_future_change", what=what, s=s),
             cfg,
-            hint=lambda g, e: hints(case)["output"](got["output"], None),
+            hint=lambda g, e: hints(case, cfg)["output"](got["output"], None),
         )
 
 
@@ -182,25 +183,25 @@ def test_padding_changes_nothing(sub, cfg):
     got, what, _ = common.runs(sub, case, plausible=False)
     out = got["output"].double()
     if not torch.isfinite(out).all() or not torch.isfinite(got["weights"].double()).all():
-        c.fail(c.caused(t("tb_block_nonfinite", what=what), c.Msg("cause_tb_dead_row_nan")))
+        failing.fail(failing.caused(t("tb_block_nonfinite", what=what), Msg("cause_tb_dead_row_nan")))
     w = got["weights"].double()
     leak = w[(~pad)[:, None, None, :].expand(w.shape)]
     if leak.numel() and leak.abs().max() != 0:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t("padded_keys_nonzero_heads", what=what, max=number(float(leak.abs().max()), ".3g")),
-                hints(case)["weights"](got["weights"], None),
+                hints(case, cfg)["weights"](got["weights"], None),
             )
         )
     x = case.args[0].clone()
-    x[~pad] += c.randn(x[~pad].shape, 401, scale=3.0)
+    x[~pad] += tensors.randn(x[~pad].shape, 401, scale=3.0)
     again, _, _ = common.runs(sub, case, args=[x], plausible=False)
-    c.assert_close(
+    value_checks.assert_close(
         again["output"][pad],
         got["output"][pad],
         t("tb_real_after_padded_change", what=what),
         cfg,
-        hint=lambda g, e: hints(case)["output"](got["output"], None),
+        hint=lambda g, e: hints(case, cfg)["output"](got["output"], None),
     )
 
 
@@ -211,7 +212,7 @@ def test_gradients(sub, cfg):
 
 def test_dtype_and_device(sub, cfg, dd):
     case = Case(*SIZES[0], seed=600, padded=True, scale=0.7)
-    common.in_dtype(sub, cfg, case, dd, hints(case))
+    common.in_dtype(sub, cfg, case, dd, hints(case, cfg))
 
 
 @pytest.mark.property

@@ -9,8 +9,9 @@ same parameters, in float64.
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.private.assignments.transformer_block import common
-from autograder.private.suites import checks as c
+from autograder.private.suites import tensors, value_checks
 
 QUESTION = "feed_forward"
 NAME = "FeedForward"
@@ -34,24 +35,24 @@ class Case(common.ModuleCase):
     def inputs(self, seed):
         s = self.sizes
         lead = self.lead if self.lead is not None else (s["B"], s["T"])
-        return [c.randn((*lead, s["D"]), seed)], {}
+        return [tensors.randn((*lead, s["D"]), seed)], {}
 
     def at(self, sizes, seed):
         return Case(sizes["B"], sizes["T"], sizes["D"], sizes["F"], seed)
 
 
-def hints(case):
+def hints(case, cfg):
     m = case.reference()
     (x,) = case.args
     with torch.no_grad():
         alts = [
-            (c.Msg("cause_tb_gelu"), common.feed_forward(x, m, "gelu")),
-            (c.Msg("cause_tb_gelu"), common.feed_forward(x, m, "gelu_tanh")),
-            (c.Msg("cause_tb_no_activation"), common.feed_forward(x, m, "none")),
-            (c.Msg("cause_tb_relu_after_linear2"), torch.relu(common.feed_forward(x, m))),
-            (c.Msg("cause_tb_ffn_no_bias"), torch.relu(x @ m.linear1.weight.T) @ m.linear2.weight.T),
+            (Msg("cause_tb_gelu"), common.feed_forward(x, m, "gelu")),
+            (Msg("cause_tb_gelu"), common.feed_forward(x, m, "gelu_tanh")),
+            (Msg("cause_tb_no_activation"), common.feed_forward(x, m, "none")),
+            (Msg("cause_tb_relu_after_linear2"), torch.relu(common.feed_forward(x, m))),
+            (Msg("cause_tb_ffn_no_bias"), torch.relu(x @ m.linear1.weight.T) @ m.linear2.weight.T),
         ]
-    return {"output": lambda g, e: common.first_match(g, alts)}
+    return {"output": lambda g, e: common.first_match(g, alts, cfg)}
 
 
 def test_parameters(sub, cfg):
@@ -66,14 +67,14 @@ def test_shapes_and_values(sub, cfg):
     cases = [Case(*size, seed=100 + 10 * k) for k, size in enumerate(SIZES)]
     cases += [Case(*SIZES[0], seed=150, lead=(7,)), Case(*SIZES[1], seed=160, lead=(2, 3, 4))]
     for case in cases:
-        common.values(sub, cfg, case, hints(case))
+        common.values(sub, cfg, case, hints(case, cfg))
 
 
 def test_float32(sub, cfg):
     """A float32 module keeps float32 and matches the reference within float32's tolerance."""
     case = Case(*SIZES[1], seed=200)
     got, what, _ = common.runs(sub, case, torch.float32)
-    c.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(case))
+    value_checks.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(case, cfg))
 
 
 def test_gradients(sub, cfg):
@@ -83,7 +84,7 @@ def test_gradients(sub, cfg):
 
 def test_dtype_and_device(sub, cfg, dd):
     case = Case(*SIZES[0], seed=400, scale=0.7)
-    common.in_dtype(sub, cfg, case, dd, hints(case))
+    common.in_dtype(sub, cfg, case, dd, hints(case, cfg))
 
 
 @pytest.mark.property

@@ -12,10 +12,11 @@ import math
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.messages import t
 from autograder.private.assignments.transformer_block import common
 from autograder.private.solutions import transformer_block as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, compare, properties, value_checks
 from autograder.protocol import wire
 
 QUESTION = "positional_encoding"
@@ -29,34 +30,34 @@ def ref_fn(seq_len, d_model, device=None):
     return ref.positional_encoding(seq_len, d_model, dtype=torch.float64)
 
 
-def hints(T, D):
-    return {"pe": lambda g, e: common.first_match(g, common.pe_alternatives(g, T, D))}
+def hints(T, D, cfg):
+    return {"pe": lambda g, e: common.first_match(g, common.pe_alternatives(g, T, D), cfg)}
 
 
 def test_worked_example(sub, cfg):
     """D = 4: PE[1] = [sin 1, cos 1, sin 0.01, cos 0.01], as the contract works it out."""
-    c.check_values(sub, cfg, NAME, [2, 4], {}, ref_fn, OUT, dtype=torch.float32, hints=hints(2, 4))
+    value_checks.check_values(sub, cfg, NAME, [2, 4], {}, ref_fn, OUT, dtype=torch.float32, hints=hints(2, 4, cfg))
 
 
 def test_shapes_and_values(sub, cfg):
     """Several lengths and sizes, up to T = 128 (float32 within its tolerance of the float64 formula)."""
     for T, D in SIZES:
-        c.check_values(sub, cfg, NAME, [T, D], {}, ref_fn, OUT, dtype=torch.float32, hints=hints(T, D))
+        value_checks.check_values(sub, cfg, NAME, [T, D], {}, ref_fn, OUT, dtype=torch.float32, hints=hints(T, D, cfg))
 
 
 def test_interleaved(sub, cfg):
     """Each pair of features 2i, 2i + 1 holds the sine and the cosine of one angle: sin^2 + cos^2 = 1."""
     T, D = 7, 10
-    got, _ = c.check_runs(sub, cfg, NAME, [T, D], {}, ref_fn, OUT, dtype=torch.float32)
+    got, _ = value_checks.check_runs(sub, cfg, NAME, [T, D], {}, ref_fn, OUT, dtype=torch.float32)
     pe = got["pe"].double()
     norms = pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2
-    c.assert_close(
+    value_checks.assert_close(
         norms,
         torch.ones_like(norms),
-        t("tb_pe_pairs", what=c.describe_call(NAME, [T, D])),
+        t("tb_pe_pairs", what=calls.describe_call(NAME, [T, D])),
         cfg,
         torch.float32,
-        hint=lambda g, e: hints(T, D)["pe"](got["pe"], None),
+        hint=lambda g, e: hints(T, D, cfg)["pe"](got["pe"], None),
     )
 
 
@@ -64,11 +65,11 @@ def test_interleaved(sub, cfg):
 def test_device_argument(sub, cfg, device):
     """`device` is honoured (passed by keyword, as the contract names it): the encoding is built there."""
     kwargs = {"device": device}
-    what = c.describe_call(NAME, [6, 8], kwargs)
-    got = c.outputs(c.call(sub, NAME, [6, 8], kwargs).value, what, OUT)
-    c.check_meta(got["pe"], f"{what} -> pe", (6, 8), torch.float32, device)
+    what = calls.describe_call(NAME, [6, 8], kwargs)
+    got = calls.outputs(calls.call(sub, NAME, [6, 8], kwargs).value, what, OUT)
+    value_checks.check_meta(got["pe"], f"{what} -> pe", (6, 8), torch.float32, device)
     if device != "meta":
-        c.check_plausible(got, {"pe": ref_fn(6, 8)}, what)
+        value_checks.check_plausible(got, {"pe": ref_fn(6, 8)}, what)
 
 
 def test_dtype_and_device(sub, cfg, dd):
@@ -79,10 +80,12 @@ def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
     for T, D in ((9, 8), (300, 8)):
         kwargs = {"device": device, "dtype": dtype}
-        what = c.describe_call(NAME, [T, D], {"device": device, "dtype": wire.dtype_name(dtype)})
-        got = c.outputs(c.call(sub, NAME, [T, D], kwargs).value, what, OUT)
-        c.check_meta(got["pe"], f"{what} -> pe", (T, D), dtype, device)
-        c.assert_close(got["pe"], ref_fn(T, D), f"{what} -> pe", cfg, dtype, hint=_dtype_hint(T, D, dtype))
+        what = calls.describe_call(NAME, [T, D], {"device": device, "dtype": wire.dtype_name(dtype)})
+        got = calls.outputs(calls.call(sub, NAME, [T, D], kwargs).value, what, OUT)
+        value_checks.check_meta(got["pe"], f"{what} -> pe", (T, D), dtype, device)
+        value_checks.assert_close(
+            got["pe"], ref_fn(T, D), f"{what} -> pe", cfg, dtype, hint=_dtype_hint(T, D, dtype, cfg)
+        )
 
 
 def _angles_in(T, D, dtype):
@@ -93,11 +96,11 @@ def _angles_in(T, D, dtype):
     return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, :D]
 
 
-def _dtype_hint(T, D, dtype):
+def _dtype_hint(T, D, dtype, cfg):
     def hint(got, expected):
-        if dtype in (torch.float16, torch.bfloat16) and c.matches(got, _angles_in(T, D, dtype)):
-            return c.Msg("cause_tb_pe_angles_in_dtype", dtype=wire.dtype_name(dtype))
-        return hints(T, D)["pe"](got, expected)
+        if dtype in (torch.float16, torch.bfloat16) and compare.matches(got, _angles_in(T, D, dtype), cfg):
+            return Msg("cause_tb_pe_angles_in_dtype", dtype=wire.dtype_name(dtype))
+        return hints(T, D, cfg)["pe"](got, expected)
 
     return hint
 
@@ -105,6 +108,6 @@ def _dtype_hint(T, D, dtype):
 @pytest.mark.property
 def test_vectorised(sub, cfg):
     """The count of torch operations does not grow with the positions or the features."""
-    c.check_runs(sub, cfg, NAME, [4, 8], {}, ref_fn, OUT, dtype=torch.float32)
-    c.check_vectorised(sub, NAME, lambda n: ([n, 8], {}), (4, 10, 16), "sequence_length")
-    c.check_vectorised(sub, NAME, lambda d: ([4, d], {}), (8, 16, 24), "rows")
+    value_checks.check_runs(sub, cfg, NAME, [4, 8], {}, ref_fn, OUT, dtype=torch.float32)
+    properties.check_vectorised(sub, NAME, lambda n: ([n, 8], {}), (4, 10, 16), "sequence_length")
+    properties.check_vectorised(sub, NAME, lambda d: ([4, d], {}), (8, 16, 24), "rows")

@@ -22,10 +22,11 @@ the next position once its mask is removed fails the reads-ahead check, on its o
 
 import math
 
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import number, t
 from autograder.private.assignments.transformer_block import training
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, failing, memo
 
 QUESTION = "training_run"
 _RUNS = {}  # id(sub) -> (sub, Outcome): one run per submission, shared by the checks below
@@ -33,7 +34,7 @@ _RUNS = {}  # id(sub) -> (sub, Outcome): one run per submission, shared by the c
 
 def run(sub, cfg):
     """The submission's Outcome (trained once; a failure is re-raised for each check)."""
-    return c.once_per_submission(_RUNS, sub, lambda: _train(sub, training.task(training.settings(cfg))))
+    return memo.once_per_submission(_RUNS, sub, lambda: _train(sub, training.task(training.settings(cfg))))
 
 
 def _train(sub, task):
@@ -43,24 +44,26 @@ def _train(sub, task):
     if not reply.ok:
         # the judge's parameters do not load into the student's model: names or shapes not the contract's
         loading = "loading state_dict" in reply.error
-        c.call_failed(what, reply.error, c.Msg("cause_tb_parameter_names") if loading else None)
+        calls.call_failed(what, reply.error, Msg("cause_tb_parameter_names") if loading else None)
     value = reply.value
     if not (isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], list)):
-        c.fail(t("tb_driver_reply", what=what))
+        failing.fail(t("tb_driver_reply", what=what))
     losses = value[0]
     if len(losses) != s.steps or not all(isinstance(x, float) and math.isfinite(x) for x in losses):
-        c.fail(c.caused(t("lab_run_losses", what=what, steps=s.steps), c.Msg("cause_tb_run_losses")))
+        failing.fail(failing.caused(t("lab_run_losses", what=what, steps=s.steps), Msg("cause_tb_run_losses")))
     try:
         state = training.checked_state(task, value[1])
     except training.BadState as exc:
-        c.fail(c.caused(f"{what} {t(exc.key, **exc.fields)}", c.Msg("cause_tb_parameter_names")))
+        failing.fail(failing.caused(f"{what} {t(exc.key, **exc.fields)}", Msg("cause_tb_parameter_names")))
     try:
         return training.outcome(task, losses, state, sub)
     except (
         training.BadState
     ) as exc:  # the student's model, the trained parameters loaded, failed on the judge's sequences
-        c.fail(
-            c.caused(f"{t('tb_run_eval_call', n=s.eval_sequences)} {t(exc.key, **exc.fields)}", c.Msg("cause_run_own"))
+        failing.fail(
+            failing.caused(
+                f"{t('tb_run_eval_call', n=s.eval_sequences)} {t(exc.key, **exc.fields)}", Msg("cause_run_own")
+            )
         )
 
 
@@ -72,8 +75,8 @@ def _uses_positions(o, s):
     if not ok["positions"]:
         positions = ok["accuracy"] or o.drop < 0
         own = o.own_cause("accuracy")
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t(
                     "tb_run_positions",
                     got=number(o.zeroed, ".2f"),
@@ -81,22 +84,22 @@ def _uses_positions(o, s):
                     drop=number(o.drop, ".2f"),
                     least=number(s.min_positions_drop, ".2f"),
                 ),
-                own or c.Msg("cause_tb_run_positions" if positions else "cause_tb_run_parts"),
+                own or Msg("cause_tb_run_positions" if positions else "cause_tb_run_parts"),
             )
         )
 
 
 def _learned(o, s):
     if not training.passed(s, o)["accuracy"]:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t(
                     "tb_run_accuracy",
                     n=s.eval_sequences,
                     got=number(o.accuracy, ".2f"),
                     least=number(s.min_accuracy, ".2f"),
                 ),
-                o.own_cause("accuracy") or c.Msg("cause_tb_run_parts"),
+                o.own_cause("accuracy") or Msg("cause_tb_run_parts"),
             )
         )
 
@@ -107,8 +110,8 @@ def test_loss_goes_down(sub, cfg):
     s = training.settings(cfg)
     o = run(sub, cfg)
     if not training.passed(s, o)["loss_ratio"]:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t(
                     "lab_run_loss_ratio",
                     first=number(o.loss_before, ".3f"),
@@ -117,7 +120,7 @@ def test_loss_goes_down(sub, cfg):
                     most=number(s.max_loss_ratio, ".2f"),
                     yours=f"{o.losses[0]:.3f} -> {o.losses[-1]:.3f}",
                 ),
-                o.own_cause("loss_ratio", higher_is_better=False) or c.Msg("cause_tb_run_parts"),
+                o.own_cause("loss_ratio", higher_is_better=False) or Msg("cause_tb_run_parts"),
             )
         )
     _uses_positions(o, s)
@@ -149,15 +152,15 @@ def test_never_reads_ahead(sub, cfg):
     s = training.settings(cfg)
     o = run(sub, cfg)
     if not training.passed(s, o)["reads_future"]:
-        c.fail(
-            c.caused(
+        failing.fail(
+            failing.caused(
                 t(
                     "tb_run_reads_ahead",
                     got=number(o.reads_future, ".2f"),
                     chance=number(s.chance, ".3f"),
                     most=number(s.max_reads_future, ".2f"),
                 ),
-                c.Msg("cause_tb_run_reads_ahead"),
+                Msg("cause_tb_run_reads_ahead"),
             )
         )
     _uses_positions(o, s)

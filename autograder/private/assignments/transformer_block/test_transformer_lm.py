@@ -15,11 +15,12 @@ parts, and when one of them is what differs the likely cause says so.
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.assignments.transformer_block import common
 from autograder.private.solutions import transformer_block as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import compare, failing, tensors, value_checks
 
 QUESTION = "transformer_lm"
 NAME = "TransformerLM"
@@ -44,7 +45,9 @@ class Case(common.ModuleCase):
     def inputs(self, seed):
         s = self.sizes
         tokens = (
-            self.given if self.given is not None else torch.randint(s["V"], (s["B"], s["T"]), generator=c.gen(seed))
+            self.given
+            if self.given is not None
+            else torch.randint(s["V"], (s["B"], s["T"]), generator=tensors.gen(seed))
         )
         if not self.padded:
             return [tokens], {}
@@ -84,17 +87,17 @@ def _forward(case, positions="before", pe=None, scale=False, final_norm=True, ti
 
 def alternatives(case):
     alts = [
-        (c.Msg("cause_tb_positions_after_blocks"), _forward(case, positions="after")),
-        (c.Msg("cause_tb_no_positions"), _forward(case, positions="none")),
-        (c.Msg("cause_tb_embedding_scaled"), _forward(case, scale=True)),
-        (c.Msg("cause_tb_no_final_norm"), _forward(case, final_norm=False)),
-        (c.Msg("cause_tb_tied_head"), _forward(case, tied="embed")),
-        (c.Msg("cause_tb_tied_head"), _forward(case, tied="head")),
+        (Msg("cause_tb_positions_after_blocks"), _forward(case, positions="after")),
+        (Msg("cause_tb_no_positions"), _forward(case, positions="none")),
+        (Msg("cause_tb_embedding_scaled"), _forward(case, scale=True)),
+        (Msg("cause_tb_no_final_norm"), _forward(case, final_norm=False)),
+        (Msg("cause_tb_tied_head"), _forward(case, tied="embed")),
+        (Msg("cause_tb_tied_head"), _forward(case, tied="head")),
     ]
     if case.kwargs.get("pad_mask") is not None:
-        alts.append((c.Msg("cause_tb_lm_pad_mask_ignored"), _forward(case, padding=False)))
+        alts.append((Msg("cause_tb_lm_pad_mask_ignored"), _forward(case, padding=False)))
     B, T, D = *case.args[0].shape, case.sizes["D"]
-    alts.append((c.Msg("cause_tb_positions_batch_axis"), _forward(case, pe=common.sinusoid(B, D)[:, None, :])))
+    alts.append((Msg("cause_tb_positions_batch_axis"), _forward(case, pe=common.sinusoid(B, D)[:, None, :])))
     alts += [(common.pe_cause(how), _forward(case, pe=common.sinusoid(T, D, how))) for how in common.PE_MISTAKES]
     return alts
 
@@ -112,9 +115,9 @@ def _parts_cause(sub, cfg, case):
     if (
         not isinstance(pe, torch.Tensor)
         or tuple(pe.shape) != (T, D)
-        or not c.matches(pe.double(), ref.positional_encoding(T, D, dtype=torch.float64))
+        or not compare.matches(pe.double(), ref.positional_encoding(T, D, dtype=torch.float64), cfg)
     ):
-        return c.Msg("cause_tb_lm_your_positions")
+        return Msg("cause_tb_lm_your_positions")
     m = case.reference()
     with torch.no_grad():
         x = m.embed(case.args[0]) + common.sinusoid(T, D)
@@ -127,15 +130,15 @@ def _parts_cause(sub, cfg, case):
     with torch.no_grad():
         want = blk(x, case.kwargs.get("pad_mask"))[0]
     if not isinstance(got, (tuple, list)) or not got or not isinstance(got[0], torch.Tensor):
-        return c.Msg("cause_tb_lm_your_block")
-    if tuple(got[0].shape) != tuple(want.shape) or not c.matches(got[0], want):
-        return c.Msg("cause_tb_lm_your_block")
+        return Msg("cause_tb_lm_your_block")
+    if tuple(got[0].shape) != tuple(want.shape) or not compare.matches(got[0], want, cfg):
+        return Msg("cause_tb_lm_your_block")
     return None
 
 
 def hints(sub, cfg, case):
     def logits(g, e):
-        return common.first_match(g, alternatives(case)) or _parts_cause(sub, cfg, case)
+        return common.first_match(g, alternatives(case), cfg) or _parts_cause(sub, cfg, case)
 
     return {"logits": logits}
 
@@ -167,7 +170,9 @@ def test_float32(sub, cfg):
     """A float32 model keeps float32 and matches the reference within float32's tolerance."""
     case = Case(*SIZES[0], seed=200, padded=True)
     got, what, _ = common.runs(sub, case, torch.float32, hints=hints(sub, cfg, case))
-    c.check_outputs(got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(sub, cfg, case))
+    value_checks.check_outputs(
+        got, case.expected(torch.float32), what, cfg, torch.float32, "cpu", hints(sub, cfg, case)
+    )
 
 
 def test_causal_structure(sub, cfg):
@@ -177,9 +182,11 @@ def test_causal_structure(sub, cfg):
     V = case.sizes["V"]
     for s in (1, 4):
         tokens = case.args[0].clone()
-        tokens[:, s:] = (tokens[:, s:] + 1 + torch.randint(V - 1, tokens[:, s:].shape, generator=c.gen(301 + s))) % V
+        tokens[:, s:] = (
+            tokens[:, s:] + 1 + torch.randint(V - 1, tokens[:, s:].shape, generator=tensors.gen(301 + s))
+        ) % V
         again, _, _ = common.runs(sub, case, args=[tokens])
-        c.assert_close(
+        value_checks.assert_close(
             again["logits"][:, :s],
             got["logits"][:, :s],
             t("tb_logits_after_future_change", what=what, s=s),
@@ -195,9 +202,9 @@ def test_padding_changes_nothing(sub, cfg):
     got, what, _ = common.runs(sub, case)
     V = case.sizes["V"]
     tokens = case.args[0].clone()
-    tokens[~pad] = (tokens[~pad] + 1 + torch.randint(V - 1, (int((~pad).sum()),), generator=c.gen(401))) % V
+    tokens[~pad] = (tokens[~pad] + 1 + torch.randint(V - 1, (int((~pad).sum()),), generator=tensors.gen(401))) % V
     again, _, _ = common.runs(sub, case, args=[tokens])
-    c.assert_close(
+    value_checks.assert_close(
         again["logits"][pad],
         got["logits"][pad],
         t("tb_real_after_padded_change", what=what),
@@ -210,7 +217,7 @@ def test_positions_matter(sub, cfg):
     """One token repeated, and the same tokens in another order: the logits differ from
     position to position only through the encoding, as the reference's do."""
     B, T, V, D, h, F, L = SIZES[0]
-    base = torch.randint(V, (T,), generator=c.gen(500))
+    base = torch.randint(V, (T,), generator=tensors.gen(500))
     tokens = torch.stack([torch.full((T,), 3), base, base.flip(0)])  # (3, T)
     case = Case(B, T, V, D, h, F, L, seed=510, tokens=tokens)
     got, what, _ = common.runs(sub, case)
@@ -218,8 +225,8 @@ def test_positions_matter(sub, cfg):
     if (g[0] - g[0, :1]).abs().max() < 1e-6:  # the reference's differ by far more: the encoding
         # which mistake leaves them alike (none added, or added along the batch): recomputed
         cause = hints(sub, cfg, case)["logits"](got["logits"], None)
-        c.fail(c.caused(t("tb_same_logits_everywhere", what=what), cause))
-    c.check_outputs(got, case.expected(), what, cfg, torch.float64, "cpu", hints(sub, cfg, case))
+        failing.fail(failing.caused(t("tb_same_logits_everywhere", what=what), cause))
+    value_checks.check_outputs(got, case.expected(), what, cfg, torch.float64, "cpu", hints(sub, cfg, case))
 
 
 def test_gradients(sub, cfg):
