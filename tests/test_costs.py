@@ -318,12 +318,8 @@ def test_a_process_left_from_loading_without_the_cap_fails_the_capped_call(forks
 @pytest.fixture
 def judge_cfg():
     from autograder import config
-    from autograder.private.suites import checks
 
-    cfg = config.load()
-    checks.use_cfg(cfg)
-    yield cfg
-    checks.use_cfg(None)
+    return config.load()
 
 
 def test_within_memory_fails_a_call_over_its_cap_and_a_caught_error_by_its_value(remote, judge_cfg):
@@ -341,12 +337,12 @@ def test_within_memory_fails_a_call_over_its_cap_and_a_caught_error_by_its_value
 def test_the_log_helpers_name_a_missing_call_and_wrong_sizes(remote, judge_cfg):
     from autograder.judge.failure import Failure
 
-    reply, watch = costs.watched_call(remote, "step", QKV, {"attention": _attention})
+    reply, watch = costs.watched_call(remote, judge_cfg, "step", QKV, {"attention": _attention})
     costs.check_sizes(watch, "attention", 0, -2, [1], what="step")
-    _, again = costs.watched_call(remote, "step_recomputing", QKV, {"attention": _attention})
+    _, again = costs.watched_call(remote, judge_cfg, "step_recomputing", QKV, {"attention": _attention})
     with pytest.raises(Failure, match=r"called attention with sizes \[5\] \(1\), where \[1\] \(1\)"):
         costs.check_sizes(again, "attention", 0, -2, [1], what="step")
-    _, inline = costs.watched_call(remote, "step_inline", QKV, {"attention": _attention})
+    _, inline = costs.watched_call(remote, judge_cfg, "step_inline", QKV, {"attention": _attention})
     with pytest.raises(Failure, match="step must call attention"):
         costs.must_call(inline, "attention", what="step")
 

@@ -9,7 +9,7 @@ One obvious way for each:
 
     # work: the judge answers `attention` (keyed: an output that skipped its answers is wrong)
     attention = costs.keyed(provided_attention, seed=7)
-    reply, seen = costs.watched_call(sub, "decode_step", args, answers={"attention": attention})
+    reply, seen = costs.watched_call(sub, cfg, "decode_step", args, answers={"attention": attention})
     costs.must_call(seen, "attention", what="decode_step")
     costs.check_sizes(seen, "attention", arg=0, dim=-2, expected=[1] * n_layers, what="decode_step",
                       cause=Msg("cause_recomputes_past"))
@@ -28,7 +28,9 @@ import torch
 
 from autograder.judge.watch import Seen, Watch
 from autograder.messages import t
-from autograder.private.suites.checks import assert_close, call, caused, fail, judge_cfg, outputs
+from autograder.private.suites.calls import call, outputs
+from autograder.private.suites.failing import caused, fail
+from autograder.private.suites.value_checks import assert_close
 
 
 def within_memory(
@@ -46,11 +48,11 @@ def within_memory(
     return reply
 
 
-def watched_call(sub, name, args, answers, kwargs=None, **opts):
+def watched_call(sub, cfg, name, args, answers, kwargs=None, **opts):
     """Call the student's `name` with the judge standing in for each of `answers` ({name:
     function}, `judge.watch.Watch`); fail with the call's error unless it returned. Returns
     (reply, the Watch: its `calls(name)` are what the judge answered)."""
-    watch = Watch(dict(answers), max_bytes=int(judge_cfg().limits.get("reply_bytes") or 0))
+    watch = Watch(dict(answers), max_bytes=int(cfg.limits.get("reply_bytes") or 0))
     reply = call(sub, name, args, kwargs, watch=watch, **opts)
     return reply, watch
 
