@@ -158,9 +158,14 @@ def fully_masked_rows(sub, cfg, spec):
     got, _ = c.check_runs(sub, cfg, spec["name"], args, kwargs, spec["ref"], OUT, shape_hints=shape_hints(args))
     dead = ~kwargs["mask"].any(-1)  # (B,): the batch row with no real token
     with torch.no_grad():
-        unmasked = spec["ref"](*args)[1]
+        unmasked, masked = spec["ref"](*args)[1], spec["ref"](*args, **kwargs)[1]
     c.check_dead_rows(
-        c.describe_call(spec["name"], args, kwargs), got["weights"], dead, unmasked, others=[(got["context"], dead)]
+        c.describe_call(spec["name"], args, kwargs),
+        got["weights"],
+        dead,
+        unmasked,
+        others=[(got["context"], dead)],
+        masked=masked,
     )
 
 

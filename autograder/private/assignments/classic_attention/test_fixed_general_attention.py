@@ -81,9 +81,14 @@ def test_fully_masked_rows(sub, cfg):
     got, _ = c.check_runs(sub, cfg, NAME, args, kwargs, REF, OUT, shape_hints=drill.shape_hints(args))
     dead = (~kwargs["mask"].any(-1)).unsqueeze(1).expand(B, T_dec)  # (B, T_dec): every step of the empty row
     with torch.no_grad():
-        unmasked = REF(*args)[1]
+        unmasked, masked = REF(*args)[1], REF(*args, **kwargs)[1]
     c.check_dead_rows(
-        c.describe_call(NAME, args, kwargs), got["weights"], dead, unmasked, others=[(got["context"], dead)]
+        c.describe_call(NAME, args, kwargs),
+        got["weights"],
+        dead,
+        unmasked,
+        others=[(got["context"], dead)],
+        masked=masked,
     )
 
 

@@ -79,6 +79,7 @@ def test_fully_masked_rows(sub, cfg):
         got["weights"],
         ~mask.any(-1),
         unmasked=ref.masked_softmax(scores),
+        masked=ref.masked_softmax(scores, mask),
     )
 
 

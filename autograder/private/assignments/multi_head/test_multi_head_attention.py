@@ -542,12 +542,14 @@ def test_fully_masked_rows(sub, cfg):
         got, _ = runs(sub, case, kwargs={"mask": _accepted_mask(sub, case)}, plausible=False)
         dead = ~case.mask.expand(case.B, case.h, case.T_q, case.T_k).any(-1)  # (B, h, T_q)
         unmasked = c.reference_outputs(case.ref_fn(), case.args, {}, OUT)["weights"]
+        masked = c.reference_outputs(case.ref_fn(), case.args, {"mask": case.mask}, OUT)["weights"]
         c.check_dead_rows(
             t("in_every_head", what=case.describe()),
             got["weights"],
             dead,
             unmasked,
             others=[(got["output"], torch.zeros(got["output"].shape, dtype=torch.bool))],
+            masked=masked,
         )
 
 

@@ -297,13 +297,17 @@ def test_fully_masked_rows(sub, cfg):
     got, _ = runs(sub, cfg, args, kwargs)
     dead = ~kwargs["mask"].any(-1)  # (B,): the batch row with no real token
     with torch.no_grad():
-        unmasked = ref.multi_head_general_attention(*args)[1]
+        unmasked, masked = (
+            ref.multi_head_general_attention(*args)[1],
+            ref.multi_head_general_attention(*args, **kwargs)[1],
+        )
     c.check_dead_rows(
         t("in_every_head", what=describe(args, kwargs)),
         got["weights"],
         dead[:, None],
         unmasked,
         others=[(got["context"], dead)],
+        masked=masked,
     )
     c.check_finite_grads(sub, NAME, args, kwargs, OUT, seed=410)
 
