@@ -148,7 +148,6 @@ def padding(sub, cfg, spec):
         got["context"],
         t("context_after_padded", name=spec["name"]),
         cfg,
-        hint=lambda g, e: c.Msg("cause_padded_influence_context"),
     )
 
 

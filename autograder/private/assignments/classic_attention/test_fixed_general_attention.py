@@ -71,7 +71,6 @@ def test_padding(sub, cfg):
         got["context"],
         t("context_after_padded", name=NAME),
         cfg,
-        hint=lambda g, e: c.Msg("cause_padded_influence_context"),
     )
 
 

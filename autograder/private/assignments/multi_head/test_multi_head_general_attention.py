@@ -285,7 +285,6 @@ def test_padding(sub, cfg):
         got["context"],
         t("context_after_padded", name=what),
         cfg,
-        hint=lambda g, e: c.Msg("cause_padded_influence_context"),
     )
 
 

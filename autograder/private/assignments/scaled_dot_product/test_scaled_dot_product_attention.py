@@ -259,7 +259,6 @@ def test_causal_structure(sub, cfg):
             got["output"][..., :s, :],
             t("output_after_future_change", what=t("with_causal_mask", name=NAME), s=s),
             cfg,
-            hint=lambda g, e: c.Msg("cause_future_leak"),
         )
 
 
@@ -287,7 +286,6 @@ def test_padding_structure(sub, cfg):
         got["output"],
         t("output_after_padded_change", what=t("with_padding_mask", name=NAME)),
         cfg,
-        hint=lambda g, e: c.Msg("cause_padded_influence"),
     )
 
 
