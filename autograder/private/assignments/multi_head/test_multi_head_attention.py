@@ -251,9 +251,25 @@ def hints(case):
         for cause, (_, w) in alts():
             if c.matches(g, w):
                 return cause
-        return c.weights_hint(g, e, case.mask)
+        return _dropout_cause(g, e) or c.weights_hint(g, e, case.mask)
 
     return {"output": output, "weights": weights}
+
+
+def _dropout_cause(got, expected):
+    """Weights that went through dropout (an nn.Dropout left in, the module called in training
+    mode): recomputed from the reference's, some set to exactly 0 and every other one the
+    reference's times one factor 1/(1 - p)."""
+    g, e = got.detach().double().cpu(), expected.detach().double().cpu()
+    if g.shape != e.shape or torch.isnan(g).any():
+        return None
+    dropped, kept = (g == 0) & (e != 0), (g != 0) & (e != 0)
+    if not dropped.any() or not kept.any() or bool((g[e == 0] != 0).any()):
+        return None
+    scale = float((g[kept] / e[kept]).mean())
+    if scale <= 1 or not c.matches(g, torch.where(dropped, 0.0, e * scale)):
+        return None
+    return c.Msg("cause_mha_dropout_on_weights", p=number(1 - 1 / scale, ".2g"))
 
 
 # -- calling ------------------------------------------------------------------------
@@ -351,7 +367,7 @@ def runs(sub, case, dtype=torch.float64, device="cpu", args=None, kwargs=None, p
     if device != "meta" and plausible:
         sent = case.kwargs if kwargs is None or "mask" not in kwargs else {"mask": case.mask}
         expected = c.reference_outputs(case.ref_fn(dtype), c.to(case.args, "cpu", dtype), sent, OUT)
-        c.check_plausible(got, expected, what)
+        c.check_plausible(got, expected, what, hints={"weights": _dropout_cause})
     return got, what
 
 
