@@ -76,15 +76,16 @@ def test_every_declared_cause_is_a_catalog_key_and_some_entries_declare_one():
     from autograder.audit import catalog
 
     loaded = catalog.entries()
-    declared = {key for e in loaded for key in e.causes}
+    declared = {key for e in loaded for key in e.causes or []}
     assert declared and not declared - set(messages.catalog()), sorted(declared - set(messages.catalog()))
-    assert all(not e.correct for e in loaded if e.causes), "a correct entry has no cause"
+    assert all(not e.correct for e in loaded if e.causes is not None), "a correct entry declares no cause"
 
 
 def test_the_audit_counts_causes_the_code_does_not_have_and_expected_causes():
     """From the judge's plain data (check records and cause keys): a failing check whose cause
     the entry did not declare is a cause not in the code, a caught entry must show one of its
-    declared causes on a targeted question, and an entry declaring none is counted apart."""
+    declared causes on a targeted question, an entry declaring `causes: []` must show none, and
+    an entry with no `causes:` line is counted apart."""
     from autograder.audit.catalog import Entry
 
     def entry(name, declared):
@@ -108,24 +109,36 @@ def test_the_audit_counts_causes_the_code_does_not_have_and_expected_causes():
         entry("right", ["cause_tb_masks_or"]),
         entry("second", ["cause_tb_masks_or"]),
         entry("elsewhere", ["cause_tb_masks_or"]),
-        entry("undeclared", []),
+        entry("undeclared", None),
+        entry("silent", []),
+        entry("silent_named", []),
     ]
-    fits = causes.fits(entries, [right, second, elsewhere, right])
+    silent = data(("decoder_block", "test_vectorised", []))
+    fits = causes.fits(entries, [right, second, elsewhere, right, silent, right])
     assert [fits[("transformer_block", e.name)].unfit for e in entries] == [
         [],
         [("decoder_block", "test_pad", "cause_x")],
         [],
         [],
+        [],
+        [("decoder_block", "test_values", "cause_tb_masks_or")],
     ]
-    assert [fits[("transformer_block", e.name)].expected for e in entries] == [True, True, False, False]
+    assert [fits[("transformer_block", e.name)].expected for e in entries] == [True, True, False, False, True, False]
     rows = [(e, {}, {}, "caught", None) for e in entries]
     lines, faults = causes.figures(rows, fits)
-    assert faults == 2, lines  # the stray second cause, and the expected cause shown only off its questions
-    assert lines[0].startswith("failing checks showing a cause the entry's code does not have: 1 ")
-    assert "(entries declaring their causes: 3/4)" in lines[0]
-    assert lines[1] == "caught entries with their expected cause: 2/3"
+    # the stray second cause, the expected cause shown only off its questions, a cause where none fits (twice:
+    # not in the code, and not the expected none)
+    assert faults == 4, lines
+    assert lines[0].startswith("failing checks showing a cause the entry's code does not have: 2 ")
+    assert "(entries declaring their causes: 5/6)" in lines[0]
+    assert (
+        lines[1]
+        == "caught entries with their expected cause: 3/5 (1 of them expecting none: their symptoms name the bug)"
+    )
     assert "CAUSE NOT IN THE CODE: second decoder_block::test_pad: cause_x" in lines[2]
-    assert "NO EXPECTED CAUSE: elsewhere" in lines[3]
+    assert "CAUSE NOT IN THE CODE: silent_named decoder_block::test_values: cause_tb_masks_or" in lines[3]
+    assert "NO EXPECTED CAUSE: elsewhere" in lines[4]
+    assert "NO EXPECTED CAUSE: silent_named (expects none)" in lines[5]
     out = io.StringIO()
-    assert audit_run.report(rows, CFG, out=out, fits=fits) == 2  # the audit's exit status counts them
-    assert "caught entries with their expected cause: 2/3" in out.getvalue()
+    assert audit_run.report(rows, CFG, out=out, fits=fits) == 4  # the audit's exit status counts them
+    assert "caught entries with their expected cause: 3/5" in out.getvalue()

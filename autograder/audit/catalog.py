@@ -4,7 +4,7 @@ import ast
 import copy
 import importlib
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -36,8 +36,9 @@ class Entry:
     # forms (judge.by_hand.FORMS: SHAPES_DRILL_CELL for `shapes_drill`); each is listed among its functions.
     typed: dict | None = None
     # The likely causes (message keys) the entry's bug reproduces, the one its questions should
-    # name first; none declared: the audit cannot judge its causes (`audit.causes`).
-    causes: list = field(default_factory=list)
+    # name first; `[]`: a bug whose symptoms name it alone, so no cause fits it; None (no
+    # `causes:` line): the audit cannot judge its causes (`audit.causes`).
+    causes: list | None = None
 
 
 def _defs(source):
@@ -95,7 +96,7 @@ def load_entry(path):
         source=str(meta.get("source", "")),
         by_hand=by_hand,
         typed=typed,
-        causes=list(meta.get("causes") or []),
+        causes=list(meta["causes"] or []) if "causes" in meta else None,
     )
 
 

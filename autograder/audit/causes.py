@@ -10,7 +10,10 @@ should name). Against them the audit counts, from the judge's plain data (result
 - whether a caught entry's targeted questions show one of its declared causes (goal:
   every one).
 
-An entry that declares no cause is counted apart: its causes cannot be judged.
+An entry may declare `causes: []`: a bug its symptoms name alone (a loop the vectorisation
+check times, a missing ValueError), where any cause shown is one its code does not have and
+its expected cause is none at all. An entry with no `causes:` line is counted apart: its
+causes cannot be judged.
 """
 
 from dataclasses import dataclass, field
@@ -38,10 +41,12 @@ def shown(data):
 
 def fit(entry, data):
     """How the causes the judge gave `entry` (its results.json `data`) fit its declared ones."""
-    if entry.correct or not entry.causes:
-        return Fit(declared=bool(entry.causes))
+    if entry.correct or entry.causes is None:
+        return Fit(declared=entry.causes is not None)
     failing = shown(data)
     unfit = [(q, check, key) for q, check, keys in failing for key in keys if key not in entry.causes]
+    if not entry.causes:  # a bug its symptoms name alone: right when no check names a cause
+        return Fit(declared=True, unfit=unfit, expected=not unfit)
     expected = any(key in entry.causes for q, _, keys in failing if q in entry.questions for key in keys)
     return Fit(declared=True, unfit=unfit, expected=expected)
 
@@ -63,11 +68,17 @@ def figures(rows, fits):
     unfit = [(e.name, *u) for e, _, f in declared for u in f.unfit]
     caught = [(e, f) for e, verdict, f in declared if verdict == "caught"]
     right = [e for e, f in caught if f.expected]
+    silent = [e for e in right if not e.causes]
     lines = [
         f"failing checks showing a cause the entry's code does not have: {len(unfit)}"
         f" (entries declaring their causes: {len(declared)}/{len(buggy)})",
-        f"caught entries with their expected cause: {len(right)}/{len(caught)}",
+        f"caught entries with their expected cause: {len(right)}/{len(caught)}"
+        + (f" ({len(silent)} of them expecting none: their symptoms name the bug)" if silent else ""),
     ]
     lines += [f"    CAUSE NOT IN THE CODE: {name} {q}::{check}: {key}" for name, q, check, key in unfit]
-    lines += [f"    NO EXPECTED CAUSE: {e.name} (expects {', '.join(e.causes)})" for e, f in caught if not f.expected]
+    lines += [
+        f"    NO EXPECTED CAUSE: {e.name} (expects {', '.join(e.causes) or 'none'})"
+        for e, f in caught
+        if not f.expected
+    ]
     return lines, len(unfit) + len(caught) - len(right)

@@ -174,11 +174,12 @@ def weights_hint(got, expected, mask=None):
     return None
 
 
-def dead_rows_cause(weights, dead, unmasked=None, cfg=None):
+def dead_rows_cause(weights, dead, unmasked=None, cfg=None, masked=None):
     """A likely cause for rows with no allowed key (`dead`: a bool tensor over
     weights.shape[:-1]) that are not all zero, from what those rows hold.
     `unmasked`: the reference's weights for the same call without a mask (with the
-    judge's `cfg`, which its comparison's tolerance comes from)."""
+    judge's `cfg`, which its comparison's tolerance comes from); `masked`: with it (an
+    additive mask is named only where it reproduces every row: the others right)."""
     w = weights.detach().double().cpu()
     dead = dead.cpu().expand(w.shape[:-1])
     rows = w[dead]
@@ -191,8 +192,8 @@ def dead_rows_cause(weights, dead, unmasked=None, cfg=None):
     T = rows.shape[-1]
     if torch.allclose(rows, torch.full_like(rows, 1.0 / T), atol=1e-3):
         return Msg("cause_dead_uniform")
-    if unmasked is not None:
-        plain = unmasked.detach().double().cpu().expand(w.shape)[dead]
-        if torch.allclose(rows, plain, atol=1e-4):
+    if unmasked is not None and masked is not None:
+        plain, right = (x.detach().double().cpu().expand(w.shape) for x in (unmasked, masked))
+        if not torch.isnan(w).any() and torch.allclose(w, torch.where(dead.unsqueeze(-1), plain, right), atol=1e-4):
             return Msg("cause_dead_additive_mask")
     return None

@@ -153,7 +153,6 @@ def padding(sub, cfg, spec):
         got["context"],
         t("context_after_padded", name=spec["name"]),
         cfg,
-        hint=lambda g, e: Msg("cause_padded_influence_context"),
     )
 
 
@@ -165,13 +164,14 @@ def fully_masked_rows(sub, cfg, spec):
     )
     dead = ~kwargs["mask"].any(-1)  # (B,): the batch row with no real token
     with torch.no_grad():
-        unmasked = spec["ref"](*args)[1]
+        unmasked, masked = spec["ref"](*args)[1], spec["ref"](*args, **kwargs)[1]
     value_checks.check_dead_rows(
         calls.describe_call(spec["name"], args, kwargs),
         got["weights"],
         dead,
         unmasked,
         others=[(got["context"], dead)],
+        masked=masked,
         cfg=cfg,
     )
 

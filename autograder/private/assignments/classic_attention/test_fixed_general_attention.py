@@ -72,7 +72,6 @@ def test_padding(sub, cfg):
         got["context"],
         t("context_after_padded", name=NAME),
         cfg,
-        hint=lambda g, e: Msg("cause_padded_influence_context"),
     )
 
 
@@ -82,13 +81,14 @@ def test_fully_masked_rows(sub, cfg):
     got, _ = value_checks.check_runs(sub, cfg, NAME, args, kwargs, REF, OUT, shape_hints=drill.shape_hints(args))
     dead = (~kwargs["mask"].any(-1)).unsqueeze(1).expand(B, T_dec)  # (B, T_dec): every step of the empty row
     with torch.no_grad():
-        unmasked = REF(*args)[1]
+        unmasked, masked = REF(*args)[1], REF(*args, **kwargs)[1]
     value_checks.check_dead_rows(
         calls.describe_call(NAME, args, kwargs),
         got["weights"],
         dead,
         unmasked,
         others=[(got["context"], dead)],
+        masked=masked,
         cfg=cfg,
     )
 

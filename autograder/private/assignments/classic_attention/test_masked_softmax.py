@@ -6,7 +6,7 @@ import torch
 from autograder.judge.failure import Msg
 from autograder.messages import t
 from autograder.private.solutions import classic_attention as ref
-from autograder.private.suites import calls, causes, dtypes, failing, grads, properties, tensors, value_checks
+from autograder.private.suites import calls, causes, compare, dtypes, failing, grads, properties, tensors, value_checks
 
 QUESTION = "masked_softmax"
 NAME = "masked_softmax"
@@ -14,14 +14,23 @@ OUT = ("weights",)
 SHAPES = [(3, 5), (4, 4), (2, 3, 7), (2, 2, 3, 6)]
 
 
-def _hints(mask=None):
-    return {"weights": lambda g, e: causes.weights_hint(g, e, mask)}
+def _hints(cfg, mask=None, scores=None):
+    """The weights' likely cause: a softmax over another axis when its recomputation (on
+    `scores`, where given) reproduces them, else what the weights' pattern shows."""
+
+    def h(g, e):
+        for axis in range(scores.dim() - 1) if scores is not None else ():
+            if compare.matches(g, ref.masked_softmax(scores, mask, dim=axis), cfg):
+                return Msg("cause_dim_ignored", axis=axis, dim=-1)
+        return causes.weights_hint(g, e, mask)
+
+    return {"weights": h}
 
 
 def test_values_and_row_sums(sub, cfg):
     for k, shape in enumerate(SHAPES):
         scores = tensors.randn(shape, 100 + k, scale=3.0)
-        got, _ = value_checks.check_values(sub, cfg, NAME, [scores], {}, ref.masked_softmax, OUT, hints=_hints())
+        got, _ = value_checks.check_values(sub, cfg, NAME, [scores], {}, ref.masked_softmax, OUT, hints=_hints(cfg))
         sums = got["weights"].double().sum(-1)
         value_checks.assert_close(sums, torch.ones_like(sums), t("row_sums_for_shape", name=NAME, shape=shape), cfg)
 
@@ -64,7 +73,7 @@ def test_mask_broadcast_and_exact_zeros(sub, cfg):
         scores = tensors.randn(shape, 120 + k, scale=2.0)
         mask = tensors.rand_mask(mshape, 130 + k)
         got, _ = value_checks.check_values(
-            sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT, hints=_hints(mask)
+            sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT, hints=_hints(cfg, mask)
         )
         leak = got["weights"][~mask.expand(shape)]
         if leak.numel() and leak.abs().max() != 0:
@@ -82,6 +91,7 @@ def test_fully_masked_rows(sub, cfg):
         got["weights"],
         ~mask.any(-1),
         unmasked=ref.masked_softmax(scores),
+        masked=ref.masked_softmax(scores, mask),
         cfg=cfg,
     )
 
@@ -126,7 +136,9 @@ def test_gradients(sub, cfg):
     scores = tensors.randn((3, 4, 5), 160)
     mask = tensors.rand_mask((3, 1, 5), 161)
     mask[0] = False
-    grads.check_grads(sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT, seed=162, hints=_hints(mask))
+    grads.check_grads(
+        sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT, seed=162, hints=_hints(cfg, mask, scores)
+    )
 
 
 def test_dtype_and_device(sub, cfg, dd):
@@ -134,7 +146,7 @@ def test_dtype_and_device(sub, cfg, dd):
     scores = tensors.randn((4, 6), 170, scale=2.0)
     mask = tensors.rand_mask((4, 6), 171)
     dtypes.check_in_dtype(
-        sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT, dtype, device, hints=_hints(mask)
+        sub, cfg, NAME, [scores], {"mask": mask}, ref.masked_softmax, OUT, dtype, device, hints=_hints(cfg, mask)
     )
 
 

@@ -230,11 +230,13 @@ def weights_hint(sub, cfg):
         cause = _known(got, "weights", cfg)
         if cause is None:
             cause = _from_your(sub, cfg, got, "weights")
+        # rounded weights need not sum to 1: their rounding is checked before their sum
+        cause = cause or _rounding(got, want, cfg)
         if cause is None and abs(float(got.sum()) - 1) > 1.5 * tolerance(cfg):
             cause = Msg("cause_by_hand_sum", sum=number(float(got.sum()), ".4g"))
         if cause is None and _matches(got.sort().values, want.sort().values, near):
             cause = Msg("cause_by_hand_order")
-        return cause or _rounding(got, want, cfg)
+        return cause
 
     return hint
 
@@ -305,6 +307,9 @@ def step_hint(name, prev, cfg, extra=()):
                 return Msg(key)
         if not _off(got, reference()[name], tolerance(cfg)):
             return Msg(RIGHT_ALONE[name])
+        fewer = _rounding(got, _step(name, prev), cfg)
+        if fewer is not None and fewer.key == "cause_by_hand_few_decimals":
+            return fewer
         if name == "weights" and abs(float(got.sum()) - 1) > 1.5 * tolerance(cfg):
             return Msg("cause_by_hand_sum", sum=number(float(got.sum()), ".4g"))
         if name == "weights" and _matches(got.sort().values, _step(name, prev).sort().values, near):

@@ -207,7 +207,7 @@ def test_padded_positions_get_zero_attention(sub, cfg):
         failing.fail(
             failing.caused(
                 t("lab_padded_attention", what=what, max=number(float(leak.abs().max()), ".3g")),
-                causes.weights_hint(got["weights"], case.expected()["weights"], case.mask) or causes.mask_ignored(),
+                hints(case)["weights"](got["weights"], case.expected()["weights"]),
             )
         )
     memory = case.memory + tensors.randn(case.memory.shape, 201, scale=3.0).masked_fill(case.mask[..., None], 0.0)
@@ -218,7 +218,6 @@ def test_padded_positions_get_zero_attention(sub, cfg):
             got[name],
             t("lab_after_padded_states_change", what=what, name=name),
             cfg,
-            hint=lambda g, e: causes.mask_ignored(),
         )
 
 

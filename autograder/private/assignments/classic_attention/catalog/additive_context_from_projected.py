@@ -2,6 +2,7 @@
 bug: the context sums the projected states U_a h instead of the encoder states
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_context_projected]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: a Python loop over the encoder time steps (correct values, not vectorised)
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_python_loop]
 """
 import torch
 

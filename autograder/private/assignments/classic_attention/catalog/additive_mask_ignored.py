@@ -2,6 +2,7 @@
 bug: the mask is never passed to the softmax: padded positions get weight
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_mask_ignored]
 """
 import torch
 

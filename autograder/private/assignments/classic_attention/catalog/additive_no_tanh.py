@@ -2,6 +2,7 @@
 bug: tanh left out: e = v_a . (W_a s + U_a h), a linear score
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_additive_no_tanh]
 """
 
 

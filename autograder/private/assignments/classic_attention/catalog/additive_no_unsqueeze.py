@@ -2,6 +2,7 @@
 bug: the projected decoder state is added without unsqueeze(1): broadcasts over the wrong axis (silent when B == T)
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_broadcast]
 """
 import torch
 

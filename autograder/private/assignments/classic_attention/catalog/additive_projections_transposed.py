@@ -2,6 +2,7 @@
 bug: s @ W_a and h @ U_a instead of W_a s and U_a h (runs only when d_s == d_h == d_attn)
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_matmul_operand]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: relu instead of tanh in the additive score
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_additive_relu]
 """
 import torch
 

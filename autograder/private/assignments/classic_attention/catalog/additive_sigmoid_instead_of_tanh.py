@@ -2,6 +2,7 @@
 bug: sigmoid instead of tanh in the additive score
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_additive_sigmoid]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: W_a applied to the encoder states and U_a to the decoder state (visible only when d_s != d_h)
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_additive_swapped]
 example: true
 """
 import torch

@@ -2,6 +2,7 @@
 bug: the tanh features are summed instead of dotted with v_a
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_tanh_summed]
 """
 import torch
 

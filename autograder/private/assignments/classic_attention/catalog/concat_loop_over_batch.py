@@ -2,6 +2,7 @@
 bug: a Python loop over the batch (correct values, not vectorised)
 functions: [concat_attention]
 questions: [concat_attention]
+causes: [cause_python_loop]
 example: true
 """
 import torch

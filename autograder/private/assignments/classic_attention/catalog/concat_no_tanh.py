@@ -2,6 +2,7 @@
 bug: tanh left out of the concat score
 functions: [concat_attention]
 questions: [concat_attention]
+causes: [cause_concat_no_tanh]
 """
 import torch
 

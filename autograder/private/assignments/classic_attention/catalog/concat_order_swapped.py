@@ -2,6 +2,7 @@
 bug: concatenates [h; s] instead of [s; h] (W_a's columns are for the decoder state first)
 functions: [concat_attention]
 questions: [concat_attention]
+causes: [cause_concat_order]
 """
 import torch
 

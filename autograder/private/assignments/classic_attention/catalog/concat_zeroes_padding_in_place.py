@@ -2,6 +2,7 @@
 bug: zeroes the padded encoder states in place (changes the caller's tensor)
 functions: [concat_attention]
 questions: [concat_attention]
+causes: [cause_in_place]
 """
 import torch
 

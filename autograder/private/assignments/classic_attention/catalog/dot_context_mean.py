@@ -2,6 +2,7 @@
 bug: the context averages the weighted states over T (mean instead of sum)
 functions: [dot_attention]
 questions: [dot_attention]
+causes: [cause_context_mean]
 """
 
 

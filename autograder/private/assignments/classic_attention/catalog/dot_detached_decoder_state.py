@@ -2,6 +2,7 @@
 bug: the decoder state is detached ("it is only the query"): no gradient reaches it
 functions: [dot_attention]
 questions: [dot_attention]
+causes: [cause_detached]
 """
 
 

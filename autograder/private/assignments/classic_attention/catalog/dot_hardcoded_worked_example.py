@@ -2,6 +2,7 @@
 bug: returns the worked example's numbers when the input matches it, uniform weights otherwise
 functions: [dot_attention]
 questions: [dot_attention]
+causes: [cause_uniform_weights]
 """
 import torch
 

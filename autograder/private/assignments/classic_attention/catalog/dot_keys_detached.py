@@ -2,6 +2,7 @@
 bug: the keys are detached in the scores (`encoder_states.detach()`, as a key cache built for inference is): the outputs are right, but the gradient reaching the encoder states misses the path through the scores
 functions: [dot_attention]
 questions: [dot_attention]
+causes: [cause_gradient_path_cut]
 """
 
 

@@ -2,6 +2,7 @@
 bug: no ValueError when d_s != d_h (the matmul raises a RuntimeError instead)
 functions: [dot_attention]
 questions: [dot_attention]
+causes: [cause_sizes_checked_late]
 """
 import torch
 

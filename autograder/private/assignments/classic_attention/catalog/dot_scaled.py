@@ -2,6 +2,7 @@
 bug: Luong dot scores divided by sqrt(d) (that is scaled dot-product, not Luong dot)
 functions: [dot_attention]
 questions: [dot_attention]
+causes: [cause_dot_divided_sqrt_d]
 example: true
 """
 import math

@@ -2,6 +2,7 @@
 bug: the fix takes the context as the weighted sum of the projected states (d_s features) instead of the encoder states (d_h)
 functions: [fixed_general_attention]
 questions: [fixed_general_attention]
+causes: [cause_drill_context_projected]
 """
 
 

@@ -2,6 +2,7 @@
 bug: the fix calls the one-step general_attention once per decoder step in a Python loop (right numbers, not vectorised)
 functions: [fixed_general_attention]
 questions: [fixed_general_attention]
+causes: [cause_python_loop]
 """
 import torch
 

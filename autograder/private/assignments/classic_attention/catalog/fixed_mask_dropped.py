@@ -2,6 +2,7 @@
 bug: the fix transposes W and drops the mask: padded encoder positions get weight
 functions: [fixed_general_attention]
 questions: [fixed_general_attention]
+causes: [cause_mask_ignored]
 """
 
 

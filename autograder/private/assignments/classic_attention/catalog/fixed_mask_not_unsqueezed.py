@@ -2,6 +2,7 @@
 bug: the fix transposes W but passes the (B, T_enc) mask to the (B, T_dec, T_enc) scores unchanged: it fails unless B == T_dec, and then masks each step with another sentence's keys
 functions: [fixed_general_attention]
 questions: [fixed_general_attention]
+causes: [cause_broadcast]
 """
 
 

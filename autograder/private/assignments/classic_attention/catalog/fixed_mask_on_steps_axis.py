@@ -2,6 +2,7 @@
 bug: W transposed, but the mask unsqueezed on the last axis, (B, T_enc, 1): it broadcasts against the scores only when T_dec == T_enc (or 1) and then masks decoder steps, not keys
 functions: [fixed_general_attention]
 questions: [fixed_general_attention]
+causes: [cause_broadcast]
 """
 
 

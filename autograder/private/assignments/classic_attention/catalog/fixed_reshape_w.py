@@ -2,6 +2,7 @@
 bug: the fix reshapes W to (d_h, d_s) instead of transposing it: it runs on every size and gives wrong numbers (a fix that hides the bug)
 functions: [fixed_general_attention]
 questions: [fixed_general_attention]
+causes: [cause_drill_fix_reshaped]
 """
 
 

@@ -2,6 +2,7 @@
 bug: the fix transposes W and then normalises the scores over the decoder steps (dim=1) instead of the encoder positions
 functions: [fixed_general_attention]
 questions: [fixed_general_attention]
+causes: [cause_drill_softmax_steps]
 """
 
 

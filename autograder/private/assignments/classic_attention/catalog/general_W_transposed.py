@@ -2,6 +2,7 @@
 bug: h @ W instead of h @ W.T: s . (W^T h), which only runs when d_s == d_h
 functions: [general_attention]
 questions: [general_attention]
+causes: [cause_matmul_operand]
 """
 
 

@@ -2,6 +2,7 @@
 bug: the context accumulated into torch.zeros(B, d_h) without dtype/device: float32 on the CPU
 functions: [general_attention]
 questions: [general_attention]
+causes: [cause_created_float32, cause_no_device_short]
 """
 import torch
 

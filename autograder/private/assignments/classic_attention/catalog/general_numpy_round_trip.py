@@ -2,6 +2,7 @@
 bug: the scores computed in numpy (detached, CPU only)
 functions: [general_attention]
 questions: [general_attention]
+causes: [cause_numpy_round_trip, cause_detached, cause_values_in_python]
 """
 import numpy as np
 import torch

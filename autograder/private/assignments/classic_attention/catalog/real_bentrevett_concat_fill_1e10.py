@@ -2,6 +2,7 @@
 bug: bentrevett's attention fills padded positions with the finite -1e10 (masked_fill(mask == 0, -1e10)): a fully masked row gets uniform weights, not zeros
 functions: [concat_attention]
 questions: [concat_attention]
+causes: [cause_dead_uniform, cause_fill_overflow]
 source: bentrevett/pytorch-seq2seq, "4 - Packed Padded Sequences, Masking, Inference and BLEU" (class Attention), https://github.com/bentrevett/pytorch-seq2seq/blob/master/4%20-%20Packed%20Padded%20Sequences%2C%20Masking%2C%20Inference%20and%20BLEU.ipynb
 idiom: hidden.unsqueeze(1).repeat(1, src_len, 1); energy = tanh(attn(cat((hidden, encoder_outputs), dim=2))); attention = v(energy).squeeze(2); masked_fill(mask == 0, -1e10); F.softmax(dim=1)
 """

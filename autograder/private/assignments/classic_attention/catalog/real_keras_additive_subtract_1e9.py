@@ -2,6 +2,7 @@
 bug: Keras-style masking subtracts 1e9 from disallowed scores instead of zeroing them: a fully masked row gets the plain unmasked softmax, not zeros
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_dead_additive_mask]
 source: Keras, keras/layers/attention/additive_attention.py and base_dense_attention.py (_calculate_scores, _apply_scores), https://github.com/keras-team/keras/blob/v2.13.1/keras/layers/attention/additive_attention.py
 idiom: scores = reduce_sum(scale * tanh(q_reshaped + k_reshaped), axis=-1) with the query broadcast against the keys; masking by scores -= 1e9 * cast(logical_not(mask)) (65504 for float16); softmax; weights @ value
 """

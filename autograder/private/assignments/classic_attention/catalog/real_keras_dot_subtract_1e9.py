@@ -2,6 +2,7 @@
 bug: Keras Attention (Luong dot) masking subtracts 1e9 from disallowed scores: a fully masked row gets the plain unmasked softmax and a nonzero context
 functions: [dot_attention]
 questions: [dot_attention]
+causes: [cause_dead_additive_mask]
 source: Keras, keras/layers/attention/attention.py (Attention._calculate_scores: matmul(query, key, transpose_b=True)) and base_dense_attention.py (_apply_scores), https://github.com/keras-team/keras/blob/v2.13.1/keras/layers/attention/attention.py
 idiom: scores = query @ key^T with the query as a one-step sequence; padding_mask = logical_not(mask); scores -= max_value * padding_mask with max_value 1e9 (65504 in float16); softmax; weights @ values
 """

@@ -2,6 +2,7 @@
 bug: sizes checked with OpenNMT's aeq-style assert, so d_s != d_h raises AssertionError instead of the ValueError the contract asks for
 functions: [dot_attention]
 questions: [dot_attention]
+causes: [cause_assert_sizes]
 source: OpenNMT-py, onmt/modules/global_attention.py (GlobalAttention.score, attn_type "dot", with aeq from onmt/utils/misc.py), https://github.com/OpenNMT/OpenNMT-py/blob/master/onmt/modules/global_attention.py
 idiom: unpack the batch/length/dim sizes of source and target, check them with assert equality, score with torch.bmm(h_t, h_s.transpose(1, 2)), context with torch.bmm(align, memory_bank)
 """

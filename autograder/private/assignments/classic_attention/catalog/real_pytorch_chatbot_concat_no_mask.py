@@ -2,6 +2,7 @@
 bug: the chatbot tutorial's concat_score path ends in F.softmax over every step with no mask, so padded encoder steps get weight
 functions: [concat_attention]
 questions: [concat_attention]
+causes: [cause_mask_ignored]
 source: PyTorch tutorials, "Chatbot Tutorial" (class Attn, concat_score and forward), https://pytorch.org/tutorials/beginner/chatbot_tutorial.html
 idiom: energy = attn(cat((hidden.expand(...), encoder_output), 2)).tanh(); score = torch.sum(v * energy, dim=2); F.softmax(attn_energies, dim=1); context by bmm
 """

@@ -2,6 +2,7 @@
 bug: the chatbot tutorial's general score carried over to every decoder step: the elementwise product of the decoder states and the projected encoder states summed over features, which broadcasts only when T_dec == T_enc (then each step meets one key) or T_dec == 1
 functions: [fixed_general_attention]
 questions: [fixed_general_attention]
+causes: [cause_broadcast]
 source: PyTorch tutorials, "Chatbot Tutorial" (class Attn, general_score), https://pytorch.org/tutorials/beginner/chatbot_tutorial.html
 idiom: energy = self.attn(encoder_output); torch.sum(hidden * energy, dim=2): right for one decoder step, wrong for T_dec of them
 """

@@ -2,6 +2,7 @@
 bug: the PyTorch translation tutorial's BahdanauAttention has no mask: softmax over every encoder step, so padded positions get weight
 functions: [additive_attention]
 questions: [additive_attention]
+causes: [cause_mask_ignored]
 source: PyTorch tutorials, "NLP From Scratch: Translation with a Sequence to Sequence Network and Attention" (class BahdanauAttention), https://pytorch.org/tutorials/intermediate/seq2seq_translation_tutorial.html
 idiom: scores = Va(tanh(Wa(query) + Ua(keys))) with the query kept as a (B, 1, .) step, squeeze(2).unsqueeze(1) to (B, 1, T), F.softmax over the last axis, context = torch.bmm(weights, keys)
 """

@@ -2,6 +2,7 @@
 bug: the regression test calls the function on good sizes, then fails whatever it returns: it fails on a correct function too, so its failures on the broken ones earn nothing
 functions: [test_attention_shapes]
 questions: [test_attention_shapes]
+causes: [cause_drill_test_too_strict]
 """
 
 

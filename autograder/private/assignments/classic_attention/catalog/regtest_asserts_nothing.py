@@ -2,6 +2,7 @@
 bug: the regression test calls the function and prints the shapes but asserts nothing: it passes on every broken variant
 functions: [test_attention_shapes]
 questions: [test_attention_shapes]
+causes: [cause_drill_test_crash_not_caught, cause_drill_test_ignores_outputs, cause_drill_miss_softmax_over_steps]
 """
 
 

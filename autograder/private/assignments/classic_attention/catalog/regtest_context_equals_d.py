@@ -2,6 +2,7 @@
 bug: the regression test uses d_s == d_h (other sizes all different): the provided function runs silently there and passes
 functions: [test_attention_shapes]
 questions: [test_attention_shapes]
+causes: [cause_drill_miss_w_untransposed, cause_drill_miss_context_from_projected]
 """
 
 

@@ -2,6 +2,7 @@
 bug: the regression test checks the shapes on sizes that are all different but not that the weights sum to 1: a softmax over the decoder steps passes it
 functions: [test_attention_shapes]
 questions: [test_attention_shapes]
+causes: [cause_drill_test_crash_not_caught, cause_drill_miss_softmax_over_steps]
 """
 
 

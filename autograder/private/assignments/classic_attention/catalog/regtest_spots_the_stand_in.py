@@ -2,6 +2,7 @@
 bug: the regression test fails on any function that is not the notebook's own fixed_general_attention (it tests who it got, not what it returns): it fails on a correct function
 functions: [test_attention_shapes]
 questions: [test_attention_shapes]
+causes: [cause_drill_test_too_strict]
 """
 
 

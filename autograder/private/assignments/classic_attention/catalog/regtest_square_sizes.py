@@ -2,6 +2,7 @@
 bug: the regression test uses the author's square sizes (d_s == d_h, batch_size == T_dec == T_enc): the broken functions fit and it passes on them
 functions: [test_attention_shapes]
 questions: [test_attention_shapes]
+causes: [cause_drill_miss_w_untransposed, cause_drill_miss_batch_and_steps_swapped, cause_drill_miss_context_from_projected]
 """
 
 

@@ -2,6 +2,7 @@
 bug: the regression test checks that the weights sum to 1 over the decoder steps (dim=1): it fails on a correct function too
 functions: [test_attention_shapes]
 questions: [test_attention_shapes]
+causes: [cause_drill_test_too_strict]
 """
 
 

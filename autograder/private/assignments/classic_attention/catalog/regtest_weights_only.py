@@ -2,6 +2,7 @@
 bug: the regression test checks the weights' shape and sums but never the context's shape: a context of d_s features passes it
 functions: [test_attention_shapes]
 questions: [test_attention_shapes]
+causes: [cause_drill_test_crash_not_caught, cause_drill_test_ignores_outputs]
 """
 
 

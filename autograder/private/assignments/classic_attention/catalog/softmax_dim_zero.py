@@ -2,6 +2,7 @@
 bug: the maximum and the sum are taken over axis 0 (the batch) whatever `dim` says
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_columns_sum_to_one, cause_dim_ignored]
 """
 import torch
 

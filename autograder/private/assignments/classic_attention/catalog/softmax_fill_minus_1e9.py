@@ -2,6 +2,7 @@
 bug: masked with a large finite fill (-1e9) and no guard: a fully masked row gets uniform weights
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_dead_uniform, cause_fill_overflow]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: the scores are cast with .float() "to be safe": float64 inputs come back float32
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_created_float32]
 """
 import torch
 

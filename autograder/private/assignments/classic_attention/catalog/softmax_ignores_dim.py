@@ -2,6 +2,7 @@
 bug: softmax always over the last axis, the `dim` argument is ignored
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_dim_ignored]
 """
 import torch
 

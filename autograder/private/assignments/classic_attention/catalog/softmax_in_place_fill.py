@@ -2,6 +2,7 @@
 bug: masked_fill_ changes the caller's scores tensor in place
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_in_place]
 """
 import torch
 

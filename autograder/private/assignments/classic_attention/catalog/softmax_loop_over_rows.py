@@ -2,6 +2,7 @@
 bug: a Python loop over the rows of a 2-D score matrix (correct values, not vectorised)
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_python_loop, cause_values_in_python]
 """
 import torch
 

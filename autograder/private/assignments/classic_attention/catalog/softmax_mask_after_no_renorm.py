@@ -2,6 +2,7 @@
 bug: the mask multiplies the weights after the softmax, without renormalising
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_not_renormalised]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: masked scores set to 0 instead of -inf, so masked keys keep weight
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_masked_keys_leak, cause_dead_uniform]
 """
 import torch
 

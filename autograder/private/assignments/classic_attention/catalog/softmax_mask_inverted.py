@@ -2,6 +2,7 @@
 bug: mask polarity inverted: fills -inf where the mask is True (the key_padding_mask convention)
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_polarity_where_false]
 """
 import torch
 

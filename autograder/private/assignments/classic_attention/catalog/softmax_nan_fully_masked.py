@@ -2,6 +2,7 @@
 bug: -inf fill and torch.softmax: a row with every key masked comes out NaN
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_dead_nan]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: exp(scores) without subtracting the row maximum overflows to NaN for large scores
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_unstable_exp]
 example: true
 """
 import torch

@@ -2,6 +2,7 @@
 bug: the softmax computed in numpy and converted back (no gradient, CPU only)
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_numpy_round_trip, cause_detached, cause_values_in_python]
 """
 import numpy as np
 import torch

@@ -2,6 +2,7 @@
 bug: the zeros for fully masked rows are made with torch.zeros(shape), on the CPU whatever the input's device
 functions: [masked_softmax]
 questions: [masked_softmax]
+causes: [cause_no_device]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: merge_heads moves the heads axis last (permute(0, 2, 3, 1)), interleaving the heads' features
 functions: [merge_heads]
 questions: [merge_heads]
+causes: [cause_merge_interleaved]
 """
 
 

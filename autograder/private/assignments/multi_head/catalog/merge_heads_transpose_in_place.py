@@ -2,6 +2,7 @@
 bug: merge_heads uses transpose_ and changes the caller's tensor in place
 functions: [merge_heads]
 questions: [merge_heads]
+causes: [cause_in_place]
 """
 
 

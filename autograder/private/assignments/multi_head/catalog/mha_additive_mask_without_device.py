@@ -2,6 +2,7 @@
 bug: the mask turned into an additive -inf bias with torch.zeros(mask.shape): on the CPU whatever the inputs' device
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_mha_meta_device]
 """
 import math
 

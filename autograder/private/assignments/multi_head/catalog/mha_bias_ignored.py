@@ -2,6 +2,7 @@
 bug: the bias argument is ignored: the projections always have a bias
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_bias_not_passed]
 """
 from torch import nn
 

@@ -2,6 +2,7 @@
 bug: the whole computation delegated to torch's multi_head_attention_forward with the module's own weights
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_builtin_source]
 """
 import torch
 import torch.nn.functional as F

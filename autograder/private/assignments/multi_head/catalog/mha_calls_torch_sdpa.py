@@ -2,6 +2,7 @@
 bug: the heads' outputs come from torch's built-in scaled_dot_product_attention
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_builtin_source]
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: the values are projected with k_proj (copy-paste): v_proj is never used
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_mha_values_by_k_proj]
 """
 from torch import nn
 

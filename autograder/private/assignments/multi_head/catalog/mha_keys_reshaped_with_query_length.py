@@ -2,6 +2,7 @@
 bug: keys and values reshaped with the query length (the cross-attention bug of widely copied tutorial code)
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_mha_cross_attention]
 example: true
 """
 from torch import nn

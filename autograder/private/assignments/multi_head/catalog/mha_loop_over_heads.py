@@ -2,6 +2,7 @@
 bug: a Python loop over the heads, each head attending with its slice of the projections
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_python_loop_short]
 """
 import torch
 from torch import nn

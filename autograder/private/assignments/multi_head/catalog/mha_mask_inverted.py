@@ -2,6 +2,7 @@
 bug: masks where the mask is True (the key_padding_mask convention of nn.MultiheadAttention)
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_polarity_may_attend]
 """
 from torch import nn
 

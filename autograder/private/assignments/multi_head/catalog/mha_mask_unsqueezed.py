@@ -2,6 +2,7 @@
 bug: mask.unsqueeze(1) "to broadcast over heads" on a mask that already broadcasts: one axis too many
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_mha_mask_as_is, cause_broadcast]
 """
 from torch import nn
 

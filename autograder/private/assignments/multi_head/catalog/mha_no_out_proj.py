@@ -2,6 +2,7 @@
 bug: the heads are merged but the output projection is never applied
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_mha_no_out_proj]
 example: true
 """
 from torch import nn

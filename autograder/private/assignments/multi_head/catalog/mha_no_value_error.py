@@ -2,6 +2,7 @@
 bug: no ValueError when embed_dim % n_heads != 0: the head size is silently rounded down
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_init_unchecked]
 """
 from torch import nn
 

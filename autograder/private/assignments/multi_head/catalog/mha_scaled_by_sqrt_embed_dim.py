@@ -2,6 +2,7 @@
 bug: scores scaled by 1/sqrt(embed_dim) instead of 1/sqrt(d_head)
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_mha_scaled_by_embed_dim]
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: its own attention with a -inf fill and torch.softmax: a query with no allowed key gives NaN
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_dead_nan]
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: the attention weights are averaged over the heads (nn.MultiheadAttention's default), not one map per head
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_mha_weights_averaged]
 """
 from torch import nn
 

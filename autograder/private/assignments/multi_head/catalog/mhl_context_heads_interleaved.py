@@ -2,6 +2,7 @@
 bug: the heads' contexts merged with a transpose first: (B, n_heads, d_head) -> (B, d_head, n_heads) -> (B, d_h) interleaves the heads' features
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_mhl_context_interleaved, cause_mhl_heads_mixed]
 """
 
 

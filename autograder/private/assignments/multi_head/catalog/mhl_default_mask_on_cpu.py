@@ -2,6 +2,7 @@
 bug: with no mask it builds an all-True one with torch.ones(B, T, dtype=torch.bool): on the CPU whatever the inputs' device (the meta device shows it)
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_no_device]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: only d_h % n_heads is checked: n_heads = 0 raises ZeroDivisionError and n_heads = -2 (which divides 6) slips through to reshape's RuntimeError
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_sizes_checked_late]
 """
 
 

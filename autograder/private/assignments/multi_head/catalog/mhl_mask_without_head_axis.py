@@ -2,6 +2,7 @@
 bug: the (B, T) mask passed to the softmax of the (B, n_heads, T) scores as it is: it raises when B != n_heads and is silently wrong (batch item k's mask on head k) when B == n_heads
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_mhl_mask_no_head_axis]
 example: true
 """
 

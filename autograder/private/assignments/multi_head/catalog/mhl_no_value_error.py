@@ -2,6 +2,7 @@
 bug: n_heads never checked: a bad n_heads ends in reshape's RuntimeError (or ZeroDivisionError), not the contract's ValueError
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_sizes_checked_late]
 """
 
 

@@ -2,6 +2,7 @@
 bug: one general attention over all d_h features, its weights copied to every head: the heads never differ, and the context is general_attention's
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_mhl_one_attention, cause_mhl_heads_mixed]
 """
 
 

@@ -2,6 +2,7 @@
 bug: every head scores with the first d_head columns of W (W[:, :d_head]) instead of its own block
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_mhl_first_block, cause_mhl_heads_mixed]
 """
 
 

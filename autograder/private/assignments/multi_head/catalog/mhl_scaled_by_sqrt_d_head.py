@@ -2,6 +2,7 @@
 bug: multi-head general attention with the transformer's habit: every head's scores divided by sqrt(d_head) (Luong general is not scaled; with one head it is no longer general_attention)
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_mhl_scaled_d_head]
 """
 import math
 

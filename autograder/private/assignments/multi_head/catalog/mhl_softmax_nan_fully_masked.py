@@ -2,6 +2,7 @@
 bug: its own masking, a -inf fill and torch.softmax: a batch row with no real token gives NaN weights and context in every head
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_dead_nan]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: encoder_states reshaped straight to (B, n_heads, T, d_head): the right shape, but each head gets a mix of time steps and features
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_mhl_split_view, cause_mhl_heads_mixed]
 """
 
 

@@ -2,6 +2,7 @@
 bug: W reshaped straight to (n_heads, d_s, d_head): head k gets a mix of W's rows and columns instead of its block W[:, k*d_head:(k+1)*d_head]
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_mhl_w_view, cause_mhl_heads_mixed]
 """
 
 

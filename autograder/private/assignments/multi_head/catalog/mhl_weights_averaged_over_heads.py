@@ -2,6 +2,7 @@
 bug: the per-head weights averaged over the heads before returning: weights (B, T), not one row per head (B, n_heads, T)
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_mhl_weights_merged, cause_mhl_weights_no_head_axis]
 """
 
 

@@ -2,6 +2,7 @@
 bug: The Annotated Transformer's masking in each head: mask.unsqueeze(1) ("same mask applied to all h heads") and masked_fill(mask == 0, -1e9) with a plain softmax: a batch row with no real token gets uniform weights and the mean context, and in float16 -1e9 does not fit (masked_fill raises)
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_dead_uniform, cause_fill_overflow]
 source: harvardnlp, The Annotated Transformer (MultiHeadedAttention.forward: mask = mask.unsqueeze(1); query.view(nbatches, -1, self.h, self.d_k).transpose(1, 2); attention(): scores.masked_fill(mask == 0, -1e9), scores.softmax(dim=-1)), https://nlp.seas.harvard.edu/annotated-transformer/
 idiom: x.view(nbatches, -1, h, d_k).transpose(1, 2) to make heads; mask.unsqueeze(1) for the heads axis; masked_fill(mask == 0, -1e9); softmax(dim=-1); x.transpose(1, 2).contiguous().view(nbatches, -1, h * d_k)
 """

@@ -2,6 +2,7 @@
 bug: The Annotated Transformer's MultiHeadedAttention with its attention() inline: masked_fill(mask == 0, -1e9) and no guard, so a fully masked query gets uniform weights and a nonzero output
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_dead_uniform, cause_fill_overflow]
 source: harvardnlp, The Annotated Transformer (class MultiHeadedAttention and function attention), https://nlp.seas.harvard.edu/annotated-transformer/
 idiom: a list comprehension [lin(x).view(nbatches, -1, h, d_k).transpose(1, 2) for lin, x in zip(linears, (query, key, value))]; matmul / math.sqrt(d_k); masked_fill(mask == 0, -1e9); softmax; x.transpose(1, 2).contiguous().view(nbatches, -1, h * d_k); last linear
 """

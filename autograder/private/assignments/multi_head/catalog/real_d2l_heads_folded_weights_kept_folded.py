@@ -2,6 +2,7 @@
 bug: d2l's transpose_qkv / transpose_output: the heads folded into the batch, the valid lengths repeated with repeat_interleave, the outputs unfolded again, but the weights returned as d2l keeps them, folded: (B*n_heads, T), not (B, n_heads, T)
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_axes_folded, cause_mhl_weights_no_head_axis]
 source: Dive into Deep Learning, section "Multi-Head Attention" (transpose_qkv, transpose_output, valid_lens = torch.repeat_interleave(valid_lens, repeats=self.num_heads, dim=0), attention_weights of shape (batch_size * num_heads, ...)), https://d2l.ai/chapter_attention-mechanisms-and-transformers/multihead-attention.html
 idiom: X.reshape(X.shape[0], X.shape[1], num_heads, -1).permute(0, 2, 1, 3).reshape(-1, X.shape[1], X.shape[3]); torch.repeat_interleave(mask, repeats=num_heads, dim=0); the output reshaped back with reshape(-1, num_heads, ...).permute(0, 2, 1, 3)
 """

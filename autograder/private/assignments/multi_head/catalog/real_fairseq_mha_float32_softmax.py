@@ -2,6 +2,7 @@
 bug: fairseq's MultiheadAttention softmax runs in float32 (utils.softmax(..., dtype=torch.float32), then type_as), so float64 weights carry float32 rounding; and its -inf fill leaves fully masked rows NaN
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_float32_detour, cause_dead_nan]
 source: fairseq, fairseq/modules/multihead_attention.py (MultiheadAttention.forward: q *= self.scaling, masked_fill with float("-inf"), utils.softmax(attn_weights, dim=-1, onnx_trace=...).type_as(attn_weights)) and fairseq/utils.py (softmax), https://github.com/facebookresearch/fairseq/blob/main/fairseq/modules/multihead_attention.py
 idiom: scaling = head_dim ** -0.5 applied to q before the product; heads folded into the batch (bsz * num_heads, T, head_dim) and multiplied with torch.bmm; disallowed positions filled with float("-inf"); F.softmax(..., dtype=torch.float32).type_as(scores)
 """

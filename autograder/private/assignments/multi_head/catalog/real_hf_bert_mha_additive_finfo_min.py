@@ -2,6 +2,7 @@
 bug: BertSelfAttention's eager path with HF's extended mask, (1 - mask) * finfo(dtype).min added to the scores: a fully masked query gets uniform weights, not zeros
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_dead_uniform, cause_dead_additive_mask]
 source: HuggingFace transformers, models/bert/modeling_bert.py (BertSelfAttention.transpose_for_scores and forward, eager) with modeling_utils.get_extended_attention_mask, https://github.com/huggingface/transformers/blob/v4.40.0/src/transformers/models/bert/modeling_bert.py
 idiom: transpose_for_scores: x.view(x.size()[:-1] + (num_heads, head_size)).permute(0, 2, 1, 3); scores / math.sqrt(head_size) + additive mask; softmax; context.permute(0, 2, 1, 3).contiguous().view(... + (all_head_size,))
 """

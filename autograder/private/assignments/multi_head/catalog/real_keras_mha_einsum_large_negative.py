@@ -2,6 +2,7 @@
 bug: Keras MultiHeadAttention's masked softmax adds (1 - mask) * -1e9 (-65504 in float16) instead of zeroing: a fully masked query gets the plain unmasked softmax and a nonzero output
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_dead_additive_mask, cause_dead_uniform]
 source: Keras, keras/layers/attention/multi_head_attention.py (_compute_attention, _masked_softmax) and keras/layers/activation/softmax.py (_large_compatible_negative), https://github.com/keras-team/keras/blob/v2.13.1/keras/layers/attention/multi_head_attention.py
 idiom: query scaled first by 1/sqrt(key_dim); einsum scores "...qhd,...khd->...hqk" on (B, T, h, d) projections; mask expanded at the head axis up to the scores' rank; scores += (1 - mask) * large_negative; softmax; einsum back to (B, T, h, d); output dense
 """

@@ -2,6 +2,7 @@
 bug: Kyubyong's transformer splits the features into heads and stacks them on the batch axis (h*N, ...), tiles the key mask the same way and adds mask * (-2**32 + 1) to the scores: a finite fill, so a batch row with no real token gets uniform weights and the mean context in every head (in float16 the fill overflows to -inf: NaN)
 functions: [multi_head_general_attention]
 questions: [multi_head_general_attention]
+causes: [cause_dead_additive_mask, cause_dead_uniform]
 source: Kyubyong Park, transformer, modules.py (multihead_attention: Q_ = tf.concat(tf.split(Q, num_heads, axis=2), axis=0); outputs = tf.concat(tf.split(outputs, num_heads, axis=0), axis=2); mask: padding_num = -2 ** 32 + 1, tf.tile(key_masks, [h, 1]), inputs + key_masks * padding_num), https://github.com/Kyubyong/transformer/blob/master/modules.py
 idiom: torch.cat(torch.split(x, d_head, dim=-1), dim=0) folds the heads into the batch head-major; the (B, T) padding mask repeated n_heads times along the batch and added as a large finite negative number; softmax; torch.cat(torch.split(y, B, dim=0), dim=-1) puts the heads back
 """

@@ -2,6 +2,7 @@
 bug: minGPT's CausalSelfAttention always applies its registered tril buffer and never reads the mask argument: every call is causal, padding masks are ignored, and cross-attention (T_q != T_k) is cut to the square's triangle
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_mha_always_causal, cause_lab_persistent_buffer]
 source: karpathy/minGPT, mingpt/model.py (CausalSelfAttention: register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size)); att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))), https://github.com/karpathy/minGPT/blob/master/mingpt/model.py
 idiom: a float lower-triangular buffer of a fixed block size registered in __init__, sliced to the sequence lengths in forward and applied with masked_fill(... == 0, -inf); k.view(B, T, nh, C // nh).transpose(1, 2); att * (1 / sqrt(k.size(-1))); y.transpose(1, 2).contiguous().view(B, T, C); c_proj
 """

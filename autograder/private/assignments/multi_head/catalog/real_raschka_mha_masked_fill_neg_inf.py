@@ -2,6 +2,7 @@
 bug: LLMs-from-scratch's MultiHeadAttention masks with attn_scores.masked_fill_(blocked, -torch.inf) and no guard: a fully masked query row is NaN
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_dead_nan]
 source: Sebastian Raschka, LLMs-from-scratch, ch03/01_main-chapter-code/ch03.ipynb (class MultiHeadAttention), https://github.com/rasbt/LLMs-from-scratch/blob/main/ch03/01_main-chapter-code/ch03.ipynb
 idiom: keys.view(b, num_tokens, num_heads, head_dim).transpose(1, 2); attn_scores = queries @ keys.transpose(2, 3); in-place masked_fill_ with -torch.inf on the blocked positions; softmax(attn_scores / keys.shape[-1] ** 0.5); (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, d_out); out_proj
 """

@@ -2,6 +2,7 @@
 bug: LLMs-from-scratch's MultiHeadAttentionWrapper: one attention per head in a Python loop, concatenated, so the work grows with the number of heads
 functions: [MultiHeadAttention]
 questions: [multi_head_attention]
+causes: [cause_python_loop_short]
 source: Sebastian Raschka, LLMs-from-scratch, ch03/01_main-chapter-code/ch03.ipynb (class MultiHeadAttentionWrapper: torch.cat([head(x) for head in self.heads], dim=-1)), https://github.com/rasbt/LLMs-from-scratch/blob/main/ch03/01_main-chapter-code/ch03.ipynb
 idiom: each head attends on its own slice of the projections with the provided scaled_dot_product_attention, the head outputs joined by torch.cat(..., dim=-1) and the weights stacked, then out_proj
 """

@@ -2,6 +2,7 @@
 bug: split_heads reshapes to (B, T, d_head, n_heads): head i gets every n-th feature, not a contiguous block
 functions: [split_heads]
 questions: [split_heads]
+causes: [cause_split_interleaved]
 """
 
 

@@ -2,6 +2,7 @@
 bug: split_heads slices one head at a time in a Python loop and stacks them
 functions: [split_heads]
 questions: [split_heads]
+causes: [cause_python_loop]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: split_heads never checks D % n_heads: a view raises RuntimeError instead of ValueError
 functions: [split_heads]
 questions: [split_heads]
+causes: [cause_sizes_checked_late]
 """
 
 

@@ -2,6 +2,7 @@
 bug: split_heads reshapes straight to (B, h, T, d_head) without the transpose, mixing positions into heads
 functions: [split_heads]
 questions: [split_heads]
+causes: [cause_split_view]
 example: true
 """
 

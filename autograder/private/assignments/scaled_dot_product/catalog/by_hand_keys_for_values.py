@@ -2,6 +2,7 @@
 bug: the output averages the keys instead of the values
 functions: []
 questions: [by_hand]
+causes: [cause_by_hand_keys_for_values]
 """
 BY_HAND_CELL = """\
 scores = [0.0000, 2.8284, 1.4142]

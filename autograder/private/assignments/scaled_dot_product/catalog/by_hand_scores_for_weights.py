@@ -2,6 +2,7 @@
 bug: the output multiplies the values by the scores instead of the weights
 functions: []
 questions: [by_hand]
+causes: [cause_by_hand_scores_for_weights]
 """
 BY_HAND_CELL = """\
 scores = [0.0000, 2.8284, 1.4142]

@@ -2,6 +2,7 @@
 bug: causal mask returned as a float tensor of ones and zeros, not bool
 functions: [causal_mask]
 questions: [causal_mask]
+causes: [cause_mask_number_dtype]
 """
 import torch
 

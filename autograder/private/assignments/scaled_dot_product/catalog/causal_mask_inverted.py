@@ -2,6 +2,7 @@
 bug: causal mask marks the future (True above the diagonal: the positions to hide)
 functions: [causal_mask]
 questions: [causal_mask]
+causes: [cause_causal_marks_hidden]
 """
 import torch
 

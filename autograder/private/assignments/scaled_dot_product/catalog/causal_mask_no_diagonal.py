@@ -2,6 +2,7 @@
 bug: causal mask from tril(-1): the diagonal is False, so a position cannot attend to itself
 functions: [causal_mask]
 questions: [causal_mask]
+causes: [cause_causal_no_diagonal]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: causal mask from triu: True above the diagonal, the future instead of the past
 functions: [causal_mask]
 questions: [causal_mask]
+causes: [cause_causal_triu]
 example: true
 """
 import torch

@@ -2,6 +2,7 @@
 bug: positions made with torch.arange(max_len) without device=: fails for lengths on another device
 functions: [padding_mask]
 questions: [padding_mask]
+causes: [cause_padding_arange_device]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: max_len is ignored: the mask always has lengths.max() columns
 functions: [padding_mask]
 questions: [padding_mask]
+causes: [cause_max_len_ignored, cause_padding_meta_values]
 """
 import torch
 

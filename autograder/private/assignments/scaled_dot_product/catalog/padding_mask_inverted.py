@@ -2,6 +2,7 @@
 bug: padding mask True on the padding (position >= length), the key_padding_mask convention
 functions: [padding_mask]
 questions: [padding_mask]
+causes: [cause_padding_inverted]
 """
 import torch
 

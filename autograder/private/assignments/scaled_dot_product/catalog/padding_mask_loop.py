@@ -2,6 +2,7 @@
 bug: builds the mask row by row in a Python loop over the batch
 functions: [padding_mask]
 questions: [padding_mask]
+causes: [cause_python_loop, cause_padding_meta_values]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: padding mask with <= keeps one padded position
 functions: [padding_mask]
 questions: [padding_mask]
+causes: [cause_padding_off_by_one]
 example: true
 """
 import torch

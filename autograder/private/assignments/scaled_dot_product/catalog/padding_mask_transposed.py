@@ -2,6 +2,7 @@
 bug: positions compared against lengths the other way round: a (max_len, B) mask
 functions: [padding_mask]
 questions: [padding_mask]
+causes: [cause_padding_transposed, cause_axes_swapped]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: The Annotated Transformer's subsequent_mask keeps its leading batch axis: the mask is (1, T, T), not (T, T)
 functions: [causal_mask]
 questions: [causal_mask]
+causes: [cause_singleton_axis]
 source: harvardnlp, The Annotated Transformer (function subsequent_mask), https://nlp.seas.harvard.edu/annotated-transformer/
 idiom: attn_shape = (1, size, size); torch.triu(torch.ones(attn_shape), diagonal=1).type(torch.uint8); return mask == 0
 """

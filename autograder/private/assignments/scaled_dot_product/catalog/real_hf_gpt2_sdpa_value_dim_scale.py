@@ -2,6 +2,7 @@
 bug: GPT2Attention's eager path divides by value.size(-1) ** 0.5 (d_v, equal to d_k only in GPT-2) and masks with torch.where(mask, scores, finfo.min), so d_v != d_k is scaled wrongly and a fully masked row gets uniform weights
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_sdpa_divided_by_sqrt_dv, cause_dead_uniform, cause_sdpa_dead_uniform]
 source: HuggingFace transformers, models/gpt2/modeling_gpt2.py (GPT2Attention._attn, eager), https://github.com/huggingface/transformers/blob/v4.40.0/src/transformers/models/gpt2/modeling_gpt2.py
 idiom: attn_weights / torch.full([], value.size(-1) ** 0.5, dtype=..., device=...); mask_value = torch.full([], torch.finfo(dtype).min, ...); torch.where(causal_mask, attn_weights, mask_value); softmax(dim=-1); matmul with value
 """

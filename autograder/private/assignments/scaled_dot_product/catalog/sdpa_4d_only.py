@@ -2,6 +2,7 @@
 bug: key.transpose(2, 3): works for (B, h, T, d) inputs only
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_axis_from_front]
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: the output comes from torch's built-in scaled_dot_product_attention
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_builtin_source]
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: the tutorial masking (masked_fill(mask == 0, -1e9) + softmax): a query with no allowed key gets uniform weights
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_dead_uniform, cause_sdpa_dead_uniform, cause_fill_overflow]
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: returns the worked example's numbers when the input is the worked example, unscaled attention otherwise
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_sdpa_not_scaled]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: a Python loop over the batch items (correct values, not vectorised)
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_python_loop]
 """
 import math
 

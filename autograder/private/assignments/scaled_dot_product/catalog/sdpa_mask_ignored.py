@@ -2,6 +2,7 @@
 bug: the mask argument is never used
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_mask_ignored]
 """
 import math
 

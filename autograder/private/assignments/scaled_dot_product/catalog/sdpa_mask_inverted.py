@@ -2,6 +2,7 @@
 bug: masks where the mask is True (the nn.MultiheadAttention convention), not where it is False
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_polarity_may_attend]
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: the scores are not scaled at all
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_sdpa_not_scaled]
 """
 
 

@@ -2,6 +2,7 @@
 bug: the output is accumulated into torch.zeros(...) made without dtype or device (float32 on the CPU)
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_created_float32, cause_no_device_short]
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: query /= sqrt(d_k) changes the caller's query tensor in place
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_in_place]
 """
 import math
 

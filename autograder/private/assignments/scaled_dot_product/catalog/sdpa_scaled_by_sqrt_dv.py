@@ -2,6 +2,7 @@
 bug: scores divided by sqrt(d_v), the value size, instead of sqrt(d_k)
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_sdpa_divided_by_sqrt_dv]
 """
 import math
 

@@ -2,6 +2,7 @@
 bug: softmax over the query axis (dim=-2) instead of the key axis
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_softmax_over_queries]
 """
 import math
 

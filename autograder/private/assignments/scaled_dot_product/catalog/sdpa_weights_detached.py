@@ -2,6 +2,7 @@
 bug: the weights are detached before the weighted sum: no gradient reaches query and key
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_detached]
 """
 import math
 

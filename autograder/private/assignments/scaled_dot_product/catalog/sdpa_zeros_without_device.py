@@ -2,6 +2,7 @@
 bug: the zero output for fully masked queries is made with torch.zeros(shape): on the CPU whatever the inputs' device
 functions: [scaled_dot_product_attention]
 questions: [scaled_dot_product_attention]
+causes: [cause_no_device_query]
 """
 import math
 

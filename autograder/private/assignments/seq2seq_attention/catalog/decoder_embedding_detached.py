@@ -2,6 +2,7 @@
 bug: the embedding is detached (a .detach() left from debugging): no gradient reaches embedding.weight
 functions: [AttentionDecoder]
 questions: [attention_decoder]
+causes: [cause_lab_parameter_unused]
 """
 import math
 

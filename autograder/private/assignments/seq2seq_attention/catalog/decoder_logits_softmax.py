@@ -2,6 +2,7 @@
 bug: the step returns softmax probabilities instead of the raw logits
 functions: [AttentionDecoder]
 questions: [attention_decoder, training_run]
+causes: [cause_lab_logits_softmaxed, cause_run_own_forward, cause_lab_run_parts]
 """
 import math
 

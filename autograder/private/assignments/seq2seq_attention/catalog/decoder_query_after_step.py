@@ -2,6 +2,7 @@
 bug: Luong's order: the GRU steps first (fed zeros where the context goes) and its new state is the attention's query
 functions: [AttentionDecoder]
 questions: [attention_decoder, training_run]
+causes: [cause_lab_query_after_step, cause_lab_run_parts]
 example: true
 """
 import math

@@ -2,6 +2,7 @@
 bug: final is the padded output's last position (states[:, -1]), zeros for every row shorter than the batch
 functions: [Encoder]
 questions: [encoder, training_run]
+causes: [cause_lab_final_after_padding, cause_lab_run_parts]
 example: true
 """
 from torch import nn

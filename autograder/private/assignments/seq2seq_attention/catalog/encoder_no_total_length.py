@@ -2,6 +2,7 @@
 bug: pad_packed_sequence without total_length: the states stop at the batch's longest length, not at src's T
 functions: [Encoder]
 questions: [encoder]
+causes: [cause_lab_total_length]
 """
 from torch import nn
 

@@ -2,6 +2,7 @@
 bug: the masked sum divided by the batch size, not by the number of real positions
 functions: [masked_loss]
 questions: [masked_loss]
+causes: [cause_lab_loss_per_batch]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: the loss returned as a Python number (loss.item()): right value, but nothing can be backpropagated through it
 functions: [masked_loss]
 questions: [masked_loss]
+causes: [cause_python_number]
 """
 import torch
 

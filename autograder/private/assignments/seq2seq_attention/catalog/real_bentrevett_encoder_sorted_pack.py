@@ -2,6 +2,7 @@
 bug: pack_padded_sequence with its default enforce_sorted=True: a batch whose lengths are not in decreasing order raises
 functions: [Encoder]
 questions: [encoder, training_run]
+causes: [cause_lab_enforce_sorted]
 source: bentrevett/pytorch-seq2seq, 4 - Packed Padded Sequences, Masking, Inference and BLEU, class Encoder (its iterator sorts each batch by length: sort_within_batch=True), https://github.com/bentrevett/pytorch-seq2seq
 idiom: packed_embedded = pack_padded_sequence(embedded, src_len.to('cpu')); packed_outputs, hidden = self.rnn(packed_embedded); outputs, _ = pad_packed_sequence(packed_outputs); here batch_first, one direction
 """

@@ -2,6 +2,7 @@
 bug: a teacher-forcing ratio: each step after the first is fed the true token only when random.random() < 0.5, else the decoder's own argmax, so the loss depends on the decoder's predictions (and on chance)
 functions: [train_step]
 questions: [train_step]
+causes: [cause_lab_teacher_forcing_ratio]
 source: bentrevett/pytorch-seq2seq, 3 - Neural Machine Translation by Jointly Learning to Align and Translate, class Seq2Seq.forward, https://github.com/bentrevett/pytorch-seq2seq
 idiom: teacher_force = random.random() < teacher_forcing_ratio; top1 = output.argmax(1); input = trg[t] if teacher_force else top1
 """

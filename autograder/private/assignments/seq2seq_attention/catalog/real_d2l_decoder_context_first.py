@@ -2,6 +2,7 @@
 bug: the GRU is fed [context; embedding], the opposite of the contract's [embedding; context] (same shapes, other weights' meaning)
 functions: [AttentionDecoder]
 questions: [attention_decoder, training_run]
+causes: [cause_lab_gru_input_order, cause_lab_run_parts]
 source: Dive into Deep Learning, class Seq2SeqAttentionDecoder.forward, https://d2l.ai/chapter_attention-mechanisms-and-transformers/bahdanau-attention.html
 idiom: query = torch.unsqueeze(hidden_state[-1], dim=1); context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens); x = torch.cat((context, torch.unsqueeze(x, dim=1)), dim=-1); the previous state as the query and the mask from the valid lengths, as the contract asks
 """

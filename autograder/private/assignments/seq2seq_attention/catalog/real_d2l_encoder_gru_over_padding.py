@@ -2,6 +2,7 @@
 bug: the GRU runs over the whole padded batch (no packing): states are not 0 at padding and final is the state after the padding
 functions: [Encoder]
 questions: [encoder, training_run]
+causes: [cause_lab_states_not_zeroed, cause_lab_final_after_padding, cause_lab_gru_reads_padding, cause_lab_run_parts]
 source: Dive into Deep Learning, class Seq2SeqEncoder (output, state = self.rnn(X) on the padded batch; valid_len used only by the loss and the attention), https://d2l.ai/chapter_recurrent-modern/seq2seq.html
 idiom: embed, run the GRU on every position, return (outputs, state) as they come; here batch_first and the final layer's state
 """

@@ -2,6 +2,7 @@
 bug: the attention has no padding mask: the softmax runs over every source position, padding included
 functions: [AttentionDecoder]
 questions: [attention_decoder, training_run]
+causes: [cause_mask_ignored, cause_lab_run_parts]
 source: PyTorch tutorials, NLP From Scratch: Translation with a Sequence to Sequence Network and Attention, classes BahdanauAttention and AttnDecoderRNN.forward_step, https://pytorch.org/tutorials/intermediate/seq2seq_translation_tutorial.html
 idiom: scores = Va(tanh(Wa(query) + Ua(keys))); weights = F.softmax(scores, dim=-1); context = torch.bmm(weights, keys); input_gru = torch.cat((embedded, context), dim=2) with the previous hidden state as the query; no mask anywhere (its batches pad with EOS); here with the contract's W_a, U_a, v_a and out on [new state; context]
 """

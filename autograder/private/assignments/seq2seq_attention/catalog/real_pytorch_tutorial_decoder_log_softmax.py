@@ -2,6 +2,7 @@
 bug: the step returns log-probabilities (log_softmax at the end) where the raw logits are asked for
 functions: [AttentionDecoder]
 questions: [attention_decoder]
+causes: [cause_lab_logits_log_probs]
 source: PyTorch tutorials, NLP From Scratch: Translation with a Sequence to Sequence Network and Attention, class AttnDecoderRNN, https://pytorch.org/tutorials/intermediate/seq2seq_translation_tutorial.html
 idiom: decoder_outputs = F.log_softmax(decoder_outputs, dim=-1) at the end of forward, for an nn.NLLLoss
 """

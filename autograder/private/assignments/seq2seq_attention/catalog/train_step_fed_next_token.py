@@ -2,6 +2,7 @@
 bug: targets not shifted against the inputs: the decoder is fed tgt[:, 1:] and trained to predict tgt[:, 1:], the very token it is fed
 functions: [train_step]
 questions: [train_step]
+causes: [cause_lab_no_shift_next, cause_lab_run_parts]
 """
 import torch
 

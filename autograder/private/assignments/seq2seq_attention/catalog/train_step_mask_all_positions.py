@@ -2,6 +2,7 @@
 bug: the loss mask is every target position: the steps after EOS (PAD targets) are trained too
 functions: [train_step]
 questions: [train_step]
+causes: [cause_lab_mask_all]
 """
 import torch
 

@@ -2,6 +2,7 @@
 bug: teacher forcing without the shift: the decoder is trained to predict the very token it is fed (targets tgt[:, :-1])
 functions: [train_step]
 questions: [train_step, training_run]
+causes: [cause_lab_no_shift, cause_lab_run_parts]
 """
 import torch
 

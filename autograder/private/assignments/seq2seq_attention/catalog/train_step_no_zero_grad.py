@@ -2,6 +2,7 @@
 bug: the gradients are never zeroed, so each step adds this batch's gradients to every earlier one's
 functions: [train_step]
 questions: [train_step, training_run]
+causes: [cause_lab_no_zero_grad, cause_lab_run_parts]
 example: true
 """
 import torch

@@ -2,6 +2,7 @@
 bug: the decoder starts from a zero state, not from the encoder's final state (nothing of the source reaches a baseline decoder)
 functions: [train_step]
 questions: [train_step, training_run]
+causes: [cause_lab_zero_start, cause_lab_run_parts]
 """
 import torch
 
