@@ -162,11 +162,6 @@ STILL_NAMING_AN_ASSIGNMENT = {
     # grade them: each case to the folder of the assignment it grades (as its battery*.py hold
     # theirs), the shared helpers staying here
     "audit/hostile/cases.py",
-    # the typed answers' vocabularies (the shapes drill's words): to the assignment's
-    # declaration, handed to the reader's helper as plain data; the public part needs them
-    # too (`check` reads typed cells, the notebooks' as_graded test embeds the form) and
-    # carries no private root, so they need a public channel (the build, or grading.yml)
-    "judge/by_hand.py",
 }
 
 
@@ -221,12 +216,9 @@ def test_an_assignments_synthetic_class_is_the_audits_and_writes_its_graded_func
 
 # The benches that still name an assignment: each measures one assignment's run in the grader
 # over seeds, with figures of its own task; to its run's declaration, one bench taking --assignment.
-BENCH_STILL_NAMING = {"lab_seeds.py", "transformer_seeds.py"}
-
-
 def test_no_bench_names_an_assignment():
     """A bench finds its assignments (`--assignment`, default every one grading.yml lists:
-    bench/chosen.py); `grep -w` finds no assignment's name in bench/ but BENCH_STILL_NAMING."""
+    bench/chosen.py); `grep -w` finds no assignment's name in bench/."""
     import re
 
     from autograder import declarations
@@ -234,9 +226,4 @@ def test_no_bench_names_an_assignment():
     word = re.compile(r"\b(" + "|".join(map(re.escape, declarations.names())) + r")\b")
     bench = layout.KIT_ROOT / "bench"
     found = {p.name for p in sorted(bench.glob("*.py")) if word.search(p.read_text(encoding="utf-8"))}
-    assert found - BENCH_STILL_NAMING == set(), (
-        f"a bench names an assignment (take --assignment): {found - BENCH_STILL_NAMING}"
-    )
-    assert BENCH_STILL_NAMING - found == set(), (
-        f"no longer name one: take them off the list: {BENCH_STILL_NAMING - found}"
-    )
+    assert not found, f"a bench names an assignment (take --assignment): {found}"

@@ -28,7 +28,7 @@ import json
 import zipfile
 from dataclasses import dataclass, field
 
-from autograder import config, layout  # noqa: E402
+from autograder import config, declarations, layout  # noqa: E402
 from autograder.audit.examples import EXAMPLES  # noqa: E402
 
 PACKAGE = layout.PACKAGE
@@ -102,7 +102,7 @@ def synthesized(assignment):
     from autograder.audit.catalog import reference_typed
     from autograder.judge import by_hand
 
-    forms = {f.question: f for f in by_hand.FORMS}
+    forms = {f.question: f for f in by_hand.forms(declarations.typed_forms())}
     for question, answers in reference_typed(assignment).items():  # each typed question: its marked cell
         cells.append(code_cell(f"{forms[question].mark}\n{answers}\n"))
         cells.append(code_cell(f'grader.check("{question}")\n'))
