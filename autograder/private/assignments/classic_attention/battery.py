@@ -10,18 +10,14 @@ or something that is not a tensor earns nothing on `test_attention_shapes`
 and costs no other question anything.
 """
 
-from autograder.audit.hostile.cases import (
+from autograder.audit.hostile.cases import case, ipynb, others_of, reference, replace_function  # noqa: F401
+from autograder.private.assignments.classic_attention import TYPED
+from autograder.private.assignments.classic_attention.battery_cases import (  # noqa: F401
     CLASSIC,
     CLASSIC_FULL,
     CLASSIC_POINTS,
     CLASSIC_QS,
-    case,
-    ipynb,
-    others_of,
-    reference,
-    replace_function,
 )
-from autograder.private.assignments.classic_attention import TYPED
 
 DRILL = "shapes_drill"
 DRILL_TAG = TYPED[DRILL]["tag"]
