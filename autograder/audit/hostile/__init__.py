@@ -1,6 +1,6 @@
 """`python -m autograder audit --hostile`: grade a battery of hostile and broken submissions.
 
-Every case (see `cases.py`) is written to a temporary folder and graded by
+Every case (each assignment's battery*.py, their helpers `cases.py`) is written to a temporary folder and graded by
 `autograder.grade.grade_batch`, the real batch path, under short limits (a
 copy of grading.yml with `limits` lowered, named by KIT_GRADING_YML). The
 table shows, per case, what the grader must do, what it did, the wall time

@@ -1,4 +1,4 @@
-"""Hostile battery cases (cases_batch): registered into `cases.CASES` on import."""
+"""Hostile battery cases of this assignment (batch grading): registered into `cases.CASES` on import."""
 
 from autograder import config
 from autograder.audit.hostile.cases import case, code_cell, ipynb, reference, replace_function  # noqa: F401

@@ -1,4 +1,4 @@
-"""Hostile battery cases (cases_malformed): files the notebook reader must survive.
+"""Hostile battery cases of this assignment: files the notebook reader must survive.
 
 Registered into `cases.CASES` on import. Each is read by the reader's limited
 helper process (`autograder.judge.reader`): a file it cannot read gives a
