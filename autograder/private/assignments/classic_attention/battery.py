@@ -10,9 +10,9 @@ or something that is not a tensor earns nothing on `test_attention_shapes`
 and costs no other question anything.
 """
 
-from autograder.audit.hostile.cases import case, ipynb, others_of, reference, replace_function  # noqa: F401
+from autograder.audit.hostile.cases import case, ipynb, others_of, reference, replace_function
 from autograder.private.assignments.classic_attention import TYPED
-from autograder.private.assignments.classic_attention.battery_cases import (  # noqa: F401
+from autograder.private.assignments.classic_attention.battery_cases import (
     CLASSIC,
     CLASSIC_FULL,
     CLASSIC_POINTS,

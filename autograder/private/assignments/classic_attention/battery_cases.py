@@ -2,24 +2,13 @@
 classic_attention notebook. Registered into `cases.CASES` on import."""
 
 from autograder import config
-from autograder.audit.hostile.cases import (  # noqa: F401
-    BATTERY,
-    PACKAGE,
-    ROOT_WHY,
-    SECRET_ENV,
-    _catalog_source,
-    _src,
-    _zip,
+from autograder.audit.hostile.cases import (
     append,
     case,
-    code_cell,
-    drop_function,
     ipynb,
     others_of,
     reference,
     replace_function,
-    state_dict_override,
-    synthesized,
 )
 
 CLASSIC = "classic_attention"

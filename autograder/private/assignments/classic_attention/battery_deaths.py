@@ -10,8 +10,8 @@ Several deaths share one submission (one per graded function): each question
 is judged on its own, and every death ends its worker, so the next function
 runs in a fresh one."""
 
-from autograder.audit.hostile.cases import append, case, ipynb, others_of, reference, replace_function  # noqa: F401
-from autograder.private.assignments.classic_attention.battery_cases import (  # noqa: F401
+from autograder.audit.hostile.cases import append, case, ipynb, others_of, reference, replace_function
+from autograder.private.assignments.classic_attention.battery_cases import (
     CLASSIC,
     CLASSIC_FULL,
     CLASSIC_POINTS,

@@ -1,23 +1,14 @@
 """Hostile battery cases of this assignment (its folder's battery): controls and attacks on a
 multi_head notebook. Registered into `cases.CASES` on import."""
 
-from autograder.audit.hostile.cases import (  # noqa: F401
-    BATTERY,
-    PACKAGE,
+from autograder.audit.hostile.cases import (
     ROOT_WHY,
-    SECRET_ENV,
     _catalog_source,
-    _src,
-    _zip,
     append,
     case,
-    code_cell,
-    drop_function,
     ipynb,
     others_of,
     reference,
-    replace_function,
-    state_dict_override,
     synthesized,
 )
 

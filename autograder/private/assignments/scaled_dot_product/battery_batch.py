@@ -1,8 +1,8 @@
 """Hostile battery cases of this assignment (batch grading): registered into `cases.CASES` on import."""
 
 from autograder import config
-from autograder.audit.hostile.cases import case, code_cell, ipynb, reference, replace_function  # noqa: F401
-from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP, SDP_QS, others  # noqa: F401
+from autograder.audit.hostile.cases import case, ipynb, reference
+from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP, SDP_QS
 
 # another assignment of grading.yml, the one a forged notebook claims to be (and its total)
 CLASSIC = next(a for a in config.load().assignments if a != SDP)

@@ -6,7 +6,7 @@ input, answers on disk). Registered into `cases.CASES` on import."""
 import json
 
 from autograder import config, layout
-from autograder.audit.hostile.cases import (  # noqa: F401
+from autograder.audit.hostile.cases import (
     BATTERY,
     PACKAGE,
     ROOT_WHY,
@@ -19,11 +19,8 @@ from autograder.audit.hostile.cases import (  # noqa: F401
     code_cell,
     drop_function,
     ipynb,
-    others_of,
     reference,
     replace_function,
-    state_dict_override,
-    synthesized,
 )
 
 SDP = "scaled_dot_product"

@@ -1,7 +1,7 @@
 """Hostile battery cases of this assignment: a package the grader holds but the notebook may not
 use, asked for past the import statement. Registered into `cases.CASES` on import."""
 
-from autograder.audit.hostile.cases import case, ipynb, reference, replace_function  # noqa: F401
+from autograder.audit.hostile.cases import case, ipynb, reference, replace_function
 
 # PyYAML: a dependency of the kit, so installed wherever the kit runs (a checkout, the
 # Gradescope root, the installed wheel), and no package the notebook is told it may use.

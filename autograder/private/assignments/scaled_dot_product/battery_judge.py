@@ -2,9 +2,9 @@
 student text that could inflate or forge feedback, forged replies, a
 submission that never ends. Registered into `cases.CASES` on import."""
 
-from autograder.audit.hostile.cases import append as append_cell  # noqa: F401
-from autograder.audit.hostile.cases import case, ipynb, reference, replace_function  # noqa: F401
-from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP, others  # noqa: F401
+from autograder.audit.hostile.cases import append as append_cell
+from autograder.audit.hostile.cases import case, ipynb, reference, replace_function
+from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP, others
 
 INPLACE_SDPA = (
     "def scaled_dot_product_attention(query, key, value, mask=None):\n"

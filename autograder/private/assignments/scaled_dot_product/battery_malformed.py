@@ -9,8 +9,8 @@ import io
 import json
 import zipfile
 
-from autograder.audit.hostile.cases import append, case, code_cell, ipynb, reference, replace_function  # noqa: F401
-from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP_QS, others  # noqa: F401
+from autograder.audit.hostile.cases import append, case, code_cell, ipynb, reference, replace_function
+from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP_QS, others
 
 
 def _zip(name, data, method=zipfile.ZIP_DEFLATED, patch=None):
