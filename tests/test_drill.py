@@ -73,6 +73,37 @@ def test_the_public_wheel_carries_the_declared_forms_and_reads_them_without_the_
     assert declarations.typed_forms() == {}
 
 
+@pytest.mark.slow  # writes the public part out and starts a fresh interpreter and the reader's helper
+def test_the_public_part_reads_the_drill_cell_as_the_grade_does(tmp_path):
+    """The public part alone (no private root, as the student's wheel) reads a drill answer
+    into the same plain data the judge reads with the private root."""
+    import subprocess
+    import sys
+
+    from autograder.build.public import public_files
+
+    public = tmp_path / "public"
+    for name, data in public_files().items():
+        (public / name).parent.mkdir(parents=True, exist_ok=True)
+        (public / name).write_bytes(data)
+    nb = tmp_path / "hw.ipynb"
+    nb.write_text(json.dumps(_nb(_code("import torch"), _code(f"{FORM.mark}\n{RIGHT}\n"))))
+    script = (
+        "import json, sys\n"
+        "from autograder import layout\n"
+        "from autograder.judge.notebook import load_submission\n"
+        "assert not layout.has_private()\n"
+        f"print(json.dumps(load_submission(sys.argv[1], [{CA!r}]).typed))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(nb)], cwd=public, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    public_read = json.loads(proc.stdout)
+    assert public_read == read_file(nb, [CA], limits=LIMITS)["typed"]
+    assert public_read["shapes_drill"]["answers"]["fix"] == "transpose"
+
+
 @pytest.mark.parametrize(
     "text, key",
     [
