@@ -7,17 +7,25 @@ package whose `__init__.py` may declare:
           question: the schema its settings (grading.yml `assignments.<name>.run`)
           are checked against, the top-level section older course files held them
           in, and the text of its `kit-grading-run` cell.
+    TYPED its questions answered with words typed into a marked cell, {question: {"tag",
+          "targets", "words": {target: allowed words}, "shape": the target holding a
+          shape, or None}}: plain data, the reader's rule for that cell (`judge.by_hand`).
 
-and its folder may hold `battery*.py`, its hostile battery cases (`battery_modules`), and
-`similar_class.py`, its synthetic class for the similarity audit (`similar_class`).
+and its folder may hold `battery*.py`, its hostile battery cases (`battery_modules`),
+`similar_class.py`, its synthetic class for the similarity audit (`similar_class`), and
+(with a RUN) `run_seeds.py`, its run measured on the reference over seeds (`run_seeds`:
+`add_options(parser)`, `main(args, cfg)`; bench/run_seeds.py).
 
 The generic layers (config, build, audit, judge, bench) ask here and never name an
 assignment. The lookup is by name at run time, so the public part of the kit may ask
 too: where the private root is absent (a student's copy) no assignment declares
-anything, and nothing that needs a declaration runs there.
+anything, and nothing that needs a declaration runs there, but for the typed forms
+(`typed_forms`), which the public check reads as the grade does: the build writes them
+into the public wheel (`layout.PUBLIC_TYPED`), and there they are read from that copy.
 """
 
 import importlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +73,13 @@ def similar_class(name: str) -> Any:
     return importlib.import_module(f"{PACKAGE}.{name}.{layout.SIMILAR_CLASS.removesuffix('.py')}")
 
 
+def run_seeds(name: str) -> Any:
+    """`name`'s run measured over seeds (its folder's `layout.RUN_SEEDS`), or None where it has none."""
+    if not (layout.ASSIGNMENTS / name / layout.RUN_SEEDS).is_file():
+        return None
+    return importlib.import_module(f"{PACKAGE}.{name}.{layout.RUN_SEEDS.removesuffix('.py')}")
+
+
 def battery_modules() -> list[str]:
     """The module names of every assignment's hostile battery cases (its folder's
     battery*.py), for the battery to import: each registers its cases on import."""
@@ -73,6 +88,26 @@ def battery_modules() -> list[str]:
         for name in names()
         for path in sorted((layout.ASSIGNMENTS / name).glob(f"{layout.BATTERY_PREFIX}*.py"))
     ]
+
+
+def typed_forms() -> dict[str, dict[str, Any]]:
+    """{question: its word form as plain data} of every assignment's `TYPED`; where the
+    private root is absent (the public wheel), the copy the build wrote (`public_typed`)."""
+    if not layout.ASSIGNMENTS.is_dir():
+        copy = layout.PACKAGE / layout.PUBLIC_TYPED
+        return json.loads(copy.read_text(encoding="utf-8")) if copy.is_file() else {}
+    out: dict[str, dict[str, Any]] = {}
+    for name in names():
+        for question, form in (getattr(module(name), "TYPED", None) or {}).items():
+            if question in out:
+                raise ValueError(f"two assignments declare the typed question {question!r}")
+            out[question] = form
+    return out
+
+
+def public_typed() -> bytes:
+    """`typed_forms()` as the public wheel carries it (`layout.PUBLIC_TYPED`)."""
+    return (json.dumps(typed_forms(), indent=1, sort_keys=True) + "\n").encode("utf-8")
 
 
 def legacy_runs() -> dict[str, list[str]]:

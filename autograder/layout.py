@@ -7,7 +7,8 @@ PRIVATE   the one private root (`autograder/private/`): reference solutions,
           suites, its audit catalog). No worker ever reaches it.
 ASSIGNMENTS  the assignments' folders: `ASSIGNMENTS/<name>/` holds its suites
           (test_<question>.py), `catalog/`, battery*.py, messages.yml and
-          similar_class.py (see `suite`, `catalog`, `audit_only`, `assignment_messages`).
+          similar_class.py, a lab's run_seeds.py (see `suite`, `catalog`, `audit_only`,
+          `assignment_messages`).
 WORKER_SIDE  what of the package a worker may see: the protocol and the
           worker (see `autograder.sandbox.view`).
 COURSE    the course's own folder (master notebooks, examples, student
@@ -26,7 +27,9 @@ CATALOG_FOLDER = "catalog"  # inside an assignment's folder: read by the audit o
 BATTERY_PREFIX = "battery"  # its battery*.py: its hostile battery cases, the audit's too
 MESSAGES_FILE = "messages.yml"  # inside an assignment's folder: its suites' words, both languages
 SIMILAR_CLASS = "similar_class.py"  # inside an assignment's folder: its synthetic class (the similarity audit's)
+RUN_SEEDS = "run_seeds.py"  # inside a lab's folder: its run measured over seeds (bench/run_seeds.py)
 WORKER_SIDE = ("__init__.py", "protocol", "worker")
+PUBLIC_TYPED = "typed_forms.json"  # in the public wheel only: the assignments' typed forms (`declarations.typed_forms`)
 COURSE = KIT_ROOT if (KIT_ROOT / "assignments").is_dir() else None
 
 
@@ -55,6 +58,10 @@ def assignment_messages():
 
 def audit_only(rel):
     """Whether a path inside an assignment's folder (relative to it) is the audit's (its
-    catalog, its battery cases, its synthetic class): no part of its suites, of a score, or
-    of a grading zip."""
-    return rel.parts[0] == CATALOG_FOLDER or rel.name.startswith(BATTERY_PREFIX) or rel.as_posix() == SIMILAR_CLASS
+    catalog, its battery cases, its synthetic class) or a bench's (its run over seeds): no
+    part of its suites, of a score, or of a grading zip."""
+    return (
+        rel.parts[0] == CATALOG_FOLDER
+        or rel.name.startswith(BATTERY_PREFIX)
+        or rel.as_posix() in (SIMILAR_CLASS, RUN_SEEDS)
+    )

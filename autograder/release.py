@@ -32,7 +32,7 @@ from typing import Any
 LEVELS = ("score", "public", "all")
 RELEASED = ("after_due_date", "after_published")  # Gradescope's visibility of the later view
 VISIBLE, HIDDEN = "visible", "hidden"
-TYPED = ("by_hand", "shapes_drill")  # answered in a typed cell (autograder.judge.by_hand.FORMS)
+TYPED = ("by_hand", "shapes_drill")  # answered in a typed cell (autograder.judge.by_hand.forms)
 
 
 @dataclass(frozen=True)

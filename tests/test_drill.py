@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import config
+from autograder import config, declarations
 from autograder.audit.catalog import entries, fill, fill_reference, reference_sources, reference_typed
 from autograder.judge import by_hand, proxies
 from autograder.judge.notebook import Cell, Submission
@@ -31,7 +31,7 @@ from conftest import notebook as _nb
 
 CFG = config.load(ROOT / "grading.yml")
 CA = "classic_attention"
-FORM = by_hand.SHAPES_DRILL
+FORM = by_hand.Form.from_data("shapes_drill", declarations.typed_forms()["shapes_drill"])
 LIMITS = CFG.limits
 RIGHT = 'wrong_tensor = "W"\nright_shape = ("d_h", "d_s")\nfix = "transpose"'
 
@@ -46,11 +46,62 @@ def test_the_drill_vocabulary_is_the_provided_functions_names_and_the_contracts_
     tree = ast.parse(inspect.getsource(ca.broken_general_attention)).body[0]
     names = [a.arg for a in tree.args.args]
     names += [t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
-    assert set(by_hand.DRILL_TENSORS) == set(names)
+    assert set(FORM.words["wrong_tensor"]) == set(names)
     answer = ca.BY_HAND["shapes_drill"]
     assert answer["wrong_tensor"] in FORM.words["wrong_tensor"] and answer["fix"] in FORM.words["fix"]
     assert all(s in FORM.words["right_shape"] for s in answer["right_shape"])
-    assert CFG.questions(CA)["shapes_drill"] > 0 and "shapes_drill" in by_hand.OTHER_FORMS
+    assert CFG.questions(CA)["shapes_drill"] > 0 and "shapes_drill" in {
+        f.question for f in by_hand.forms(declarations.typed_forms())
+    }
+
+
+def test_the_public_wheel_carries_the_declared_forms_and_reads_them_without_the_private_root(tmp_path, monkeypatch):
+    """`check` in a student's copy (no private root) reads typed cells by the forms the grade
+    uses: the build writes the declarations into the wheel, and declarations reads that copy."""
+    from autograder import layout
+    from autograder.build.public import public_files
+
+    declared = declarations.typed_forms()
+    assert "shapes_drill" in declared and declared["shapes_drill"]["words"]["fix"]
+    copy = public_files()[f"autograder/{layout.PUBLIC_TYPED}"]
+    assert json.loads(copy) == declared
+    (tmp_path / layout.PUBLIC_TYPED).write_bytes(copy)
+    monkeypatch.setattr(layout, "PACKAGE", tmp_path)
+    monkeypatch.setattr(layout, "ASSIGNMENTS", tmp_path / "no-private-root")
+    assert declarations.names() == [] and declarations.typed_forms() == declared
+    (tmp_path / layout.PUBLIC_TYPED).unlink()
+    assert declarations.typed_forms() == {}
+
+
+@pytest.mark.slow  # writes the public part out and starts a fresh interpreter and the reader's helper
+def test_the_public_part_reads_the_drill_cell_as_the_grade_does(tmp_path):
+    """The public part alone (no private root, as the student's wheel) reads a drill answer
+    into the same plain data the judge reads with the private root."""
+    import subprocess
+    import sys
+
+    from autograder.build.public import public_files
+
+    public = tmp_path / "public"
+    for name, data in public_files().items():
+        (public / name).parent.mkdir(parents=True, exist_ok=True)
+        (public / name).write_bytes(data)
+    nb = tmp_path / "hw.ipynb"
+    nb.write_text(json.dumps(_nb(_code("import torch"), _code(f"{FORM.mark}\n{RIGHT}\n"))))
+    script = (
+        "import json, sys\n"
+        "from autograder import layout\n"
+        "from autograder.judge.notebook import load_submission\n"
+        "assert not layout.has_private()\n"
+        f"print(json.dumps(load_submission(sys.argv[1], [{CA!r}]).typed))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(nb)], cwd=public, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    public_read = json.loads(proc.stdout)
+    assert public_read == read_file(nb, [CA], limits=LIMITS)["typed"]
+    assert public_read["shapes_drill"]["answers"]["fix"] == "transpose"
 
 
 @pytest.mark.parametrize(
@@ -104,7 +155,10 @@ def test_the_drill_cell_reads_as_words_through_the_limited_helper(tmp_path):
 
 
 def test_the_judge_refuses_typed_answers_of_another_shape_than_the_reader_gives():
-    good = read_bytes(json.dumps(_nb(_code(f"{FORM.mark}\n{RIGHT}"))).encode(), "hw.ipynb", LIMITS)
+    # the helper gets the declared forms as plain data (read_file sends them); the judge checks against them
+    typed = declarations.typed_forms()
+    good = read_bytes(json.dumps(_nb(_code(f"{FORM.mark}\n{RIGHT}"))).encode(), "hw.ipynb", LIMITS, typed=typed)
+    assert read_bytes(json.dumps(_nb(_code(f"{FORM.mark}\n{RIGHT}"))).encode(), "hw.ipynb", LIMITS)["typed"] == {}
     assert (
         _submission_dict(json.loads(json.dumps(good)), "hw.ipynb")["typed"]["shapes_drill"]["answers"]["fix"]
         == "transpose"

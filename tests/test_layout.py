@@ -154,22 +154,6 @@ def test_every_private_file_lives_under_the_one_private_root():
             assert "def masked_softmax(" not in text or rel.parts[0] == "audit", rel
 
 
-# What of the package still names an assignment outside the assignments' own places, each
-# with the step that takes it out (issue 35, item 1). The list only shrinks: a file that
-# starts naming one fails, and so does a file listed here that no longer does.
-STILL_NAMING_AN_ASSIGNMENT = {
-    # the hostile battery's vehicles, named once (SDP, CLASSIC, MULTI) for the shared cases that
-    # grade them: each case to the folder of the assignment it grades (as its battery*.py hold
-    # theirs), the shared helpers staying here
-    "audit/hostile/cases.py",
-    # the typed answers' vocabularies (the shapes drill's words): to the assignment's
-    # declaration, handed to the reader's helper as plain data; the public part needs them
-    # too (`check` reads typed cells, the notebooks' as_graded test embeds the form) and
-    # carries no private root, so they need a public channel (the build, or grading.yml)
-    "judge/by_hand.py",
-}
-
-
 def _assignments_own(rel):
     """An assignment's own places in the package: its folder under the private root, its
     reference (private/solutions/, the top-level solutions/ linked), its grading.yml entry."""
@@ -178,7 +162,7 @@ def _assignments_own(rel):
 
 def test_no_generic_layer_names_an_assignment():
     """`grep -w` of each assignment's name in the package, outside the assignments' own
-    places, finds only what STILL_NAMING_AN_ASSIGNMENT lists (docstrings and comments too)."""
+    places, finds nothing (docstrings and comments too)."""
     import re
 
     from autograder import declarations
@@ -194,10 +178,9 @@ def test_no_generic_layer_names_an_assignment():
         hits = sorted(set(word.findall(path.read_text(encoding="utf-8", errors="replace"))))
         if hits:
             found[rel.as_posix()] = hits
-    new = {k: v for k, v in found.items() if k not in STILL_NAMING_AN_ASSIGNMENT}
-    assert not new, f"a generic layer names an assignment (ask autograder.declarations; a placeholder in text): {new}"
-    gone = STILL_NAMING_AN_ASSIGNMENT - set(found)
-    assert not gone, f"these no longer name an assignment: take them off the list: {sorted(gone)}"
+    assert not found, (
+        f"a generic layer names an assignment (ask autograder.declarations; a placeholder in text): {found}"
+    )
 
 
 def test_an_assignments_synthetic_class_is_the_audits_and_writes_its_graded_functions():
@@ -221,12 +204,9 @@ def test_an_assignments_synthetic_class_is_the_audits_and_writes_its_graded_func
 
 # The benches that still name an assignment: each measures one assignment's run in the grader
 # over seeds, with figures of its own task; to its run's declaration, one bench taking --assignment.
-BENCH_STILL_NAMING = {"lab_seeds.py", "transformer_seeds.py"}
-
-
 def test_no_bench_names_an_assignment():
     """A bench finds its assignments (`--assignment`, default every one grading.yml lists:
-    bench/chosen.py); `grep -w` finds no assignment's name in bench/ but BENCH_STILL_NAMING."""
+    bench/chosen.py); `grep -w` finds no assignment's name in bench/."""
     import re
 
     from autograder import declarations
@@ -234,9 +214,4 @@ def test_no_bench_names_an_assignment():
     word = re.compile(r"\b(" + "|".join(map(re.escape, declarations.names())) + r")\b")
     bench = layout.KIT_ROOT / "bench"
     found = {p.name for p in sorted(bench.glob("*.py")) if word.search(p.read_text(encoding="utf-8"))}
-    assert found - BENCH_STILL_NAMING == set(), (
-        f"a bench names an assignment (take --assignment): {found - BENCH_STILL_NAMING}"
-    )
-    assert BENCH_STILL_NAMING - found == set(), (
-        f"no longer name one: take them off the list: {BENCH_STILL_NAMING - found}"
-    )
+    assert not found, f"a bench names an assignment (take --assignment): {found}"

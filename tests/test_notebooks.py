@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # every test here runs a kernel or the CLI
 # of their own and read nothing of the demonstrations'. The training lab's English reference
 # keeps the 400, as a person runs it; every other run of a reference is at 40 steps. The
 # transformer lab's 400-step models are the grader's own run, trained at full length in
-# tests/test_transformer_run.py (and on 10 seeds by bench/transformer_seeds.py).
+# tests/test_transformer_run.py (and on 10 seeds by bench/run_seeds.py).
 FULL_DEMO = ("seq2seq_attention",)
 DEMOS = {  # assignment: (the line that sets the demonstration's steps, the same at 40 steps)
     "seq2seq_attention": (

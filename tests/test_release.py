@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder import config, release
+from autograder import config, declarations, release
 from autograder.audit import catalog
 from autograder.grade import feedback, results
 from autograder.judge import GradeResult, by_hand
@@ -30,7 +30,7 @@ def _course(feedback_terms=None, assignment_terms=None):
 
 
 def test_the_typed_questions_are_the_readers_forms():
-    assert set(release.TYPED) == {f.question for f in by_hand.FORMS}
+    assert set(release.TYPED) == {f.question for f in by_hand.forms(declarations.typed_forms())}
 
 
 def test_terms_come_from_the_question_then_the_assignment_then_the_course(tmp_path):

@@ -356,7 +356,7 @@ def test_run_train_steps_keeps_names_and_dtype_and_learns_the_reversal():
 
 
 def test_trained_without_the_mask_a_model_reads_the_prompt_off_the_next_position():
-    """The grader's causal check in small (bench/transformer_seeds.py measures it in full): the
+    """The grader's causal check in small (bench/run_seeds.py measures it in full): the
     prompt's symbols are random, and evaluated without the mask only a model trained without it
     predicts them (it copies each from the next position)."""
 

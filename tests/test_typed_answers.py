@@ -38,7 +38,7 @@ import string
 import pytest
 import yaml
 
-from autograder import config, layout, messages
+from autograder import config, declarations, layout, messages
 from autograder.audit.catalog import fill, load_entry, reference_sources, reference_typed
 from autograder.judge import by_hand as typed_cells
 from autograder.private.assignments.scaled_dot_product.common import by_hand_answers
@@ -51,6 +51,7 @@ TYPED_ASSIGNMENTS = ("classic_attention", "scaled_dot_product")
 
 # -- the answers, from the kit's sources --------------------------------------------
 DRILL = ca_ref.BY_HAND["shapes_drill"]
+DRILL_FORM = typed_cells.Form.from_data("shapes_drill", declarations.typed_forms()["shapes_drill"])
 TENSOR, SHAPE, FIX = DRILL["wrong_tensor"], tuple(DRILL["right_shape"]), DRILL["fix"]
 DRILL_FILES = ("drill.py", "test_shapes_drill.py", "test_fixed_general_attention.py", "test_test_attention_shapes.py")
 DRILL_QUESTIONS = ("shapes_drill", "fixed_general_attention", "test_attention_shapes")
@@ -84,7 +85,7 @@ PUBLIC = [
     re.compile(r"decoder_states?,\s*encoder_states,\s*" + re.escape(TENSOR) + r"(?:,\s*mask)?"),  # the signature
     re.compile(r"\(?" + re.escape(TENSOR) + r"\s+h(?:_i|_\{b,\s*i\})?\)?"),  # the score s . (W h_i)
     re.compile(re.escape(TENSOR) + r"\s*=\s*[\[{<]"),  # an input's value
-] + [re.compile(re.escape(", ".join(words))) for words in typed_cells.SHAPES_DRILL.words.values()]  # the allowed words
+] + [re.compile(re.escape(", ".join(words))) for words in DRILL_FORM.words.values()]  # the allowed words
 
 
 def _fix_res(fix):
@@ -248,7 +249,7 @@ def _rendered(key, lang):
     entry = messages.catalog()[key]
     fields = {f: PLAUSIBLE.get(f, _Three()) for f in _fields(entry["en"])}
     if "allowed" in fields:
-        fields["allowed"] = ", ".join(typed_cells.SHAPES_DRILL.words["wrong_tensor"])
+        fields["allowed"] = ", ".join(DRILL_FORM.words["wrong_tensor"])
     return messages.t(key, lang, **fields)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from autograder import layout
+from autograder import declarations, layout
 from autograder.judge import by_hand as typed_cells
 from autograder.judge.by_hand import TAG as BY_HAND_TAG
 
@@ -33,7 +33,7 @@ class Entry:
     # among its functions: the question it targets there.
     by_hand: str | None = None
     # Every typed-answer cell the entry fills, {question: its lines}: `by_hand` above and the other
-    # forms (judge.by_hand.FORMS: SHAPES_DRILL_CELL for `shapes_drill`); each is listed among its functions.
+    # forms (judge.by_hand.forms: SHAPES_DRILL_CELL for `shapes_drill`); each is listed among its functions.
     typed: dict | None = None
     # The likely causes (message keys) the entry's bug reproduces, the one its questions should
     # name first; `[]`: a bug whose symptoms name it alone, so no cause fits it; None (no
@@ -103,7 +103,7 @@ def load_entry(path):
 def _typed_texts(source, path):
     """{question: the entry's top-level `<QUESTION>_CELL = "..."` string} for each typed form
     (`BY_HAND_CELL`, `SHAPES_DRILL_CELL`)."""
-    names = {f"{f.question.upper()}_CELL": f.question for f in typed_cells.FORMS}
+    names = {f"{f.question.upper()}_CELL": f.question for f in typed_cells.forms(declarations.typed_forms())}
     out = {}
     for node in ast.parse(source).body:
         hit = (
@@ -164,7 +164,8 @@ def fill(notebook, sources, by_hand=None):
     nb = copy.deepcopy(notebook)
     todo = dict(sources)
     typed = dict(by_hand) if isinstance(by_hand, dict) else {} if by_hand is None else {typed_cells.QUESTION: by_hand}
-    tags_of = {f.tag: f.question for f in typed_cells.FORMS}
+    forms = typed_cells.forms(declarations.typed_forms())
+    tags_of = {f.tag: f.question for f in forms}
     for cell in nb["cells"]:
         if cell.get("cell_type") != "code":
             continue
@@ -182,7 +183,7 @@ def fill(notebook, sources, by_hand=None):
     if todo:
         raise ValueError(f"no cell in the notebook defines {', '.join(sorted(todo))}")
     if typed:
-        tag = {f.question: f.tag for f in typed_cells.FORMS}.get(sorted(typed)[0], BY_HAND_TAG)
+        tag = {f.question: f.tag for f in forms}.get(sorted(typed)[0], BY_HAND_TAG)
         raise ValueError(f"no cell in the notebook is tagged {tag}")
     return nb
 
@@ -209,7 +210,7 @@ def reference_typed(assignment):
     for question, answers in getattr(module, "BY_HAND", {}).items():
         if question == typed_cells.QUESTION:
             out[question] = reference_by_hand(assignment)
-        elif question in typed_cells.OTHER_FORMS:
+        elif question in declarations.typed_forms():
             out[question] = "\n".join(
                 f"{name} = {tuple(v)!r}" if isinstance(v, (list, tuple)) else f"{name} = {v!r}"
                 for name, v in answers.items()

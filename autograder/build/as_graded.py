@@ -15,7 +15,7 @@ question fail (`judge.public_checks.report`).
 import ast
 import inspect
 
-from autograder import messages
+from autograder import declarations, messages
 from autograder.judge import by_hand, detect, form
 from autograder.judge.form_causes import TYPED_KEYS
 
@@ -119,9 +119,10 @@ def case_source(question, lang):
         sources["by_hand"] = _compact(by_hand)
         unreadable, rule = TYPED_KEYS[question]
         keys += [unreadable, rule, *_reasons()]
-        kind = "BY_HAND" if question == by_hand.QUESTION else None
-        if kind is None:
-            kind = next(name for name, value in vars(by_hand).items() if value is by_hand.OTHER_FORMS.get(question))
+        kind = "BY_HAND"
+        if question != by_hand.QUESTION:  # a word form: made from its declaration's plain data, as the reader's
+            kind = question.upper()
+            sources["by_hand"] += f"\n{kind} = Form.from_data({question!r}, {declarations.typed_forms()[question]!r})"
         fill = {"KIT_FORM": repr(kind), "KIT_UNREADABLE": repr(unreadable), "KIT_RULE": repr(rule)}
     words = {k: _template(k, lang) for k in keys}
     src = CASE.replace("QUESTION", question)

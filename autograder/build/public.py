@@ -16,7 +16,7 @@ import hashlib
 import zipfile
 from pathlib import Path
 
-from autograder import __version__, layout
+from autograder import __version__, declarations, layout
 from autograder.build import package
 
 NAME = "attention-autograder-kit-public"
@@ -34,6 +34,8 @@ def public_files():
         if not path.is_file() or rel.parts[0] in SKIP or "__pycache__" in rel.parts or path.suffix in (".pyc", ".pyo"):
             continue
         files[f"autograder/{rel.as_posix()}"] = path.read_bytes()
+    # the typed forms the assignments declare, for `check` to read typed cells as the grade does
+    files[f"autograder/{layout.PUBLIC_TYPED}"] = declarations.public_typed()
     return files
 
 

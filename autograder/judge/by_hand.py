@@ -1,6 +1,7 @@
 """The by-hand answer cell: numbers a student typed, read as plain data, never run.
 
-A question answered by hand (`by_hand` in scaled_dot_product) has one code cell
+A question answered by hand (`by_hand`, in the assignment whose reference has
+`BY_HAND`) has one code cell
 holding only literal assignments:
 
     # kit-by-hand: numbers only (no code). ...
@@ -20,13 +21,15 @@ naming the rule (a key of messages/reader.yml and its fields). The cell still
 runs in the worker like any other cell: it only assigns three names.
 
 The same reader serves every question answered in a typed cell (a `Form`):
-`BY_HAND` above (numbers) and `SHAPES_DRILL` (classic_attention's shapes drill:
-words from a fixed vocabulary, `wrong_tensor = "..."`, `right_shape = ("...",
-...)`, `fix = "..."`). A word answer may hold only a string that is one of its
-target's words (or, for a shape, a tuple or list of 1 to `MAX_SHAPE` symbols)
-or `...`; anything else is unreadable with a one-line reason, as above. The
-vocabularies are public (the names of the provided function, the contract's
-size symbols, the three kinds of fix); the answers live in the solutions.
+`BY_HAND` above (numbers) and the word forms an assignment declares (its
+folder's `TYPED`, `autograder.declarations.typed_forms`: a drill's words from a
+fixed vocabulary, `wrong_tensor = "..."`, `right_shape = ("...", ...)`, `fix =
+"..."`), handed to this module as plain data (`Form.from_data`). A word answer
+may hold only a string that is one of its target's words (or, for a shape, a
+tuple or list of 1 to `MAX_SHAPE` symbols) or `...`; anything else is
+unreadable with a one-line reason, as above. The vocabularies are public (the
+names of a provided function, the contract's size symbols, the kinds of fix);
+the answers live in the solutions.
 
 Runs in the reader's limited helper (`reader.read_bytes`): standard library
 only. `checked(data)` is the judge's side: it accepts what the helper sent
@@ -67,6 +70,12 @@ class Form:
     def mark(self) -> str:
         return "# " + self.tag
 
+    @classmethod
+    def from_data(cls, question: str, data: dict[str, Any]) -> "Form":
+        """A word form from its declaration's plain data ({"tag", "targets", "words", "shape"})."""
+        words = {str(k): tuple(str(w) for w in v) for k, v in data["words"].items()}
+        return cls(question, str(data["tag"]), tuple(str(t) for t in data["targets"]), words, data.get("shape"))
+
     def key(self, rule: str) -> str:
         """The reason's key (messages/reader.yml): a word form's own wording where it differs."""
         return f"by_hand_word_{rule}" if self.words is not None and rule in WORD_RULES else f"by_hand_{rule}"
@@ -74,20 +83,12 @@ class Form:
 
 WORD_RULES = ("two_cells", "statement", "target", "name", "string", "operator", "not_number", "too_big")
 BY_HAND = Form(QUESTION, TAG, TARGETS)
-# classic_attention's shapes drill: the names of `broken_general_attention` (a kit test holds this
-# list to the provided function's names), the contract's size symbols, the three kinds of fix.
-DRILL_TENSORS = ("decoder_states", "encoder_states", "W", "mask", "projected", "scores", "weights", "context")
-DRILL_SYMBOLS = ("batch_size", "T_dec", "T_enc", "d_s", "d_h", "d_attn")
-DRILL_FIXES = ("transpose", "reshape", "project")
-SHAPES_DRILL = Form(
-    "shapes_drill",
-    "kit-shapes-drill",
-    ("wrong_tensor", "right_shape", "fix"),
-    words={"wrong_tensor": DRILL_TENSORS, "right_shape": DRILL_SYMBOLS, "fix": DRILL_FIXES},
-    shape="right_shape",
-)
-FORMS = (BY_HAND, SHAPES_DRILL)
-OTHER_FORMS = {f.question: f for f in FORMS if f is not BY_HAND}  # the reader's `typed` answers
+
+
+def forms(typed: dict[str, dict[str, Any]] | None = None) -> tuple[Form, ...]:
+    """Every typed-answer form: `BY_HAND` and the word forms in `typed` ({question: plain
+    data}, what the assignments declare: `autograder.declarations.typed_forms`)."""
+    return (BY_HAND, *(Form.from_data(q, d) for q, d in sorted((typed or {}).items())))
 
 
 class Unreadable(Exception):
@@ -320,11 +321,12 @@ def checked(data: Any, max_cells: int, form: Form = BY_HAND) -> dict[str, Any] |
     return {"cells": cells, "labels": labels, "answers": answers, "problem": problem}
 
 
-def checked_typed(data: Any, max_cells: int) -> dict[str, Any]:
-    """The reader's `typed` answers ({question: what `read` gives} for OTHER_FORMS) checked
-    for shape; ValueError otherwise."""
+def checked_typed(data: Any, max_cells: int, typed: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The reader's `typed` answers ({question: what `read` gives} for the word forms of
+    `typed`, as `forms` takes it) checked for shape; ValueError otherwise."""
     if data is None:
         return {}
-    if not isinstance(data, dict) or not set(data) <= set(OTHER_FORMS):
+    others = {f.question: f for f in forms(typed) if f is not BY_HAND}
+    if not isinstance(data, dict) or not set(data) <= set(others):
         raise ValueError("typed")
-    return {q: checked(v, max_cells, OTHER_FORMS[q]) for q, v in data.items()}
+    return {q: checked(v, max_cells, others[q]) for q, v in data.items()}

@@ -61,7 +61,7 @@ class Submission:
     # notebook has no such cell, else {"cells": [index], "labels": [label], "answers": {"scores",
     # "weights", "output": floats, lists of them, or None} or None, "problem": {"key", "fields"} or None}.
     by_hand: dict[str, Any] | None = None
-    # The other typed-answer cells (`judge.by_hand.OTHER_FORMS`: the shapes drill's words), read the
+    # The other typed-answer cells (the word forms `declarations.typed_forms` gives), read the
     # same way: {question: the same shape as `by_hand`, answers words}, only the questions answered.
     typed: dict[str, Any] = field(default_factory=dict)
     # How the notebook is written, as the grader runs it (`judge.form.findings`): [{"key",

@@ -30,8 +30,9 @@ What the helper does (`read_bytes`, a pure function the tests call directly):
 - runs the trusted source checks (`sourcecheck.findings`) on the parsed cells;
 - reads the by-hand answer cell's literal numbers (`by_hand.read`: parsed, never
   run; `by_hand` in the answer, None when the notebook has no such cell), and
-  the other typed-answer cells (`by_hand.OTHER_FORMS`: the shapes drill's
-  words) into `typed` ({question: answer}, only those present); a notebook
+  the other typed-answer cells (the word forms the assignments declare, sent in the
+  request as plain data: `by_hand.forms`) into `typed` ({question: answer}, only those
+  present); a notebook
   with such a cell counts as defining its question (in `defined`), as a
   graded function's name does for detection;
 - reads how the notebook is written, as the grader runs it (`form.findings`: a package
@@ -353,11 +354,17 @@ def _small_metadata(meta: dict[str, Any], budget: int) -> dict[str, Any]:
 
 
 def read_bytes(
-    data: bytes, name: str, limits: dict[str, Any], known: Collection[object] = (), keep_provided: bool = False
+    data: bytes,
+    name: str,
+    limits: dict[str, Any],
+    known: Collection[object] = (),
+    keep_provided: bool = False,
+    typed: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The submission in `data` (a notebook's or an export zip's bytes) as plain
     data, or SubmissionError with a one-line reason. `name` is the file's
-    name (for messages); `limits` grading.yml's `limits`."""
+    name (for messages); `limits` grading.yml's `limits`; `typed` the word forms
+    ({question: plain data}, `by_hand.forms`) besides the by-hand cell."""
     name = one_line(name, NAME_CHARS)
     max_bytes = int(_limit(limits, "notebook_file_mb") * (1 << 20))
     max_code = int(_limit(limits, "notebook_code_kb") * (1 << 10))
@@ -384,8 +391,9 @@ def read_bytes(
     # each code cell as the student sees it (`form.shown_label`)
     labels: dict[int, str] = {}
     # the typed-answer cells of each form: (index, label, text), the first by_hand.MAX_LISTED, and their count
-    marked: dict[str, list[tuple[int, str, str]]] = {f.question: [] for f in by_hand.FORMS}
-    n_marked = {f.question: 0 for f in by_hand.FORMS}
+    forms = by_hand.forms(typed)
+    marked: dict[str, list[tuple[int, str, str]]] = {f.question: [] for f in forms}
+    n_marked = {f.question: 0 for f in forms}
     for i, cell in enumerate(nb["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -395,7 +403,7 @@ def read_bytes(
         if size > max_code:
             raise SubmissionError("too_much_code", name=where, kb=max_code >> 10)
         code.append((i, original, is_provided(cell)))
-        for form in by_hand.FORMS if not code[-1][2] else ():
+        for form in forms if not code[-1][2] else ():
             if by_hand.is_marked(original, _tags(cell), form):
                 n_marked[form.question] += 1
                 if len(marked[form.question]) < by_hand.MAX_LISTED:
@@ -440,11 +448,13 @@ def read_bytes(
     findings = sourcecheck.findings(parsed())
     as_written = written.findings([(i, labels[i], original) for i, original, provided in code if not provided])
     answer = by_hand.read(marked[by_hand.QUESTION], n_marked[by_hand.QUESTION])
-    typed = {q: by_hand.read(marked[q], n_marked[q], form) for q, form in by_hand.OTHER_FORMS.items() if marked[q]}
+    words = {
+        f.question: by_hand.read(marked[f.question], n_marked[f.question], f) for f in forms[1:] if marked[f.question]
+    }
     del marked
     if answer is not None:  # the notebook answers the by-hand question: detection counts it as defined
         defined.add(by_hand.QUESTION)
-    defined.update(typed)
+    defined.update(words)
     return {
         "notebook": {
             "metadata": small_meta,
@@ -456,7 +466,7 @@ def read_bytes(
         "defined": sorted(defined),
         "findings": findings,
         "by_hand": answer,
-        "typed": typed,
+        "typed": words,
         "form": as_written[:MAX_FORM],
     }
 
@@ -512,6 +522,7 @@ def child_main(request_json: str) -> int:
                 limits,
                 request["known"],
                 bool(request["keep_provided"]),
+                request["typed"],
             )
 
         result, error = _in_big_stack(read, int(_limit(limits, "reader_memory_mb") * (1 << 20)))
@@ -550,11 +561,27 @@ def _reader_limits(limits: object) -> dict[str, float]:
     return {k: _limit(limits, k) for k in keys}
 
 
+def _declared(typed: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """`typed`, or (None) the word forms the assignments declare."""
+    if typed is not None:
+        return typed
+    from autograder import declarations  # here: the helper loads this module without it
+
+    return declarations.typed_forms()
+
+
 def read_file(
-    path: str | Path, known: Collection[object] = (), keep_provided: bool = False, limits: dict[str, Any] | None = None
+    path: str | Path,
+    known: Collection[object] = (),
+    keep_provided: bool = False,
+    limits: dict[str, Any] | None = None,
+    typed: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The submission at `path` as `read_bytes` gives it (checked for shape),
-    read by the limited helper; SubmissionError with a one-line reason."""
+    read by the limited helper; SubmissionError with a one-line reason. `typed`:
+    the word forms besides the by-hand cell, as plain data (None: those the assignments
+    declare, `declarations.typed_forms`)."""
+    typed = _declared(typed)
     path = Path(path)
     name = one_line(path.name, NAME_CHARS)
     limits = _reader_limits(limits)
@@ -577,6 +604,7 @@ def read_file(
                 "known": [k for k in known if isinstance(k, str)],
                 "keep_provided": bool(keep_provided),
                 "limits": limits,
+                "typed": typed,
             }
         )
         wall = limits["reader_seconds"] * 2 + WALL_SLACK
@@ -618,7 +646,7 @@ def read_file(
     if not isinstance(answer, dict):
         raise SubmissionError("reader_wrong_shape", name=name, what="an answer")
     if answer.get("ok") is True:
-        return _submission_dict(answer.get("result"), name, known)
+        return _submission_dict(answer.get("result"), name, known, typed)
     reason = answer.get("reason")
     if isinstance(reason, dict) and isinstance(reason.get("key"), str) and isinstance(reason.get("fields"), dict):
         from autograder.messages import catalog
@@ -662,8 +690,12 @@ def _form_findings(found: object) -> bool:
     )
 
 
-def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> dict[str, Any]:
-    """`result` if it has the shape `read_bytes` gives, else SubmissionError."""
+def _submission_dict(
+    result: Any, name: str, known: Collection[object] = (), typed: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """`result` if it has the shape `read_bytes` gives, else SubmissionError (`typed` as
+    `read_file` takes it)."""
+    typed = _declared(typed)
 
     def bad(what: str) -> SubmissionError:
         return SubmissionError("reader_wrong_shape", name=name, what=what)
@@ -717,7 +749,7 @@ def _submission_dict(result: Any, name: str, known: Collection[object] = ()) -> 
         raise bad("form findings")
     try:
         result["by_hand"] = by_hand.checked(result.get("by_hand"), MAX_CODE_CELLS)
-        result["typed"] = by_hand.checked_typed(result.get("typed"), MAX_CODE_CELLS)
+        result["typed"] = by_hand.checked_typed(result.get("typed"), MAX_CODE_CELLS, typed)
     except ValueError:
         raise bad("a by-hand answer") from None
     return result

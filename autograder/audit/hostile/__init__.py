@@ -1,6 +1,6 @@
 """`python -m autograder audit --hostile`: grade a battery of hostile and broken submissions.
 
-Every case (see `cases.py`) is written to a temporary folder and graded by
+Every case (each assignment's battery*.py, their helpers `cases.py`) is written to a temporary folder and graded by
 `autograder.grade.grade_batch`, the real batch path, under short limits (a
 copy of grading.yml with `limits` lowered, named by KIT_GRADING_YML). The
 table shows, per case, what the grader must do, what it did, the wall time
@@ -32,14 +32,7 @@ import yaml
 
 from autograder import config as config_mod
 from autograder import declarations, layout, release
-from autograder.audit.hostile import (  # noqa: F401 - they register cases
-    cases_batch,
-    cases_deaths,
-    cases_imports,
-    cases_judge,
-    cases_malformed,
-)
-from autograder.audit.hostile.cases import BATTERY, CASES, SDP, SECRET_ENV, reference
+from autograder.audit.hostile.cases import BATTERY, CASES, SECRET_ENV, reference
 
 for _module in declarations.battery_modules():  # each assignment's own cases register on import
     importlib.import_module(_module)
@@ -225,7 +218,9 @@ def run(progress=True, cases=None, out=sys.stdout, jobs=None):
         BATTERY["port"] = listener.port
         BATTERY["zip"] = str(tmp / "autograder.zip")
         with zipfile.ZipFile(BATTERY["zip"], "w") as zf:
-            zf.write(layout.SOLUTIONS / f"{SDP}.py", f"kit/autograder/private/solutions/{SDP}.py")
+            for name in declarations.names():  # every assignment's solution: whichever a case grades
+                if (layout.SOLUTIONS / f"{name}.py").is_file():
+                    zf.write(layout.SOLUTIONS / f"{name}.py", f"kit/autograder/private/solutions/{name}.py")
         files = []
         for c in chosen:
             suffix, data = c.build()

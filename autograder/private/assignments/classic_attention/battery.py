@@ -1,7 +1,7 @@
 """Hostile battery cases of this assignment (its folder's battery): classic_attention's shapes drill.
 
 Registered into `cases.CASES` on import. Two surfaces: the drill's answer cell,
-read as words without running it (`autograder.judge.by_hand.SHAPES_DRILL`: code,
+read as words without running it (`autograder.judge.by_hand`, its form this folder's `TYPED`: code,
 names, unknown words, a huge string, terminal escapes, a missing cell each cost
 `shapes_drill` only, with a one-line reason), and the student's regression
 test, called with a stand-in the judge answers (`autograder.judge.proxies`):
@@ -10,20 +10,17 @@ or something that is not a tensor earns nothing on `test_attention_shapes`
 and costs no other question anything.
 """
 
-from autograder.audit.hostile.cases import (
+from autograder.audit.hostile.cases import case, ipynb, others_of, reference, replace_function
+from autograder.private.assignments.classic_attention import TYPED
+from autograder.private.assignments.classic_attention.battery_cases import (
     CLASSIC,
     CLASSIC_FULL,
     CLASSIC_POINTS,
     CLASSIC_QS,
-    case,
-    ipynb,
-    others_of,
-    reference,
-    replace_function,
 )
-from autograder.judge import by_hand
 
-DRILL = by_hand.SHAPES_DRILL.question
+DRILL = "shapes_drill"
+DRILL_TAG = TYPED[DRILL]["tag"]
 TEST = "test_attention_shapes"
 
 
@@ -36,7 +33,7 @@ def _cell(nb):
     return next(
         c
         for c in nb["cells"]
-        if c.get("cell_type") == "code" and by_hand.SHAPES_DRILL.tag in (c.get("metadata") or {}).get("tags", [])
+        if c.get("cell_type") == "code" and DRILL_TAG in (c.get("metadata") or {}).get("tags", [])
     )
 
 

@@ -2,7 +2,7 @@
 
 The student types three words into the drill's answer cell (`wrong_tensor`,
 `right_shape`, `fix`); the reader reads them without running anything
-(`Submission.typed["shapes_drill"]`, `judge.by_hand.SHAPES_DRILL`), so no call
+(`Submission.typed["shapes_drill"]`, `judge.by_hand`, the form in this folder's `TYPED`), so no call
 reaches the worker here. Each answer is its own check against solutions'
 BY_HAND, so a right fix earns its part even when the tensor is misnamed. A
 failure names the likely cause from the answer given (the tensor the line

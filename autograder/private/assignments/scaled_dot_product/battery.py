@@ -9,8 +9,9 @@ like any other, so the functions keep their points. A cell that lost its tag
 or its marker line is still found by the other.
 """
 
-from autograder.audit.hostile.cases import FULL, SDP_QS, case, ipynb, reference
+from autograder.audit.hostile.cases import case, ipynb, reference
 from autograder.judge import by_hand
+from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP_QS
 
 OTHERS = [q for q in SDP_QS if q != by_hand.QUESTION]
 LOSES = {"max_score": FULL - 2, "questions_zero": [by_hand.QUESTION], "questions_keep_full": OTHERS}

@@ -1,6 +1,6 @@
 """The training lab's run in the grader (question `training_run`): what the judge
 sends to the worker, and how it judges what comes back. Settings: grading.yml
-`training_run` (one place; `bench/lab_seeds.py` measures the thresholds there
+`training_run` (one place; `run_seeds.py` here measures the thresholds there
 on 10 seeds of the reference).
 
 What the judge decides, each from plain data it made or checked itself:

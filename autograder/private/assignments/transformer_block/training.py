@@ -1,6 +1,6 @@
 """The transformer lab's run in the grader (question `training_run` of transformer_block):
 what the judge sends to the worker, and how it judges what comes back. Settings:
-grading.yml `transformer_run` (one place; `bench/transformer_seeds.py` measures the
+grading.yml `transformer_run` (one place; `run_seeds.py` here measures the
 thresholds there on 10 seeds of the reference, and the ablated trainings below).
 
 What the judge decides, each from plain data it made or checked itself:

@@ -1,4 +1,4 @@
-"""Hostile battery cases (cases_imports): a package the grader holds but the notebook may not
+"""Hostile battery cases of this assignment: a package the grader holds but the notebook may not
 use, asked for past the import statement. Registered into `cases.CASES` on import."""
 
 from autograder.audit.hostile.cases import case, ipynb, reference, replace_function

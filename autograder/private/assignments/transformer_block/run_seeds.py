@@ -48,25 +48,20 @@ reads_future) on every seed. Also shown, not checked: the accuracy with the enco
 zeroed, teacher-forced accuracy with and without the mask on the answer, and greedy
 decoding without the mask (each step sees the prefix only).
 
-    OMP_NUM_THREADS=1 python bench/transformer_seeds.py [--seeds 10] [--first 0] [--steps N] ...
+    OMP_NUM_THREADS=1 python bench/run_seeds.py --assignment transformer_block [--seeds 10] [--first 0] [--steps N] ...
 
 (--steps and the other settings' options override grading.yml's, to try other settings.)
 """
 
-import argparse
 import resource
-import sys
 import time
 from dataclasses import fields, replace
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from autograder.private.solutions import transformer_block as ref
 
-from autograder import config  # noqa: E402
-from autograder.private.assignments.transformer_block import training  # noqa: E402
-from autograder.private.solutions import transformer_block as ref  # noqa: E402
+from . import training
 
 OVERRIDABLE = [f for f in fields(training.Settings) if f.name != "seed"]
 
@@ -153,16 +148,18 @@ def one_seed(s):
     return out
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--seeds", type=int, default=10)
-    p.add_argument("--first", type=int, default=0, help="the first seed (default 0)")
+def add_options(p):
+    """This run's own options of the bench: each setting, overriding grading.yml's."""
     for f in OVERRIDABLE:
         p.add_argument(f"--{f.name.replace('_', '-')}", type=float if f.type in (float, "float") else int, default=None)
-    args = p.parse_args()
+
+
+def main(args, cfg):
+    """Measure `args.seeds` seeds from `args.first`; 0 when the reference held and each ablation
+    failed its own check on every one."""
     torch.set_num_threads(1)  # as in the worker
     overrides = {f.name: getattr(args, f.name) for f in OVERRIDABLE if getattr(args, f.name) is not None}
-    base = training.settings(config.load(), **overrides)
+    base = training.settings(cfg, **overrides)
     print(
         f"grading.yml transformer_run{' with ' + str(overrides) if overrides else ''}: reversal of {base.length} of "
         f"{base.n_symbols} symbols (chance {base.chance:.3f}); {base.steps} Adam steps x {base.batch_size}, lr {base.lr:g}; "
@@ -219,7 +216,3 @@ def main():
     )
     print(f"peak MB of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
     return 0 if held == n and all(c == n for c in own_failed.values()) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

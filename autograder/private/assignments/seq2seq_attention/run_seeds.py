@@ -6,26 +6,20 @@ threshold of grading.yml's run (`assignments.seq2seq_attention.run`) holds; then
 each threshold. The grader's run uses grading.yml's seed; its thresholds must
 hold with a margin on every one of these.
 
-It runs the judge's own code (`autograder.private.assignments.seq2seq_attention.training`:
-the task, the judge-driven decoding, the ablation, the baseline) with the
-reference trained in this process (in the grader the worker trains the student's
-model; `bench/grade_one.py --assignment seq2seq_attention` measures that).
+It runs the judge's own code (`training.py` here: the task, the judge-driven
+decoding, the ablation, the baseline) with the reference trained in this process
+(in the grader the worker trains the student's model; `bench/grade_one.py
+--assignment seq2seq_attention` measures that). The bench that runs it:
 
-    python bench/lab_seeds.py [--seeds 10] [--first 0]
+    python bench/run_seeds.py --assignment seq2seq_attention [--seeds 10] [--first 0]
 """
 
-import argparse
 import resource
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from autograder import config  # noqa: E402
-from autograder.private.assignments.seq2seq_attention import training  # noqa: E402
+from . import training
 
 
 def one_seed(s):
@@ -46,13 +40,13 @@ def one_seed(s):
     return acc, base, zeroed, ratio, seconds, base_seconds, margins
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--seeds", type=int, default=10)
-    p.add_argument("--first", type=int, default=0, help="the first seed (default 0)")
-    args = p.parse_args()
+def add_options(p):
+    """This run's own options of the bench: none (grading.yml's settings)."""
+
+
+def main(args, cfg):
+    """Measure `args.seeds` seeds from `args.first`; 0 when every threshold held on each."""
     torch.set_num_threads(1)  # as in the worker
-    cfg = config.load()
     s0 = training.settings(cfg)
     print(
         f"grading.yml run: {s0.steps} Adam steps x {s0.batch_size} sequences of 1..{s0.max_len}, "
@@ -82,7 +76,3 @@ def main():
     )
     print(f"peak MB of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
     return 0 if held == args.seeds else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Hostile battery cases (cases_malformed): files the notebook reader must survive.
+"""Hostile battery cases of this assignment: files the notebook reader must survive.
 
 Registered into `cases.CASES` on import. Each is read by the reader's limited
 helper process (`autograder.judge.reader`): a file it cannot read gives a
@@ -9,17 +9,8 @@ import io
 import json
 import zipfile
 
-from autograder.audit.hostile.cases import (  # noqa: F401
-    FULL,
-    SDP_QS,
-    append,
-    case,
-    code_cell,
-    ipynb,
-    others,
-    reference,
-    replace_function,
-)
+from autograder.audit.hostile.cases import append, case, code_cell, ipynb, reference, replace_function
+from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP_QS, others
 
 
 def _zip(name, data, method=zipfile.ZIP_DEFLATED, patch=None):

@@ -2,8 +2,9 @@
 student text that could inflate or forge feedback, forged replies, a
 submission that never ends. Registered into `cases.CASES` on import."""
 
-from autograder.audit.hostile.cases import FULL, MULTI, SDP, case, ipynb, others, reference, replace_function  # noqa: F401
 from autograder.audit.hostile.cases import append as append_cell
+from autograder.audit.hostile.cases import case, ipynb, reference, replace_function
+from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP, others
 
 INPLACE_SDPA = (
     "def scaled_dot_product_attention(query, key, value, mask=None):\n"
@@ -94,35 +95,6 @@ def _():
             ),
         )
     )
-
-
-@case(
-    "mha_hidden_bias",
-    "multi-head: MultiHeadAttention creates biases even with bias=False and hides them "
-    "from named_parameters() and parameters()",
-    assignment=MULTI,
-    questions_lose=["multi_head_attention"],
-    questions_keep_full=["split_heads", "merge_heads"],
-)
-def _():
-    nb = reference(MULTI, demo=False)
-    for cell in nb["cells"]:
-        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if "class MultiHeadAttention" in src:
-            src = src.replace(
-                "nn.Linear(embed_dim, embed_dim, bias=bias)", "nn.Linear(embed_dim, embed_dim, bias=True)"
-            )
-            src += (
-                "\n\n_real_named = nn.Module.named_parameters\n"
-                "def _hide(self, *a, **k):\n"
-                "    for n, p in _real_named(self, *a, **k):\n"
-                "        if not n.endswith('.bias'):\n"
-                "            yield n, p\n"
-                "MultiHeadAttention.named_parameters = _hide\n"
-                "MultiHeadAttention.parameters = lambda self, recurse=True: (p for _, p in _hide(self))\n"
-            )
-            cell["source"] = src
-    return ipynb(nb)
 
 
 @case(

@@ -10,17 +10,12 @@ Several deaths share one submission (one per graded function): each question
 is judged on its own, and every death ends its worker, so the next function
 runs in a fresh one."""
 
-from autograder.audit.hostile.cases import (
+from autograder.audit.hostile.cases import append, case, ipynb, others_of, reference, replace_function
+from autograder.private.assignments.classic_attention.battery_cases import (
     CLASSIC,
     CLASSIC_FULL,
     CLASSIC_POINTS,
     CLASSIC_QS,
-    append,
-    case,
-    ipynb,
-    others_of,
-    reference,
-    replace_function,
 )
 
 NO_INTERNAL_ERROR = ["internal grader error"]

@@ -1,18 +1,12 @@
-"""Hostile battery cases (cases_batch): registered into `cases.CASES` on import."""
+"""Hostile battery cases of this assignment (batch grading): registered into `cases.CASES` on import."""
 
-from autograder.audit.hostile.cases import (  # noqa: F401
-    CLASSIC,
-    CLASSIC_FULL,
-    FULL,
-    SDP,
-    SDP_QS,
-    case,
-    code_cell,
-    ipynb,
-    others,
-    reference,
-    replace_function,
-)
+from autograder import config
+from autograder.audit.hostile.cases import case, ipynb, reference
+from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP, SDP_QS
+
+# another assignment of grading.yml, the one a forged notebook claims to be (and its total)
+CLASSIC = next(a for a in config.load().assignments if a != SDP)
+CLASSIC_FULL = sum(config.load().questions(CLASSIC).values())
 
 
 def _names_assignment(nb, name):
