@@ -30,16 +30,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from autograder.faults import Unconfined
+from autograder.faults import KitFault, Unconfined
 from autograder.judge.form import ALLOWED, LABEL_CHARS
 from autograder.judge.text import one_line
 from autograder.messages import number, t
+from autograder.sandbox import memcap
 from autograder.sandbox.client import WorkerClient, WorkerDied
 from autograder.sandbox.limits import Limits
 
 if TYPE_CHECKING:
     from autograder.judge.notebook import Submission
     from autograder.judge.stand_in import StandIn
+    from autograder.judge.watch import Watch
     from autograder.sandbox.forkserver import ForkServer
 
 MAX_SKIPPED_CELLS = 2
@@ -85,7 +87,14 @@ class CallOptions:
     (`[{"proxy": name} | {"own": name}]`, see `worker.runner`); `answer(message, count)`
     answers the proxies' callbacks (`judge.proxies.Recorder`). `cpu_seconds` replaces
     limits.cpu_seconds_per_call for this call (the training lab's run: its value is
-    grading.yml's, never the student's)."""
+    grading.yml's, never the student's).
+
+    `memory_mb` caps the data this call may hold beyond a bare worker (`sandbox.memcap`: the
+    kernel enforces it, the judge reads it back before the call's student code runs; an
+    allocation past it fails in the worker, the student's error, worded with `reference_mb`,
+    what the reference needs, where given); the worker is retired after the call. `watch`
+    (`judge.watch.Watch`) stands the judge in for functions the student's code is supposed to
+    call and logs each call it answers."""
 
     device: str = "cpu"
     construct: dict[str, Any] | None = None
@@ -99,6 +108,9 @@ class CallOptions:
     call_with: Sequence[dict[str, str]] | None = None
     answer: Callable[[dict[str, Any], int], dict[str, Any]] | None = None
     cpu_seconds: float | None = None
+    memory_mb: float | None = None
+    reference_mb: float | None = None
+    watch: "Watch | None" = None
 
 
 PLAIN = CallOptions()  # a plain call: the target called on the CPU, nothing else asked
@@ -181,6 +193,8 @@ class Remote:
         self.started = time.monotonic()  # the submission's wall-clock budget runs from here
         self.over_budget: str | None = None  # the reason, once the budget is spent
         self.verdicts_open = True  # verdict calls may still come: no probe yet (`end_verdicts`)
+        # a bare worker's (data bytes, control group bytes or None), read once for capped calls
+        self._bare: tuple[int, int | None] | None = None
 
     def _label(self, index: int) -> str:
         return cell_label(self.labels.get(index), index)
@@ -295,6 +309,59 @@ class Remote:
             self.notes.setdefault(target, t("left_running", target=target))
             self.close()
 
+    # -- memory caps ----------------------------------------------------
+    def _cap(self, memory_mb: float) -> tuple[int, int | None]:
+        """(the hard RLIMIT_DATA, the control group's limit or None) of a call capped at
+        `memory_mb` beyond a bare worker (`sandbox.memcap`)."""
+        if self._bare is None:  # one per fork server (every worker it forks starts the same), else per submission
+            kept = getattr(self.forkserver, "bare_worker", None)
+            self._bare = kept if kept is not None else self._measure_bare()
+            if self.forkserver is not None:
+                self.forkserver.bare_worker = self._bare
+        data, group = self._bare
+        group_limit = None if group is None else group + int((memory_mb + memcap.GROUP_SLACK_MB) * memcap.MB)
+        return memcap.cap_bytes(data, memory_mb), group_limit
+
+    def _measure_bare(self) -> tuple[int, int | None]:
+        """A bare worker's data size and control-group charge, read from the kernel: one
+        started for it (confined as every worker is), asked to run no cell, and closed. A
+        worker the judge cannot measure is the kit's fault, never a cap quietly dropped."""
+        client = WorkerClient(self.limits, self.forkserver)
+        client.start()
+        try:
+            try:
+                client.request({"op": "ready"}, cpu_seconds=self.limits.load_seconds, wall_seconds=self._wall(60.0))
+            except WorkerDied as exc:
+                raise KitFault(f"a bare worker for a memory cap did not start: {exc.reason}") from None
+            data = memcap.data_bytes(client.pid) if client.pid is not None else None
+            if data is None:
+                raise KitFault("the worker's data size cannot be read from /proc: no memory cap can be held")
+            return data, client.memory_charged()
+        finally:
+            client.close()
+
+    def _hold(self, client: WorkerClient, cap: tuple[int, int | None]) -> str | None:
+        """None where the kernel holds the call's cap on every process of the worker (read
+        from /proc, never the worker's word) and, where a control group holds it, the group's
+        limit is lowered: asked by the worker once it lowered its own, before the call runs.
+        Else "lifted" (a process without it), or "full" (the group already holds more)."""
+        pid = client.pid
+        if pid is None:
+            return "lifted"
+        pids = client.group_pids()
+        pids = memcap.descendants(pid) if pids is None else pids | {pid}
+        if memcap.uncapped(pids, cap[0]):
+            return "lifted"
+        if cap[1] is not None and not client.lower_memory_limit(cap[1]):
+            return "full"
+        return None
+
+    def _cap_line(self, o: CallOptions, error: str) -> str:
+        mb = number(o.memory_mb or 0, "g")
+        if o.reference_mb is None:
+            return t("memory_cap_exceeded_alone", mb=mb, error=error)
+        return t("memory_cap_exceeded", mb=mb, need=number(o.reference_mb, "g"), error=error)
+
     # -- calls ----------------------------------------------------------
     def end_verdicts(self) -> None:
         """Every verdict call of the submission is made: probes may run from here on."""
@@ -363,6 +430,8 @@ class Remote:
         self, target: str, args: Sequence[Any], kwargs: dict[str, Any] | None, options: CallOptions, slack: float
     ) -> Reply:
         kwargs = dict(kwargs or {})
+        if options.watch is not None:
+            options.watch.check(target, self.stand_in)  # never the part being graded: the suite's bug otherwise
         if target in self.dead:
             return Reply(False, error=self.dead[target])
         try:
@@ -372,6 +441,7 @@ class Remote:
         except WorkerDied as exc:
             return Reply(False, error=exc.reason)
         o = options
+        cap = self._cap(o.memory_mb) if o.memory_mb is not None else None
         message: dict[str, Any] = {
             "op": "call",
             "target": target,
@@ -388,6 +458,11 @@ class Remote:
         }
         if o.call_with:
             message["call_with"] = list(o.call_with)
+        watch = o.watch
+        if watch is not None:
+            message["watch"] = watch.names
+        if cap is not None:
+            message["data_limit"] = cap[0]
         proxied = {c["proxy"] for c in o.call_with or () if isinstance(c, dict) and "proxy" in c}
         on_callback: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         allowed: list[str] = []
@@ -396,13 +471,25 @@ class Remote:
             allowed = stand_in.allowed(target)
             if o.isolate is not None:
                 allowed = [n for n in allowed if n in o.isolate]
+            if watch is not None:  # a watched name is answered by the suite's function, never twice
+                allowed = [n for n in allowed if n not in watch.answers]
             message["isolate"] = allowed
             message["stand_in_classes"] = [n for n in allowed if n in stand_in.classes]
-        if stand_in is not None or (answer is not None and proxied):
+        held = [False]  # the judge read the cap back from the kernel (`_hold`)
+        why: list[str | None] = [None]  # else why not: "lifted", or "full" (the group holds more already)
+        if stand_in is not None or (answer is not None and proxied) or watch is not None or cap is not None:
             count = [0]
 
             def on_callback(msg: dict[str, Any]) -> dict[str, Any]:
+                if msg.get("kind") == "memory_cap" and "name" not in msg:
+                    if cap is None or held[0]:
+                        return {"ok": False, "error": t("stand_in_refused")}
+                    why[0] = self._hold(client, cap)
+                    held[0] = why[0] is None
+                    return {"ok": held[0], "error": why[0]}
                 count[0] += 1
+                if watch is not None and msg.get("name") in watch.answers:
+                    return watch.answer(msg, count[0])
                 if answer is not None and msg.get("name") in proxied:
                     return answer(msg, count[0])
                 if stand_in is None:
@@ -412,19 +499,34 @@ class Remote:
         try:
             raw = client.request(message, cpu_seconds=budget, wall_seconds=wall, on_callback=on_callback)
         except WorkerDied as exc:
+            killed = cap is not None and held[0] and client.oom_killed()
             self.close()
             if self._remaining() <= 0:  # the budget ran out during this call: say so, not "timed out"
                 return Reply(False, error=self._spent())
+            if killed:  # past the call's own cap: this call's failure, the next one starts a fresh worker
+                return Reply(False, error=self._cap_line(o, t("memory_cap_killed")), raised="MemoryError")
             self.dead[target] = t("function_died", target=target, reason=exc.reason)
             return Reply(False, error=self.dead[target])
         except BaseException:  # the judge's own (a callback's answer), or an interrupt: the kit's, as it came
             self.close()  # the worker waits on an answer that will not come
             raise
-        self._retire_if_left_running(target, client, raw)
+        if cap is not None:
+            self.close()  # its hard limit stays lowered: the next call starts a fresh worker
+            if why[0] == "full":  # what the notebook holds already is past the cap
+                return Reply(False, error=self._cap_line(o, t("memory_cap_killed")), raised="MemoryError")
+            if not held[0]:  # it answered without the cap read back: the student's code went around it
+                return Reply(False, error=t("memory_cap_not_held", mb=number(o.memory_mb or 0, "g")))
+        else:
+            self._retire_if_left_running(target, client, raw)
         if not isinstance(raw, dict):
             return Reply(False, error=t("reply_not_a_dict"))
         if not raw.get("ok"):
-            return Reply(False, error=_error_line(raw.get("error"), self.labels), raised=raised_type(raw.get("error")))
+            err = raw.get("error")
+            line = _error_line(err, self.labels)
+            if cap is not None and isinstance(err, dict):
+                if err.get("type") == "MemoryError" or err.get("out_of_memory") is True:
+                    line = self._cap_line(o, line)
+            return Reply(False, error=line, raised=raised_type(err))
         seen = raw.get("forbidden_seen")
         return Reply(
             True,

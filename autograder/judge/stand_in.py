@@ -18,6 +18,7 @@ as an error their code raises; any other error here (this module's own plumbing,
 reference that fails on what it accepts) is the kit's and leaves `answer` as it came.
 """
 
+import functools
 import importlib
 import inspect
 import math
@@ -82,6 +83,67 @@ def reaching(target: object, candidates: dict[str, Any], names: dict[str, Any]) 
     return {n for n, obj in candidates.items() if _reaches(obj, target, names)}
 
 
+def graded_functions_of(names: dict[str, Any]) -> dict[str, Any]:
+    """The reference functions and classes among a reference module's names (`vars(module)`)."""
+    return {n: v for n, v in names.items() if _is_reference(v) and not n.startswith("_")}
+
+
+def _reaches_any(start: object, target: object, names: dict[str, Any]) -> bool:
+    """`_reaches` from any callable: a function outside the references (a suite's lambda, a
+    wrapper) is followed through the references it names, its closure and defaults."""
+    todo, seen = [start], set()
+    while todo:  # unwrap what holds a function: a partial, a bound method, a callable object
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if _is_reference(obj):
+            if _reaches(obj, target, names) or _member_of(obj, target):
+                return True
+            if inspect.isfunction(obj) and "." in obj.__qualname__:  # a method: what its class runs, it may run
+                module = importlib.import_module(obj.__module__)
+                todo.append(getattr(module, obj.__qualname__.split(".")[0], None))
+        elif inspect.isfunction(obj):
+            if any(_reaches(o, target, names) for o in _named_in_any(obj, names)):
+                return True
+        elif isinstance(obj, functools.partial):
+            todo += [obj.func, *obj.args, *obj.keywords.values()]
+        elif inspect.ismethod(obj):
+            todo += [obj.__func__, obj.__self__]
+        elif callable(obj) and not inspect.isclass(obj) and not inspect.isbuiltin(obj):
+            todo += [type(obj), getattr(type(obj), "__call__", None)]
+    return False
+
+
+def _member_of(obj: object, target: object) -> bool:
+    """Whether `obj` is a function defined in the body of the class `target` (its method)."""
+    return (
+        inspect.isclass(target)
+        and inspect.isfunction(obj)
+        and obj.__module__ == target.__module__
+        and obj.__qualname__.startswith(target.__qualname__ + ".")
+    )
+
+
+def _named_in_any(fn: types.FunctionType, names: dict[str, Any]) -> list[Any]:
+    """What a non-reference function names that the call graph follows: references, and the
+    functions in its closure and defaults (followed in turn)."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    todo: list[Any] = [fn]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen or not inspect.isfunction(f):
+            continue
+        seen.add(id(f))
+        for v in _values_named(f, names):  # `ref.DecoderBlock` too: `names` holds the reference's own
+            if _is_reference(v):
+                found.append(v)
+            elif inspect.isfunction(v):
+                todo.append(v)
+    return found
+
+
 def _reaches(start: object, target: object, names: dict[str, Any]) -> bool:
     seen: set[int] = set()
     todo = [start]
@@ -134,6 +196,12 @@ def _named(obj: object, names: dict[str, Any]) -> list[Any]:
 
 def _named_in(fn: types.FunctionType, names: dict[str, Any]) -> list[Any]:
     """The reference functions and classes a function names: in its code, defaults and closure."""
+    return [v for v in _values_named(fn, names) if _is_reference(v)]
+
+
+def _values_named(fn: types.FunctionType, names: dict[str, Any]) -> list[Any]:
+    """What a function may use by name: every name its code objects (nested ones included) load,
+    looked up in its globals and among `names`, and its defaults and closure."""
     loaded: set[str] = set()
     codes = [fn.__code__]
     while codes:
@@ -143,7 +211,7 @@ def _named_in(fn: types.FunctionType, names: dict[str, Any]) -> list[Any]:
     values = [fn.__globals__.get(n) for n in loaded] + [names.get(n) for n in loaded]
     values += list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
     values += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
-    return [v for v in values if _is_reference(v)]
+    return values
 
 
 def _filled(cell: types.CellType) -> bool:
@@ -183,6 +251,23 @@ class StandIn:
             near = reaching(own, names, self._reference) if _is_reference(own) else set()
             self._allowed[target] = sorted(n for n in names if n != target and n not in near)
         return list(self._allowed[target])
+
+    def reaches_target(self, target: str, name: str) -> bool:
+        """Whether `name` is the graded `target` or a graded function or class whose reference
+        can run `target`'s (`reaching`): one the judge never answers for while `target` runs."""
+        if name == target:
+            return True
+        own, graded = self._reference.get(target), {**graded_functions_of(self._reference), **self.classes}
+        return _is_reference(own) and name in reaching(
+            own, {k: v for k, v in graded.items() if k == name}, self._reference
+        )
+
+    def runs_target(self, target: str, fn: object) -> bool:
+        """Whether `fn` (a function the judge would answer with) is, or can run, `target`'s reference."""
+        own = self._reference.get(target)
+        if not _is_reference(own):
+            return False
+        return fn is own or _reaches_any(fn, own, self._reference)
 
     def answer(self, target: str, allowed: list[str], message: dict[str, Any], count: int) -> dict[str, Any]:
         """The reply to one callback from the worker (plain data, checked here)."""

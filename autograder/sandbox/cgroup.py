@@ -211,6 +211,34 @@ class WorkerGroup:
         except ValueError:
             return None
 
+    def usage_bytes(self) -> int | None:
+        """Memory charged to the group now (None without a memory controller)."""
+        f = self._file("memory.usage_in_bytes", "memory.current")
+        try:
+            return int(_read(f)) if f else None
+        except ValueError:
+            return None
+
+    def lower_memory_limit(self, limit: int) -> bool:
+        """Lower the group's memory limit to `limit` bytes (never raise it): a call's cap
+        (`sandbox.memcap`). Whether the kernel now holds it, read back."""
+        f = self._file("memory.limit_in_bytes", "memory.max")
+        if f is None:
+            return False
+        now = _read(f).strip()
+        if now.isdigit() and int(now) <= limit:
+            return True
+        try:
+            f.write_text(str(limit))
+        except OSError:
+            return False
+        now = _read(f).strip()
+        return now.isdigit() and int(now) <= limit
+
+    def pids(self) -> set[int]:
+        """Process ids (not threads) in the group now."""
+        return self._pids()
+
     def oom_killed(self) -> bool:
         """Whether the kernel killed a process of the group for memory."""
         for n, key in (("memory.oom_control", "oom_kill"), ("memory.events", "oom_kill")):

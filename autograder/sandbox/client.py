@@ -165,6 +165,26 @@ class WorkerClient:
         return self.p.group.processes() if self.p is not None and self.p.group is not None else None
 
     @property
+    def pid(self) -> int | None:
+        return self.p.proc.pid if self.p is not None else None
+
+    def group_pids(self) -> set[int] | None:
+        """The processes of the worker's control group (None without one)."""
+        return self.p.group.pids() if self.p is not None and self.p.group is not None else None
+
+    def memory_charged(self) -> int | None:
+        """Bytes charged to the worker's control group now (None without a memory controller)."""
+        return self.p.group.usage_bytes() if self.p is not None and self.p.group is not None else None
+
+    def lower_memory_limit(self, limit: int) -> bool:
+        """Lower the control group's memory limit for what is left of this worker's life."""
+        return self.p is not None and self.p.group is not None and self.p.group.lower_memory_limit(limit)
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel killed a process of the worker's control group for memory."""
+        return self.p is not None and self.p.group is not None and self.p.group.oom_killed()
+
+    @property
     def alive(self) -> bool:
         return self.p is not None and self.p.dead is None
 

@@ -209,6 +209,9 @@ class ForkServer:
         # One started early by the command (`prestart`), if any: its imports
         # then ran while this process imported torch and pytest.
         self.proc, self.sock = take_prestarted() or launch()
+        # what a bare worker forked here holds (data bytes, control-group bytes or None): the
+        # judge measures it once for the memory caps of calls (`judge.remote.Remote._cap`)
+        self.bare_worker: tuple[int, int | None] | None = None
 
     def _ask(self, message: dict[str, Any], fds: Sequence[int] = ()) -> Any:
         import json

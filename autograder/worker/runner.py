@@ -26,6 +26,13 @@ registers them under the same dotted names, and whose forward sends its inputs
 and its current parameters to the judge (`"kind": "forward"`, forward and
 backward: gradients for the inputs and the parameters).
 
+A call may name functions the judge answers and logs (`"watch": [name]`, `judge.watch`): a
+name of the notebook's namespace, or a dotted path from one to a function or a class's method
+(`nn.Linear.forward`: the module's parameters and buffers go with each call). A call may carry
+a memory cap (`"data_limit": bytes`, `sandbox.memcap`): the worker lowers its hard RLIMIT_DATA
+to it and asks the judge to read it back (`{"op": "callback", "kind": "memory_cap"}`) before
+anything of the call runs. `{"op": "ready"}` runs nothing: the judge measures a bare worker.
+
 A call may also pass functions as its first arguments (`"call_with": [{"proxy":
 name} | {"own": name}]`, a student's test called with the function it tests):
 a proxy answered by the judge under `name`, or the notebook's own `name` (as it
@@ -76,7 +83,10 @@ def _error(exc):
     msg = str(exc)
     if len(msg) > MESSAGE_CHARS:
         msg = msg[:MESSAGE_CHARS] + " ..."
-    return {"type": type(exc).__name__, "message": msg, "where": _where(exc)}
+    out = {"type": type(exc).__name__, "message": msg, "where": _where(exc)}
+    if isinstance(exc, RuntimeError) and "allocate" in msg and "memory" in msg:
+        out["out_of_memory"] = True  # torch's CPU allocator refused (the judge words a capped call's so)
+    return out
 
 
 class _Sink(io.RawIOBase):
@@ -181,6 +191,15 @@ def _guard_imports(packages):
     sys.meta_path.insert(0, NotebookFinder())
 
 
+def _put_back(done):
+    """Undo `Worker._watch`: each (owner, attribute, what it held), last first."""
+    for owner, attr, before in reversed(done):
+        if isinstance(owner, dict):
+            owner[attr] = before
+        else:
+            setattr(owner, attr, before)
+
+
 def _tensor_slots(torch, args, kwargs):
     """Where a call's tensor inputs are (("a", index) or ("k", name)), and those tensors in order."""
     slots = [("a", i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
@@ -263,6 +282,75 @@ class Worker:
 
         proxy.__name__ = name
         return proxy
+
+    def _watch(self, names):
+        """Stand the judge in, for this call, for each watched name (`judge.watch`): a function
+        of the notebook's namespace (`attention`), or an attribute reached from it by a dotted
+        path (`nn.Linear.forward`, `F.linear`). A function is answered as `_proxy` answers one,
+        forward and backward; a method of a class (an attribute of a class that is a plain
+        function) sends its module's parameters and buffers too (`_method_proxy`). Returns
+        [(owner, attribute, what it held)] to put back after the call."""
+        done = []
+        try:
+            for name in names:
+                if not isinstance(name, str) or not all(p.isidentifier() for p in name.split(".")):
+                    raise LookupError(f"cannot watch {name!r}")
+                *path, attr = name.split(".")
+                if not path:
+                    if attr not in self.ns:
+                        raise NameError(f"name {attr!r} is not defined")
+                    done.append((self.ns, attr, self.ns[attr]))
+                    self.ns[attr] = self._proxy(name)
+                    continue
+                owner = self.ns[path[0]] if path[0] in self.ns else None
+                if owner is None:
+                    raise NameError(f"name {path[0]!r} is not defined")
+                for part in path[1:]:
+                    owner = getattr(owner, part)
+                before = (
+                    owner.__dict__[attr] if isinstance(owner, type) and attr in owner.__dict__ else getattr(owner, attr)
+                )
+                method = (
+                    isinstance(owner, type) and callable(before) and not isinstance(before, (staticmethod, classmethod))
+                )
+                done.append((owner, attr, before))
+                setattr(owner, attr, self._method_proxy(name) if method else self._proxy(name))
+        except BaseException:
+            _put_back(done)
+            raise
+        return done
+
+    def _method_proxy(self, name):
+        """A method answered by the judge (forward only): the call's arguments after `self`, and
+        `self`'s parameters and persistent buffers ({name: tensor}, `_state_entries`) as `state`."""
+        torch = self.torch
+        ask = self._ask(name)
+
+        def method(module, *args, **kwargs):
+            state = {}
+            if isinstance(module, torch.nn.Module):
+                params, buffers = _state_entries(module, torch)
+                state = {n: v.detach() for n, v in {**params, **buffers}.items()}
+            slots, tensors = _tensor_slots(torch, args, kwargs)
+            device = tensors[0].device if tensors else torch.device("cpu")
+
+            class Call(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, *ts):
+                    a, k = _with_tensors(args, kwargs, slots, [t.detach() for t in ts])
+                    value = ask({"op": "callback", "name": name, "args": a, "kwargs": k, "state": state})["value"]
+                    if isinstance(value, list):
+                        return tuple(v.to(device) for v in value)
+                    return value.to(device)
+
+                @staticmethod
+                def backward(ctx, *grads):
+                    raise RuntimeError(f"{name}: the grader answers it forward only (no gradients through it)")
+
+            return Call.apply(*tensors)
+
+        method.__name__ = name.rpartition(".")[2]
+        return method
 
     def _module_proxy(self, name):
         """The graded class `name` answered by the judge: an nn.Module subclass with the
@@ -479,7 +567,12 @@ class Worker:
         saved = {n: self.ns[n] for n in isolate if n in self.ns}
         for n in isolate:
             self.ns[n] = self._module_proxy(n) if n in classes else self._proxy(n)
+        watched = []
         try:
+            try:
+                watched = self._watch(req.get("watch") or [])
+            except Exception as exc:  # noqa: BLE001 - a watched name the notebook lacks, or its code broke
+                return {"ok": False, "error": _error(exc)}
             given = []
             for item in req.get("call_with") or []:
                 if isinstance(item, dict) and isinstance(item.get("proxy"), str):
@@ -494,6 +587,7 @@ class Worker:
                     }
             return self._call(req, fn, given + list(args), kwargs, reply, counter)
         finally:
+            _put_back(watched)
             for n in isolate:
                 if n in saved:
                     self.ns[n] = saved[n]
@@ -648,6 +742,25 @@ def _limit_cpu(seconds):
     resource.setrlimit(resource.RLIMIT_CPU, (want, hard))
 
 
+def _cap_memory(limit, rpc):
+    """A call the judge capped (`sandbox.memcap`): lower this process's hard RLIMIT_DATA to
+    `limit` bytes (no process raises a hard limit again) and ask the judge to read it back
+    before the call runs. None to go on; else the reply that ends the call (the judge's words)."""
+    if limit is None:
+        return None
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_DATA, (int(limit), int(limit)))
+    except (OSError, ValueError) as exc:
+        return {"ok": False, "error": _error(exc)}
+    answer = rpc({"op": "callback", "kind": "memory_cap"})
+    if isinstance(answer, dict) and answer.get("ok"):
+        return None
+    error = answer.get("error") if isinstance(answer, dict) else None
+    return {"ok": False, "error": {"type": "MemoryError", "message": str(error or "memory cap"), "where": None}}
+
+
 def _write(fd_out, data):
     view = memoryview(data)
     while view:
@@ -705,10 +818,13 @@ def serve(fd_in, fd_out):
             reply = worker.load(req)
         elif op == "public":
             reply = worker.public(req)
+        elif op == "ready":  # no student code yet: the judge reads a bare worker's size (`sandbox.memcap`)
+            reply = {"ok": True}
         elif op == "call":
             device = req.get("device", "cpu")
             req = wire.decode(body, device=device, max_header=None)  # inputs where the judge asked
-            reply = worker.call(req)
+            refused = _cap_memory(req.get("data_limit"), worker.rpc)
+            reply = refused if refused is not None else worker.call(req)
         else:
             reply = {"ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {op!r}", "where": None}}
         if isinstance(reply, dict):
