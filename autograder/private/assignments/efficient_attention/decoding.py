@@ -4,12 +4,14 @@ by position through the provided `decode_logits` in the worker, its reply checke
 here, and the reference decoder with one mistake at a time for the likely causes."""
 
 import torch
+from torch.nn import functional as F
 
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.assignments.efficient_attention import common
 from autograder.private.solutions import efficient_attention as ref
 from autograder.private.suites import checks as c
+from autograder.private.suites import costs
 from autograder.protocol import wire
 
 DRIVER = "decode_logits"
@@ -129,3 +131,24 @@ def cache_hint(case, i, j):
         return None
 
     return h
+
+
+# -- the work of a step, seen by the judge ------------------------------------------------
+ATTENTION = "scaled_dot_product_attention"  # the provided attention a step calls
+LINEAR = "nn.Linear.forward"  # every projection, the feed-forward layers and the head
+
+
+def keyed_answers(seed):
+    """The judge's answers for the attention and nn.Linear (`costs.keyed`: each output turned by
+    a secret orthogonal matrix, so an output that did not go through them is wrong)."""
+    return {
+        ATTENTION: costs.keyed(ref.scaled_dot_product_attention, seed),
+        LINEAR: costs.keyed(lambda state, x: F.linear(x, state["weight"], state.get("bias")), seed + 1),
+    }
+
+
+def replayed(case, answers):
+    """The reference decoder's logits (B, T, V) with the judge answering as in the call."""
+    with costs.replaying(vars(ref), answers), torch.no_grad():
+        logits, _ = ref.decode_logits(dict(case.sizes), dict(case.state), case.tokens)
+    return logits

@@ -13,11 +13,18 @@ import pytest
 from autograder.private.assignments.efficient_attention import common
 from autograder.private.solutions import efficient_attention as ref
 from autograder.private.suites import checks as c
+from autograder.private.suites import costs
 
 QUESTION = "blocked_attention"
 NAME = "blocked_attention"
 OUT = ("output",)
 REF = ref.blocked_attention
+# test_fits_in_memory: a causal call on (1, length, d_k) float32 under a cap the kernel enforces on
+# that one call, counted beyond a bare worker (what the notebook's cells left allocated counts too).
+# `python bench/cost_margins.py --seeds 10` prints the margins (docs/pages/measurements.md): the
+# reference holds 36 MiB of tensors at most and passes on every seed; the catalog's full-matrix
+# attention (its float32 scores alone 256 MiB) fails on every seed.
+MEMORY = {"length": 8192, "d_k": 16, "block_size": 256, "cap_mb": 128, "reference_mb": 40, "seed": 500}
 # (leading axes, T_q, T_k, d_k, d_v, block_size)
 SIZES = [
     ((), 3, 7, 4, 5, 3),
@@ -84,3 +91,18 @@ def test_dtype_and_device(sub, cfg, dd):
     pad = c.lengths_mask([96, 50], 96)[:, None, :]
     kwargs = {"mask": pad, "block_size": 4}
     c.check_in_dtype(sub, cfg, NAME, [q, k, v], kwargs, REF, OUT, dtype, device, hints=None)
+
+
+def test_fits_in_memory(sub, cfg):
+    """A causal call at a length whose float32 score matrix alone is several times the cap
+    (the kernel enforces it on that call: an allocation past it fails inside the worker):
+    the blocks' running statistics fit with room to spare, and give the reference's output."""
+    s = MEMORY
+    T, d_k = s["length"], s["d_k"]
+    q, k, v = (c.randn((1, T, d_k), s["seed"] + i).float() for i in range(3))
+    kwargs = {"causal": True, "block_size": s["block_size"]}
+    want = REF(q.double(), k.double(), v.double(), **kwargs)
+    what = c.describe_call(NAME, [q, k, v], kwargs)
+    costs.within_memory(
+        sub, cfg, NAME, [q, k, v], want, s["cap_mb"], s["reference_mb"], kwargs=kwargs, what=what, out_names=OUT
+    )

@@ -8,11 +8,15 @@ the same parameters, in float64), and the cache, one (k, v) per block, (B, n_hea
 T, d_head), the keys and values the full forward computes in each block.
 """
 
+import math
+
 import pytest
 import torch
 
+from autograder.messages import t
 from autograder.private.assignments.efficient_attention import decoding
 from autograder.private.suites import checks as c
+from autograder.private.suites import costs
 
 QUESTION = "decode_step"
 # (B, T, V, D, h, F, L): all different; one position; one block
@@ -55,3 +59,27 @@ def test_dtype_and_device(sub, cfg):
         want = full_logits(case, dtype)
         c.check_meta(logits, f"{what} -> logits", tuple(want.shape), dtype, "cpu")
         c.assert_close(logits, want, f"{what} -> logits", cfg, dtype, hint=decoding.logits_hint(case, dtype))
+
+
+def test_one_position_per_step(sub, cfg):
+    """The judge answers the attention and every nn.Linear the steps call (keyed answers: an
+    output that did not go through them is wrong) and sees each call: every attention call
+    has one query, every projection computes one row per sequence. The logits must be the
+    reference decoder's with the same answers."""
+    case = decoding.Run(2, 6, 11, 8, 2, 12, 2, seed=80)
+    B, T = case.tokens.shape
+    answers = decoding.keyed_answers(seed=81)
+    state = dict(case.state)
+    what = case.what()
+    reply, watch = costs.watched_call(sub, decoding.DRIVER, [dict(case.sizes), state, case.tokens], answers, isolate=[])
+    n_layers = case.sizes["n_layers"]
+    recomputes = c.Msg("cause_ea_recomputes_past")
+    costs.check_sizes(watch, decoding.ATTENTION, 0, -2, [1] * (T * n_layers), what, recomputes)
+    rows = [math.prod(s.shape(0)[:-1]) if s.shape(0) else None for s in watch.calls(decoding.LINEAR)]
+    costs.must_call(watch, decoding.LINEAR, what)
+    if any(r is None or r > B for r in rows):
+        c.fail(c.caused(t("ea_rows_per_step", what=what, most=max(r or 0 for r in rows), B=B), recomputes))
+    logits = c.tensor(reply.value[0] if isinstance(reply.value, (list, tuple)) else reply.value, what)
+    want = decoding.replayed(case, answers)
+    c.check_meta(logits, f"{what} -> logits", tuple(want.shape), torch.float64, "cpu")
+    c.assert_close(logits, want, f"{what} -> logits", cfg, torch.float64)

@@ -2,7 +2,7 @@
 bug: the cache is grown with torch.cat([cache_k, k]) and its default dim=0: along the batch axis, not the positions
 functions: [decode_step]
 questions: [decode_step]
-causes: [cause_ea_cache_batch_axis]
+causes: [cause_ea_cache_batch_axis, cause_broadcast]
 """
 import torch
 
