@@ -103,18 +103,25 @@ def code_cell(source, tags=None):
 _FORK_SERVERS = []  # this test process's fork server for `grade`, started on first use
 
 
-def grade(path, **kwargs):
-    """`autograder.judge.grade` with this test process's one fork server: a fork server of its own
-    (what `grade` starts when given none) imports torch, about 2 s of CPU a graded notebook."""
+def process_forkserver():
+    """This test process's one fork server, started on first use: a fork server of its own (what
+    `grade` and `check.run_checks` start when given none) imports torch, about 2 s of CPU a
+    graded or checked notebook."""
     import atexit
 
-    from autograder.judge import grade as judge_grade
     from autograder.sandbox.forkserver import ForkServer
 
     if not _FORK_SERVERS:
         _FORK_SERVERS.append(ForkServer())
         atexit.register(_FORK_SERVERS[0].close)
-    return judge_grade(path, forkserver=_FORK_SERVERS[0], **kwargs)
+    return _FORK_SERVERS[0]
+
+
+def grade(path, **kwargs):
+    """`autograder.judge.grade` with this test process's one fork server (`process_forkserver`)."""
+    from autograder.judge import grade as judge_grade
+
+    return judge_grade(path, forkserver=process_forkserver(), **kwargs)
 
 
 @pytest.fixture(scope="module")
