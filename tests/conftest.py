@@ -124,14 +124,12 @@ def grade(path, **kwargs):
     return judge_grade(path, forkserver=process_forkserver(), **kwargs)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def forkserver():
-    """A fork server of the judge's own, shared by a test module's workers."""
-    from autograder.sandbox.forkserver import ForkServer
-
-    fs = ForkServer()
-    yield fs
-    fs.close()
+    """A fork server of the judge's own for a test's workers: this process's one
+    (`process_forkserver`), which every module shares (one of its own a module cost a torch
+    import, about 3.5 s of CPU)."""
+    return process_forkserver()
 
 
 def suite_skeleton(tmp_path, assignment, monkeypatch):
