@@ -103,28 +103,33 @@ def code_cell(source, tags=None):
 _FORK_SERVERS = []  # this test process's fork server for `grade`, started on first use
 
 
-def grade(path, **kwargs):
-    """`autograder.judge.grade` with this test process's one fork server: a fork server of its own
-    (what `grade` starts when given none) imports torch, about 2 s of CPU a graded notebook."""
+def process_forkserver():
+    """This test process's one fork server, started on first use: a fork server of its own (what
+    `grade` and `check.run_checks` start when given none) imports torch, about 2 s of CPU a
+    graded or checked notebook."""
     import atexit
 
-    from autograder.judge import grade as judge_grade
     from autograder.sandbox.forkserver import ForkServer
 
     if not _FORK_SERVERS:
         _FORK_SERVERS.append(ForkServer())
         atexit.register(_FORK_SERVERS[0].close)
-    return judge_grade(path, forkserver=_FORK_SERVERS[0], **kwargs)
+    return _FORK_SERVERS[0]
 
 
-@pytest.fixture(scope="module")
+def grade(path, **kwargs):
+    """`autograder.judge.grade` with this test process's one fork server (`process_forkserver`)."""
+    from autograder.judge import grade as judge_grade
+
+    return judge_grade(path, forkserver=process_forkserver(), **kwargs)
+
+
+@pytest.fixture(scope="session")
 def forkserver():
-    """A fork server of the judge's own, shared by a test module's workers."""
-    from autograder.sandbox.forkserver import ForkServer
-
-    fs = ForkServer()
-    yield fs
-    fs.close()
+    """A fork server of the judge's own for a test's workers: this process's one
+    (`process_forkserver`), which every module shares (one of its own a module cost a torch
+    import, about 3.5 s of CPU)."""
+    return process_forkserver()
 
 
 def suite_skeleton(tmp_path, assignment, monkeypatch):
@@ -168,12 +173,13 @@ def suite_files(pattern="*.py"):
 # units (`_unit`): every test of a module that defines a module- or session-scoped fixture runs
 # on one worker (the fixture is built once), every test that takes a fixture named in
 # SHARED_GROUPS runs on that group's worker (`catalog`: the audit, the pt-BR feedback and the
-# public checks share one grading of the catalog), any other test alone. The units in
+# public checks share one grading of the catalog; `ptbr_kernel`: what a pt-BR notebook's checks
+# show and the pt-BR terms they print read one kernel run), any other test alone. The units in
 # HEAVY_FIRST are sent first, so the run does not end waiting on one of them. `shared_build`
 # builds an artifact once for every worker.
 # ---------------------------------------------------------------------------------------------
 QUICK_LIMIT_S = 10.0
-SHARED_GROUPS = {"catalog_graded": "catalog", "catalog_public": "catalog"}
+SHARED_GROUPS = {"catalog_graded": "catalog", "catalog_public": "catalog", "ptbr_buggy_run": "ptbr_kernel"}
 HEAVY_FIRST = (
     "catalog",
     "tests/test_hostile.py",
@@ -412,3 +418,38 @@ def catalog_public(tmp_path_factory):
             files[(a, name)] = (kind, path)
     found = public_failures([path for _, path in files.values()], config.load(ROOT / "grading.yml"))
     return {key: (kind, found[str(path)]) for key, (kind, path) in files.items()}
+
+
+def run_notebook(nb, folder, name):
+    """Execute `nb` (a dict) saved as folder/name (where otter.Notebook finds it) in a Jupyter
+    kernel, top to bottom; returns the executed notebook (nbformat's)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    nbformat.write(nbformat.from_dict(nb), path)
+    run = nbformat.read(path, as_version=4)
+    NotebookClient(run, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    return run
+
+
+@pytest.fixture(scope="session")
+def ptbr_buggy_run(tmp_path_factory):
+    """The pt-BR scaled_dot_product notebook with an inverted causal mask (a catalog bug whose
+    public checks fail on an `assert ..., MESSAGES[...]`) and a by-hand answer typed as
+    arithmetic, executed top to bottom with otter-grader installed, once for the run: (the
+    notebook as filled, its folder, the executed notebook). What its checks and export show
+    (tests/test_check_display.py) and the pt-BR they print (tests/test_terms.py) read it."""
+    from autograder.audit.catalog import entries, fill_entry
+
+    assignment = "scaled_dot_product"
+    entry = next(e for e in entries(assignment) if e.name == "causal_mask_inverted")
+    nb = fill_entry(template(assignment, "pt-BR"), entry)
+    # and the by-hand answer typed as arithmetic: the build's `as_graded` case reads the saved
+    # notebook through the kit's `grader` and fails it as the grade will
+    cell = next(c for c in nb["cells"] if "".join(c["source"]).startswith("# kit-by-hand"))
+    assert "0.0454" in "".join(cell["source"])
+    cell["source"] = "".join(cell["source"]).replace("0.0454", "1/22.03")
+    folder = tmp_path_factory.mktemp("otter-ptbr")
+    return nb, folder, run_notebook(nb, folder, f"{assignment}.ipynb")

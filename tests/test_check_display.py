@@ -12,12 +12,9 @@ import re
 import zipfile
 
 import pytest
-from nbclient import NotebookClient
 
 from autograder import messages
-from autograder.audit.catalog import entries, fill_entry
 from autograder.build import texts
-from conftest import template
 
 pytestmark = pytest.mark.slow  # a kernel
 
@@ -46,18 +43,6 @@ def cell_text(cell):
     )
 
 
-def run_notebook(nb, folder):
-    """Execute `nb` (a dict) saved as folder/<assignment>.ipynb, where otter.Notebook finds it."""
-    import nbformat
-
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{ASSIGNMENT}.ipynb"
-    nbformat.write(nbformat.from_dict(nb), path)
-    run = nbformat.read(path, as_version=4)
-    NotebookClient(run, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
-    return run
-
-
 def checks(run):
     """{question: what its `grader.check("question")` cell printed}."""
     found = {}
@@ -78,24 +63,8 @@ def public_messages(nb, question):
     return pieces
 
 
-@pytest.fixture(scope="module")
-def buggy_run(tmp_path_factory):
-    """The pt-BR notebook with an inverted causal mask (a catalog bug whose public checks fail
-    on an `assert ..., MESSAGES[...]`) and a by-hand answer typed as arithmetic, executed top to
-    bottom with otter-grader installed."""
-    entry = next(e for e in entries(ASSIGNMENT) if e.name == "causal_mask_inverted")
-    nb = fill_entry(template(ASSIGNMENT, "pt-BR"), entry)
-    # and the by-hand answer typed as arithmetic: the build's `as_graded` case reads the saved
-    # notebook through the kit's `grader` and fails it as the grade will
-    cell = next(c for c in nb["cells"] if "".join(c["source"]).startswith("# kit-by-hand"))
-    assert "0.0454" in "".join(cell["source"])
-    cell["source"] = "".join(cell["source"]).replace("0.0454", "1/22.03")
-    folder = tmp_path_factory.mktemp("otter-ptbr")
-    return nb, folder, run_notebook(nb, folder)
-
-
-def test_a_failing_check_shows_the_kits_message_without_otters_frame_or_the_assertion(buggy_run):
-    nb, _, run = buggy_run
+def test_a_failing_check_shows_the_kits_message_without_otters_frame_or_the_assertion(ptbr_buggy_run):
+    nb, _, run = ptbr_buggy_run
     first = "".join(o.get("text", "") + o.get("evalue", "") for o in run.cells[0].outputs)
     assert not first, first  # otter's own set-up ran, silently
     shown = checks(run)
@@ -117,15 +86,15 @@ def test_a_failing_check_shows_the_kits_message_without_otters_frame_or_the_asse
         assert not any(frame in text for frame in OTTER_FRAME), text
 
 
-def test_check_all_speaks_the_edition_and_otter_ran_the_tests(buggy_run):
-    _, _, run = buggy_run
+def test_check_all_speaks_the_edition_and_otter_ran_the_tests(ptbr_buggy_run):
+    _, _, run = ptbr_buggy_run
     report = cell_text(next(c for c in run.cells if c.cell_type == "code" and "grader.check_all()" in c.source))
     assert report.count(" falhou em ") == 2 and report.count(" passou (") == 2, report
     assert not any(frame in report for frame in OTTER_FRAME), report
 
 
-def test_export_answers_in_the_edition_and_writes_otters_zip(buggy_run):
-    _, folder, run = buggy_run
+def test_export_answers_in_the_edition_and_writes_otters_zip(ptbr_buggy_run):
+    _, folder, run = ptbr_buggy_run
     cell = next(c for c in run.cells if c.cell_type == "code" and "grader.export(" in c.source)
     shown = cell_text(cell)
     assert texts.get("init_exported", "pt-BR") in shown, shown

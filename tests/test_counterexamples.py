@@ -23,7 +23,7 @@ from autograder.judge import counterexample as cx
 from autograder.judge import scoring, shrink
 from autograder.judge.failure import Msg
 from autograder.private.solutions import classic_attention as ref
-from conftest import ROOT
+from conftest import ROOT, grade  # grade: with this process's fork server
 from ptbr import english_in
 
 CFG = config.load(ROOT / "grading.yml")
@@ -449,7 +449,6 @@ def test_no_counterexample_for_typed_answers_or_the_training_run(catalog_graded)
 def test_a_module_bug_of_the_catalog_shows_a_counterexample_on_its_own_question(tmp_path, lang):
     from autograder.audit import catalog
     from autograder.audit import run as audit_run
-    from autograder.judge import grade
 
     entry = catalog.load_entry(layout.catalog("multi_head") / "mha_no_out_proj.py")
     (path,) = audit_run.fill_catalog([entry], tmp_path, lang)
@@ -487,7 +486,6 @@ def test_a_gradient_bug_shows_the_gradients_of_a_small_case(tmp_path, lang):
     the reference's, on a small fresh case (the decoder state's the same in both)."""
     from autograder.audit import catalog
     from autograder.audit import run as audit_run
-    from autograder.judge import grade
 
     entry = catalog.load_entry(layout.catalog("classic_attention") / "dot_keys_detached.py")
     (path,) = audit_run.fill_catalog([entry], tmp_path, lang)
@@ -529,7 +527,6 @@ def test_a_bug_only_in_float16_shows_a_case_sent_in_float16(tmp_path, lang):
     counterexample names the dtype and shows the inputs as they round to it, once."""
     from autograder.audit import catalog
     from autograder.audit import run as audit_run
-    from autograder.judge import grade
 
     source = tmp_path / "classic_attention" / "catalog" / "half_only.py"  # a catalog entry's place
     source.parent.mkdir(parents=True)
@@ -570,7 +567,6 @@ def test_no_counterexample_input_is_a_hidden_input_or_its_expected_output(tmp_pa
     in every case of T positions): its float tensors never, nor all its inputs at once."""
     from autograder.audit import catalog
     from autograder.audit import run as audit_run
-    from autograder.judge import grade
     from autograder.judge.remote import CallOptions, Remote
     from autograder.private.suites import calls, value_checks
 

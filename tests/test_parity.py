@@ -16,7 +16,7 @@ import pytest
 from autograder import messages
 from autograder.judge import form as written
 from autograder.judge.notebook import load_submission
-from conftest import EDITIONS, ROOT, code_cell, grade, template
+from conftest import EDITIONS, ROOT, code_cell, grade, process_forkserver, template
 
 pytestmark = pytest.mark.slow  # a real grade and a worker per case
 
@@ -131,7 +131,7 @@ def test_the_public_check_and_the_grade_agree_with_the_named_cause(case, lang, t
     }
 
     # `check`: the public checks in the worker fail the question with the same words
-    checked, _, results = run_checks(path)
+    checked, _, results = run_checks(path, forkserver=process_forkserver())
     with messages.language(lang):
         rows = {row[0]: row for row in report(results, checked)}
     assert not rows[question][1], rows[question]

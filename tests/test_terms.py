@@ -277,11 +277,9 @@ def prose_of_page(page):
 
 @pytest.fixture(scope="module")
 def printed(tmp_path_factory):
-    """[(what, where, [prose])] of what a pt-BR course prints, from a graded batch (the
-    pt-BR template untouched, a pt-BR submission with a bug) and a pt-BR notebook run."""
-    from autograder.audit.catalog import entries, fill_entry
+    """[(what, where, [prose])] of what a pt-BR course prints from a graded batch (the pt-BR
+    template untouched, a pt-BR submission with a bug): the CLI's lines and the feedback."""
     from conftest import run_cli, template
-    from test_check_display import checks, run_notebook
 
     tmp = tmp_path_factory.mktemp("printed")
     subs = tmp / "subs"
@@ -304,15 +302,20 @@ def printed(tmp_path_factory):
         text = page.read_text(encoding="utf-8")
         prose = prose_of_page(text) if page.suffix == ".html" else prose_of_markdown(text)
         out.append((f"feedback {page.parent.name}", page.name, prose.splitlines()))
-    entry = next(e for e in entries("scaled_dot_product") if e.name == "causal_mask_inverted")
-    run = run_notebook(fill_entry(template("scaled_dot_product", LANG), entry), tmp / "kernel")
-    for question, text in checks(run).items():
-        out.append(("grader.check", question, [prose_of_plain(line) for line in text.splitlines()]))
     return out
 
 
 @pytest.mark.slow
-def test_what_a_pt_br_course_prints_uses_the_glossary_no_english_and_decimal_commas(printed):
+def test_what_a_pt_br_course_prints_uses_the_glossary_no_english_and_decimal_commas(printed, ptbr_buggy_run):
+    """And what a pt-BR notebook's checks show in a kernel (conftest's `ptbr_buggy_run`: a bug
+    its public checks fail, and a by-hand answer typed as arithmetic)."""
+    from test_check_display import checks
+
+    _, _, run = ptbr_buggy_run
+    printed = printed + [
+        ("grader.check", question, [prose_of_plain(line) for line in text.splitlines()])
+        for question, text in checks(run).items()
+    ]
     words = {}
     for what, _, proses in printed:
         words[what.split()[0]] = words.get(what.split()[0], 0) + sum(len(WORD.findall(p)) for p in proses)
