@@ -10,8 +10,7 @@ import math
 
 import torch
 
-from autograder.judge.failure import Msg
-from autograder.private.suites import compare, tensors
+from autograder.private.suites import checks as c
 
 NEG = float("-inf")
 
@@ -65,16 +64,16 @@ BLOCKED_MISTAKES = {
 }
 
 
-def same_nans(got, want, cfg):
+def same_nans(got, want):
     """NaN where `want` has NaN and nowhere else, and close elsewhere."""
     g, w = got.detach().double().cpu(), want.detach().double().cpu()
     if g.shape != w.shape or not torch.equal(torch.isnan(g), torch.isnan(w)) or not torch.isnan(w).any():
         return False
     keep = ~torch.isnan(w)
-    return compare.matches(g[keep], w[keep], cfg)
+    return c.matches(g[keep], w[keep])
 
 
-def blocked_hint(args, kwargs, cfg):
+def blocked_hint(args, kwargs):
     """The likely cause of a blocked_attention output: the one mistake whose recomputation
     gives it (NaN exactly where a maximum of -inf minus -inf puts it)."""
 
@@ -83,14 +82,14 @@ def blocked_hint(args, kwargs, cfg):
         mask, causal, bs = kwargs.get("mask"), kwargs.get("causal", False), kwargs.get("block_size", 32)
         if torch.isnan(got.detach()).any():
             nan = blocked(q, k, v, mask, causal, bs, "no_guard")
-            return Msg("cause_ea_masked_block_nan") if same_nans(got, nan, cfg) else None
+            return c.Msg("cause_ea_masked_block_nan") if same_nans(got, nan) else None
         for how, key in BLOCKED_MISTAKES.items():
             if how == "causal_top_left" and not (causal and q.shape[-2] != k.shape[-2]):
                 continue
             if how == "mask_ignored" and mask is None:
                 continue
-            if compare.matches(got, blocked(q, k, v, mask, causal, bs, how), cfg):
-                return Msg(key)
+            if c.matches(got, blocked(q, k, v, mask, causal, bs, how)):
+                return c.Msg(key)
         return None
 
     return h
@@ -105,13 +104,13 @@ def random_state(module, seed, scale=1.0):
     for i, (name, p) in enumerate(module.named_parameters()):
         shape = tuple(p.shape)
         if name.endswith("weight") and p.dim() == 1:  # a layer norm's gain
-            out[name] = 1.0 + tensors.randn(shape, seed + i, scale=0.2 * scale)
+            out[name] = 1.0 + c.randn(shape, seed + i, scale=0.2 * scale)
         elif p.dim() == 1:  # a bias
-            out[name] = tensors.randn(shape, seed + i, scale=0.2 * scale)
+            out[name] = c.randn(shape, seed + i, scale=0.2 * scale)
         elif name == "embed.weight":
-            out[name] = tensors.randn(shape, seed + i, scale=scale)
+            out[name] = c.randn(shape, seed + i, scale=scale)
         else:
-            out[name] = tensors.randn(shape, seed + i, scale=scale / math.sqrt(shape[1]))
+            out[name] = c.randn(shape, seed + i, scale=scale / math.sqrt(shape[1]))
     return out
 
 
@@ -123,9 +122,9 @@ def loaded(module, state, dtype=torch.float64):
     return m
 
 
-def first_match(got, alternatives, cfg):
+def first_match(got, alternatives):
     """The cause of the first (cause, tensor) alternative that `got` equals, else None."""
     for cause, want in alternatives:
-        if compare.matches(got, want, cfg):
+        if c.matches(got, want):
             return cause
     return None
