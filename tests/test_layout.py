@@ -110,6 +110,7 @@ def test_the_sandbox_never_imports_the_judge_the_verbs_or_the_private_root():
                 assert side(mod, *allowed) or mod == "autograder", f"{name} imports {mod}"
 
 
+@pytest.mark.slow  # scans the imports of every module of the kit (14 s in a quiet full run)
 def test_only_the_judge_side_reaches_the_private_root():
     may = (
         "autograder.judge",
