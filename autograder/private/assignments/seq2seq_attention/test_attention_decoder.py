@@ -207,7 +207,7 @@ def test_padded_positions_get_zero_attention(sub, cfg):
         failing.fail(
             failing.caused(
                 t("lab_padded_attention", what=what, max=number(float(leak.abs().max()), ".3g")),
-                hints(case)["weights"](got["weights"], case.expected()["weights"]),
+                hints(case, cfg)["weights"](got["weights"], case.expected()["weights"]),
             )
         )
     memory = case.memory + tensors.randn(case.memory.shape, 201, scale=3.0).masked_fill(case.mask[..., None], 0.0)

@@ -93,7 +93,7 @@ def test_no_real_position(sub, cfg):
         failing.fail(
             failing.caused(
                 t("lab_loss_empty", what=what, got=number(float(got.double().reshape(-1)[0]), ".3g")),
-                hints(args)["loss"](got, None),
+                hints(args, cfg)["loss"](got, None),
             )
         )
     grads.check_finite_grads(sub, NAME, args, {}, OUT, 310)
