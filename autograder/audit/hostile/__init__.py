@@ -43,9 +43,7 @@ SHORT_LIMITS = {
     "load_seconds": 20,
     "memory_mb": 2048,
     "output_bytes": 200000,
-    # wall clock: the heaviest honest case (a stand-in flood, ~60 s of CPU alone) runs beside the
-    # catalog's gradings in the test command, where two cores make its wall time up to twice that
-    "submission_seconds": 150,
+    "submission_seconds": 90,
     "disk_mb": 32,
 }
 
