@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from autograder.text import one_line
+
 
 class KitFault(Exception):
     """An error of the kit's own (its code, its settings, the grading machine): never the student's."""
@@ -38,8 +40,6 @@ class Refused(Exception):
         self.error = error
 
     def line(self) -> str:
-        from autograder.judge.text import one_line  # the judge's package imports the sandbox, which imports this
-
         return one_line(str(self), 300)
 
 

@@ -21,9 +21,9 @@ from autograder.judge import GradeResult, scoring
 from autograder.judge.failure import Failure, Msg, Said
 from autograder.judge.remote import Reply, _error_line, raised_type
 from autograder.judge.scoring import TestOutcome
-from autograder.judge.text import one_line
 from autograder.private.suites import calls, failing
 from autograder.report import load, stats, words
+from autograder.text import one_line
 from conftest import ROOT, grade, suite_skeleton
 
 CFG = config.load(ROOT / "grading.yml")

@@ -13,7 +13,7 @@ import pytest
 
 from autograder import config, messages
 from autograder.grade import feedback, results
-from autograder.judge.text import Code, Strong, fenced
+from autograder.text import Code, Strong, fenced
 from conftest import ROOT, grade
 from ptbr import english_in
 from test_report import chromium, rendered

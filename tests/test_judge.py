@@ -10,9 +10,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder import config, release
+from autograder import config, release, text
 from autograder.audit import hostile
-from autograder.judge import text
 from autograder.protocol import wire
 from conftest import ROOT, run_cli
 

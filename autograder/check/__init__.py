@@ -17,9 +17,9 @@ import traceback
 from pathlib import Path
 
 from autograder import config as config_mod
-from autograder import messages
+from autograder import messages, text
 from autograder.faults import KitFault
-from autograder.judge import notebook_language, text
+from autograder.judge import notebook_language
 from autograder.judge.notebook import SubmissionError, load_submission
 from autograder.judge.public_checks import public_tests, report
 from autograder.judge.remote import Remote

@@ -19,8 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from autograder import config as config_mod
-from autograder import messages
-from autograder.judge import text
+from autograder import messages, text
 from autograder.messages import number, t
 
 

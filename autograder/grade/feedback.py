@@ -9,8 +9,8 @@ that allows none) in that language (`<html lang=...>`).
 
 The judge's Markdown is a small subset: paragraphs (blank lines between),
 `**bold**`, backslash escapes (every character of student text that Markdown or
-HTML would act on is escaped: `autograder.judge.text.markdown`) and fenced code
-blocks (a counterexample's lines, `autograder.judge.text.Code`). `render` turns
+HTML would act on is escaped: `autograder.text.markdown`) and fenced code
+blocks (a counterexample's lines, `autograder.text.Code`). `render` turns
 exactly that subset into HTML; everything else comes out as literal,
 HTML-escaped text, so nothing in a message can become markup.
 

@@ -14,7 +14,7 @@ def display(path, limit=1000):
     text = os.fsencode(path).decode("utf-8", "replace")
     if text.isprintable() and len(text) <= limit:
         return text  # nothing to clean (and no import of the judge, which imports torch)
-    from autograder.judge.text import one_line
+    from autograder.text import one_line
 
     return one_line(text, limit)
 

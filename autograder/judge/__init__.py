@@ -26,11 +26,11 @@ from autograder.judge.notebook import Cell, Submission, SubmissionError, load_su
 from autograder.judge.remote import Remote
 from autograder.judge.scoring import MAX_LINE_CHARS, QuestionResult, TestOutcome  # noqa: F401 - re-exported
 from autograder.judge.stand_in import StandIn
-from autograder.judge.text import Code, Strong, fenced, markdown, one_line
 from autograder.messages import t
 from autograder.sandbox import warm
 from autograder.sandbox.client import WorkerDied
 from autograder.sandbox.limits import Limits
+from autograder.text import Code, Strong, fenced, markdown, one_line
 
 if TYPE_CHECKING:  # imported where a judge starts its own
     from autograder.sandbox.forkserver import ForkServer

@@ -8,8 +8,8 @@ from typing import Any
 from autograder.judge.detect import question_name
 from autograder.judge.remote import cell_label
 from autograder.judge.scoring import MAX_LINE_CHARS, CauseSaid
-from autograder.judge.text import one_line
 from autograder.messages import t
+from autograder.text import one_line
 
 MAX_CHARS = 400
 

@@ -62,7 +62,7 @@ from typing import Any, TypeVar
 from autograder.judge import by_hand, sourcecheck
 from autograder.judge import form as written
 from autograder.judge.form import LABEL_CHARS
-from autograder.judge.text import one_line
+from autograder.text import one_line
 
 PROVIDED_MARK = "# PROVIDED:"
 PROVIDED_TAG = "kit-provided"

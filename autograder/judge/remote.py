@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.faults import KitFault, Unconfined
 from autograder.judge.form import ALLOWED, LABEL_CHARS
-from autograder.judge.text import one_line
 from autograder.messages import number, t
 from autograder.sandbox import memcap
 from autograder.sandbox.client import WorkerClient, WorkerDied
 from autograder.sandbox.limits import Limits
+from autograder.text import one_line
 
 if TYPE_CHECKING:
     from autograder.judge.notebook import Submission

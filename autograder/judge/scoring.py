@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from autograder.judge.failure import Msg, full_text
-from autograder.judge.text import Code, Strong, one_line
 from autograder.messages import LANGUAGES, check_label, number, t  # noqa: F401 - check_label re-exported
+from autograder.text import Code, Strong, one_line
 
 if TYPE_CHECKING:
     from autograder.config import Config

@@ -30,9 +30,9 @@ import torch
 
 from autograder.faults import Refused, contract
 from autograder.judge import detect
-from autograder.judge.text import one_line
 from autograder.messages import t
 from autograder.protocol.grads import vjp
+from autograder.text import one_line
 
 if TYPE_CHECKING:
     from autograder.config import Config

@@ -97,7 +97,7 @@ class NotResults(Exception):
 
 
 def _clip(text, limit=MAX_REASON):
-    from autograder.judge.text import one_line
+    from autograder.text import one_line
 
     return one_line(text, limit)
 

@@ -1,11 +1,11 @@
 """The class report's summary for the terminal: the same numbers as the page,
 fewer rows (the five most failed checks, the five most common causes), every
-line printable (student text made one line, `judge.text.one_line`, and no
+line printable (student text made one line, `text.one_line`, and no
 control character anywhere)."""
 
-from autograder.judge.text import one_line
 from autograder.messages import t
 from autograder.report import words
+from autograder.text import one_line
 
 TOP = 5
 

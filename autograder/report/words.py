@@ -59,7 +59,7 @@ def _worded(data, lang):
 
 def cause_text(cause, lang):
     """A likely cause (`stats.CauseStats`) worded in `lang`."""
-    from autograder.judge.text import one_line
+    from autograder.text import one_line
 
     if cause.key and cause.key.startswith("cause_"):  # the suites' causes, not any catalog text
         seen = sorted(cause.seen, key=lambda s: (s[0] != lang, s[1]))
