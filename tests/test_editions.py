@@ -136,10 +136,10 @@ def _course_copy(tmp_path):
     return dest
 
 
-def _build_check(course):
+def _build_check(course, *args):
     env = {k: v for k, v in __import__("os").environ.items() if k != "KIT_GRADING_YML"}
     return subprocess.run(
-        [sys.executable, "-m", "autograder", "build", "--check"],
+        [sys.executable, "-m", "autograder", "build", *(args or ["--check"])],
         cwd=course,
         capture_output=True,
         text=True,
@@ -173,6 +173,12 @@ def test_build_check_exits_1_naming_what_drifted(tmp_path, change):
     assert len(named) == 1, proc.stdout
     side = "the pt-BR text changed" if change == "pt-BR alone" else "the English changed"
     assert side in named[0] and "python -m autograder.build.stamp" in named[0], named[0]
+    if change == "pt-BR alone":  # --dist-only compares the same way and then builds nothing
+        out = tmp_path / "dist"
+        proc = _build_check(course, "--dist-only", "--out", str(out))
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert [line for line in proc.stderr.splitlines() if want in line], proc.stderr
+        assert not out.exists() or not any(out.iterdir()), sorted(out.rglob("*"))
 
 
 # -- the same code scores the same in either edition ------------------------------------------

@@ -30,6 +30,7 @@ changed without the other) or a student template is not what a build would
 make (0 when everything is in sync).
 """
 
+import shutil
 import sys
 import tempfile
 import time
@@ -124,24 +125,22 @@ def run(out="dist", check=False, assignments=None, log=print, dist_only=False):
 
     dist_only: write the zips and the public wheel under `out` and nothing
     else (no master notebook, student template or example is rewritten); the
-    sources must be in sync, else the drift is returned and nothing is built."""
-    if dist_only:
-        drift = run(out=None, check=True, assignments=assignments, log=log)
-        if drift:
-            return drift
+    sources must be in sync, else the drift is returned and nothing is built:
+    one pass, its zips staged and moved under `out` only once nothing drifted."""
+    compare = check or dist_only  # no tracked file is rewritten
     cfg = config_mod.load()
     names = list(assignments or cfg.assignments)
     questions = {n: cfg.questions(n) for n in names}
     drift = []
     masters = {}
-    for d in sync.sync(questions, check=check or dist_only):
+    for d in sync.sync(questions, check=compare):
         masters[d.assignment] = d.nb
         for change in d.changes:
             drift.append(f"{d.path.relative_to(sync.COURSE_ROOT)}: {change}")
-        if d.changes and not check:
+        if d.changes and not compare:
             log(f"synced {d.path.relative_to(sync.COURSE_ROOT)} ({len(d.changes)} change(s))")
     translation_drift = editions.check(names, masters)
-    if translation_drift and not check:
+    if translation_drift and not compare:
         log(
             f"warning: {len(translation_drift)} translation(s) out of date (the pt-BR edition keeps the old "
             "text or the English there; `build --check` fails until they are updated):"
@@ -149,22 +148,21 @@ def run(out="dist", check=False, assignments=None, log=print, dist_only=False):
         for line in translation_drift:
             log(f"  {line}")
     drift += translation_drift
-    if check and drift:
+    if compare and drift:
         # The templates are built from the synced notebooks: comparing them
         # against stale master notebooks would only repeat the same drift.
         return drift
     with tempfile.TemporaryDirectory(prefix="kit-build-") as tmp:
+        staged = Path(tmp) / "dist"
+        target = None if check else staged if dist_only else out
         for name in names:
             start = time.monotonic()
             _, d, zip_path = build_assignment(
-                name,
-                tmp,
-                out=None if check else out,
-                check=check or dist_only,
-                write_template=not dist_only,
-                master=masters[name],
+                name, tmp, out=target, check=compare, write_template=not dist_only, master=masters[name]
             )
             drift += d
+            if zip_path is not None and dist_only:
+                zip_path = Path(out) / zip_path.relative_to(staged)
             if not check:
                 log(
                     f"built {name}: "
@@ -173,11 +171,14 @@ def run(out="dist", check=False, assignments=None, log=print, dist_only=False):
                     + (f", {zip_path}" if zip_path else "")
                     + f" in {time.monotonic() - start:.1f} s"
                 )
+        drift += refresh_examples(check=compare, log=log)
+        if dist_only:
+            if drift:
+                return drift
+            shutil.copytree(staged, out, dirs_exist_ok=True)
     if not check and out is not None:
         wheel = public.build_public_wheel(Path(out) / "public")
         log(f"built the public part of the kit for student repositories: {wheel}")
-    if not dist_only:
-        drift += refresh_examples(check=check, log=log)
     return drift
 
 
