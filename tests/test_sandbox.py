@@ -260,3 +260,26 @@ def test_a_package_the_grader_holds_is_refused_by_every_route_and_a_librarys_own
         assert lib.ok and lib.value is True, lib.error
     finally:
         r.close()
+
+
+def test_a_fork_server_warmed_for_training_hands_its_workers_what_an_optimizer_step_imports():
+    """`ForkServer.warm_training` (asked by the judge for an assignment that trains) loads
+    torch._dynamo, which an optimizer's first step imports, in the server: workers forked
+    after it hold it without paying the import; workers of a server never asked do not."""
+    from autograder.sandbox.forkserver import ForkServer
+
+    code = "import sys\ndef holds(name):\n    return name in sys.modules\n"
+    sub = Submission(Path("inline.ipynb"), {}, [Cell(1, code, code)])
+    server = ForkServer()
+    try:
+        for warmed in (False, True):
+            if warmed:
+                server.warm_training()
+            r = Remote(sub, "", limits(cpu_seconds_per_call=5, load_seconds=30), forkserver=server)
+            try:
+                reply = r.call("holds", ["torch._dynamo"])
+                assert reply.ok and reply.value is warmed, (warmed, reply.error, reply.value)
+            finally:
+                r.close()
+    finally:
+        server.close()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from autograder import __version__, layout, messages, release
+from autograder import __version__, declarations, layout, messages, release
 from autograder import config as config_mod
 from autograder.faults import KitFault
 from autograder.judge import detect, form_causes, scoring
@@ -558,6 +558,8 @@ def _grade(
         from autograder.sandbox.forkserver import ForkServer
 
         forkserver = ForkServer()
+    if declarations.run(name) is not None:  # its workers train: the server loads what a step imports
+        forkserver.warm_training()
     stand_in = StandIn(name, cfg)
     remote = Remote(
         submission, provided_source(name), Limits.from_config(cfg.limits), forkserver=forkserver, stand_in=stand_in

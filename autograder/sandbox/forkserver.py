@@ -9,6 +9,9 @@ when measured on this machine), then waits on a Unix socket for requests:
         (`confine.apply_limits`: own session, rlimits, private mount namespace
         and file system view, unprivileged uid) and serves the judge
         (`autograder.worker.runner.serve`); replies {"pid": N}
+    {"op": "warm_training"}
+        imports what an optimizer's first step imports (`warm.training`), for the
+        children forked after it; replies {"ok": true}
     {"op": "wait", "pid": N, "timeout": s}
         reaps the child within `timeout` seconds; replies {"status": raw wait
         status} or {"status": null} while it still runs
@@ -155,6 +158,11 @@ def serve(fd: int, preloaded: bool = False) -> None:
             for f in fds:
                 os.close(f)
             sock.send(json.dumps({"pid": pid}).encode())
+        elif req["op"] == "warm_training":
+            from autograder.sandbox import warm
+
+            warm.training()
+            sock.send(b'{"ok": true}')
         elif req["op"] == "wait":
             deadline = time.monotonic() + float(req.get("timeout", 0))
             status = None
@@ -212,6 +220,19 @@ class ForkServer:
         # what a bare worker forked here holds (data bytes, control-group bytes or None): the
         # judge measures it once for the memory caps of calls (`judge.remote.Remote._cap`)
         self.bare_worker: tuple[int, int | None] | None = None
+        self.warmed = False  # whether `warm_training` ran in the server now up
+
+    def warm_training(self) -> None:
+        """Have the server load what an optimizer's step imports, once, before the workers of
+        an assignment that trains are forked (`warm.training`)."""
+        from autograder.sandbox.client import WorkerDied
+
+        if not self.warmed:
+            try:
+                self._ask({"op": "warm_training"})
+            except WorkerDied:  # only a speed-up: the next fork restarts a server that is gone
+                return
+            self.warmed = True
 
     def _ask(self, message: dict[str, Any], fds: Sequence[int] = ()) -> Any:
         import json
@@ -266,6 +287,7 @@ class ForkServer:
         except (OSError, subprocess.TimeoutExpired):
             pass
         self.proc, self.sock = launch()
+        self.warmed = False
 
     def wait(self, pid: int, timeout: float) -> int | None:
         from autograder.sandbox.client import WorkerDied

@@ -46,6 +46,18 @@ def without_dynamo() -> int:
     return seeded
 
 
+def training() -> None:
+    """Import what an optimizer's step imports on its first call: `torch._dynamo` (0.8 s of
+    CPU here), which `torch.optim`'s step wrapper imports in every process to mark a graph
+    break. A fork server whose workers train (their assignment declares a run) loads it once,
+    on the judge's request (`ForkServer.warm_training`), so each worker inherits it; one whose
+    workers never train does not pay it (0.5 s more a submission, measured)."""
+    try:
+        import torch._dynamo  # noqa: F401
+    except Exception:  # noqa: BLE001 - only a speed-up
+        pass
+
+
 def symbolic_shapes() -> None:
     """Import what torch's first meta-device reduction (`amax`, so `softmax`) imports:
     `torch.fx.experimental.symbolic_shapes` and sympy (0.4 s), an import only, no
