@@ -16,10 +16,9 @@ pytestmark = pytest.mark.slow  # every test here runs a kernel or the CLI
 
 # The labs' demonstrations train models for 400 steps when a person runs the notebook
 # (the training lab two, about half a minute here; the transformer lab three, and its "try a
-# similar problem" one more). The tests that ask only whether every check runs wherever a
-# student opens it (a renamed copy, Colab) train them for 40 steps: the checks train models
-# of their own and read nothing of the demonstrations'. The training lab's English reference
-# keeps the 400, as a person runs it; every other run of a reference is at 40 steps. The
+# similar problem" one more). The references' kernel runs train them for 40 steps: the checks
+# train models of their own and read nothing of the demonstrations'. The training lab's
+# English reference keeps the 400, as a person runs it. The
 # transformer lab's 400-step models are the grader's own run, trained at full length in
 # tests/test_transformer_run.py (and on 10 seeds by bench/run_seeds.py).
 FULL_DEMO = ("seq2seq_attention",)
@@ -64,17 +63,14 @@ def outputs(nb, needle):
     return "".join(o.get("text", "") + json.dumps(o.get("data", {}), ensure_ascii=False) for o in cell.outputs)
 
 
-def edition_notebook(assignment, lang, kind, tmp_path):
-    """The example notebook `kind` (template or reference) of an edition: English from
-    examples/submissions/ (but a reference whose demonstration runs short), otherwise made
-    here from the edition's student template (the reference's demonstration shortened,
-    `short_demo`)."""
-    if lang == "en" and (kind == "template" or assignment not in DEMOS or assignment in FULL_DEMO):
-        return examples_mod.EXAMPLES / assignment / f"{kind}.ipynb"
-    nb = template(assignment, lang)
-    path = tmp_path / f"src-{lang}" / assignment / f"{kind}.ipynb"
+def template_notebook(assignment, lang, tmp_path):
+    """The untouched student template of an edition, as a file: English from examples/submissions/,
+    pt-BR written here from its student template."""
+    if lang == "en":
+        return examples_mod.EXAMPLES / assignment / "template.ipynb"
+    path = tmp_path / f"src-{lang}" / assignment / "template.ipynb"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(short_demo(fill_reference(nb, assignment), assignment) if kind == "reference" else nb))
+    path.write_text(json.dumps(template(assignment, lang)))
     return path
 
 
@@ -96,39 +92,9 @@ def failed_text(lang):
 @pytest.mark.parametrize("lang", EDITIONS)
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_untouched_template_runs_to_the_end_and_checks_report_the_stubs(assignment, lang, tmp_path):
-    nb = execute(edition_notebook(assignment, lang, "template", tmp_path), tmp_path)
+    nb = execute(template_notebook(assignment, lang, tmp_path), tmp_path)
     report = outputs(nb, "grader.check_all()")
     assert "NotImplementedError" in report and stub_word(lang) in report
-
-
-@pytest.mark.parametrize("lang", EDITIONS)
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_reference_passes_every_public_check_and_draws_its_heatmap(assignment, lang, tmp_path):
-    nb = execute(edition_notebook(assignment, lang, "reference", tmp_path), tmp_path)
-    assert nb.metadata["kit_language"] == lang
-    report = outputs(nb, "grader.check_all()")
-    assert "NotImplementedError" not in report and failed_text(lang) not in report, report[:2000]
-    found = check_outputs(nb)
-    assert set(found) == set(nb.metadata["otter"]["tests"]), "every question has its grader.check cell"
-    for question, text in found.items():
-        assert passed_text(question, lang) in text and failed_text(lang) not in text and "Error" not in text, (
-            question,
-            text[:2000],
-        )
-    images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
-    assert images, "the heatmap cell draws the student's weights"
-    # the course's experiments draw in Jupyter too (this run is their test: no kernel of their own)
-    drawn = {
-        "classic_attention": ("RADIUS", "dot_attention("),  # move the decoder state, watch the weights
-        "seq2seq_attention": ("greedy_decode(", "imshow("),  # the trained model's alignment heatmap
-    }.get(assignment)
-    if drawn:
-        cell = next(c for c in nb.cells if c.cell_type == "code" and all(n in c.source for n in drawn))
-        assert any("image/png" in o.get("data", {}) for o in cell.outputs), [o.get("text") for o in cell.outputs]
-    # a heatmap that draws NaN weights in their own colour says nothing of NaN for the reference's
-    # (the NaN case: test_heatmap_draws_nan_weights_in_their_own_colour_with_a_note)
-    for cell in (c for c in nb.cells if c.cell_type == "code" and "cmap.set_bad(" in c.source):
-        assert "NaN" not in "".join(o.get("text", "") for o in cell.outputs), assignment
 
 
 def test_check_command_for_student_ci():
@@ -211,47 +177,60 @@ def colab_shim(tmp_path, notebook):
     return {"PYTHONPATH": str(shim)}
 
 
-# Where a student opens a copy: a renamed copy in another folder (otter present) and Colab (no
-# otter). Both editions run the same code (tests/test_editions.py: they differ only in their
-# text) and every reference runs its checks in both (above): each assignment opens here once
-# per place, in alternate editions, so each place sees every assignment and both languages.
-RENAMED = [(a, EDITIONS[i % 2]) for i, a in enumerate(ASSIGNMENTS)]
-COLAB = [(a, EDITIONS[(i + 1) % 2]) for i, a in enumerate(ASSIGNMENTS)]
+# Every reference runs once per edition, each time where a student opens a copy: a renamed copy
+# in another folder (otter present) in one edition and Colab (no otter, an unknown file name,
+# the notebook not in the working directory) in the other, alternating, so each place sees every
+# assignment and both languages. Both editions run the same code (tests/test_editions.py: they
+# differ only in their text).
+PLACES = [(a, EDITIONS[i % 2], "renamed copy") for i, a in enumerate(ASSIGNMENTS)] + [
+    (a, EDITIONS[(i + 1) % 2], "colab") for i, a in enumerate(ASSIGNMENTS)
+]
 
 
-@pytest.mark.parametrize("assignment, lang", RENAMED)
-def test_a_renamed_copy_in_another_folder_runs_every_check(assignment, lang, tmp_path, monkeypatch):
-    nb = short_demo(fill_reference(template(assignment, lang), assignment), assignment)
-    run = run_where(nb, tmp_path / "my homework", f"Copy of {assignment}.ipynb", monkeypatch=monkeypatch)
+@pytest.mark.parametrize("assignment, lang, place", PLACES)
+def test_reference_passes_every_check_and_draws_its_heatmap_wherever_it_is_opened(
+    assignment, lang, place, tmp_path, monkeypatch
+):
+    nb = fill_reference(template(assignment, lang), assignment)
+    if not (lang == "en" and assignment in FULL_DEMO):
+        nb = short_demo(nb, assignment)
+    if place == "renamed copy":
+        run = run_where(nb, tmp_path / "my homework", f"Copy of {assignment}.ipynb", monkeypatch=monkeypatch)
+    else:  # Colab: the init cell's stand-in gets the notebook from Colab and runs every check
+        drive = tmp_path / "drive"
+        drive.mkdir()
+        (drive / "Untitled3.ipynb").write_text(json.dumps(nb))
+        content = tmp_path / "content"
+        content.mkdir()
+        env = colab_shim(tmp_path, drive / "Untitled3.ipynb")
+        run = run_where(nb, tmp_path / "kernel", "Untitled3.ipynb", cwd=content, env=env, monkeypatch=monkeypatch)
+        first = "".join(o.get("text", "") + o.get("evalue", "") for o in run.cells[0].outputs)
+        assert "Error" not in first, first
+        assert texts.get("init_export", lang) in outputs(run, "grader.export(")
+    assert run.metadata["kit_language"] == lang
+    report = outputs(run, "grader.check_all()")
+    assert "NotImplementedError" not in report and failed_text(lang) not in report, report[:2000]
     found = check_outputs(run)
-    assert set(found) == set(template(assignment, lang)["metadata"]["otter"]["tests"])
+    assert set(found) == set(nb["metadata"]["otter"]["tests"]), "every question has its grader.check cell"
     for question, text in found.items():
         assert passed_text(question, lang) in text and failed_text(lang) not in text and "Error" not in text, (
             question,
             text[:2000],
         )
-
-
-@pytest.mark.parametrize("assignment, lang", COLAB)
-def test_colab_without_otter_runs_every_check(assignment, lang, tmp_path, monkeypatch):
-    """No otter, an unknown file name, and the notebook not in the working directory
-    (Colab's /content): the init cell's stand-in gets the notebook from Colab and runs every check,
-    speaking the edition's language."""
-    nb = short_demo(fill_reference(template(assignment, lang), assignment), assignment)
-    drive = tmp_path / "drive"
-    drive.mkdir()
-    (drive / "Untitled3.ipynb").write_text(json.dumps(nb))
-    content = tmp_path / "content"
-    content.mkdir()
-    env = colab_shim(tmp_path, drive / "Untitled3.ipynb")
-    run = run_where(nb, tmp_path / "kernel", "Untitled3.ipynb", cwd=content, env=env, monkeypatch=monkeypatch)
-    first = "".join(o.get("text", "") + o.get("evalue", "") for o in run.cells[0].outputs)
-    assert "Error" not in first, first
-    found = check_outputs(run)
-    assert set(found) == set(nb["metadata"]["otter"]["tests"])
-    for question, text in found.items():
-        assert passed_text(question, lang) in text, (question, text[:2000])
-    assert texts.get("init_export", lang) in outputs(run, "grader.export(")
+    images = [o for c in run.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
+    assert images, "the heatmap cell draws the student's weights"
+    # the course's experiments draw in Jupyter too (this run is their test: no kernel of their own)
+    drawn = {
+        "classic_attention": ("RADIUS", "dot_attention("),  # move the decoder state, watch the weights
+        "seq2seq_attention": ("greedy_decode(", "imshow("),  # the trained model's alignment heatmap
+    }.get(assignment)
+    if drawn:
+        cell = next(c for c in run.cells if c.cell_type == "code" and all(n in c.source for n in drawn))
+        assert any("image/png" in o.get("data", {}) for o in cell.outputs), [o.get("text") for o in cell.outputs]
+    # a heatmap that draws NaN weights in their own colour says nothing of NaN for the reference's
+    # (the NaN case: test_heatmap_draws_nan_weights_in_their_own_colour_with_a_note)
+    for cell in (c for c in run.cells if c.cell_type == "code" and "cmap.set_bad(" in c.source):
+        assert "NaN" not in "".join(o.get("text", "") for o in cell.outputs), assignment
 
 
 def test_without_otter_the_stub_fails_its_checks_with_their_messages(tmp_path, monkeypatch):
@@ -276,6 +255,5 @@ def test_heatmap_draws_nan_weights_in_their_own_colour_with_a_note(tmp_path, mon
     cell = next(c for c in run.cells if c.cell_type == "code" and "cmap.set_bad(" in c.source)
     text = "".join(o.get("text", "") for o in cell.outputs)
     assert "Red cells are NaN weights" in text and any("image/png" in o.get("data", {}) for o in cell.outputs)
-    # and the reference's heatmap has no note: test_reference_passes_every_public_check_and_draws_its_heatmap
-    # (the same kernel run of the English reference, once)
+    # and the reference's heatmap has no note: test_reference_passes_every_check_and_draws_its_heatmap_wherever_it_is_opened
     assert any("cmap.set_bad(" in "".join(c["source"]) for c in template("classic_attention")["cells"])
