@@ -377,8 +377,9 @@ def dist(tmp_path_factory):
 @pytest.fixture(scope="session")
 def catalog_graded(tmp_path_factory):
     """Every catalog entry filled into the course's edition (pt-BR) of its assignment and graded
-    once by the judge (`grade_batch`, the real batch path): [(entry, its results.json data)].
-    The audit's verdicts and the pt-BR feedback test read the same grading."""
+    once by the judge (`grade_batch`, the real batch path, its public checks kept as `audit`
+    keeps them): [(entry, its results.json data)]. The audit's verdicts, its public column
+    (`catalog_public`) and the pt-BR feedback test read the same grading."""
     from autograder.audit import catalog
     from autograder.audit import run as audit_run
     from autograder.grade import grade_batch
@@ -386,7 +387,7 @@ def catalog_graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("catalog")
     chosen = list(catalog.entries())
     files = audit_run.fill_catalog(chosen, tmp / "in", "pt-BR")
-    rows = grade_batch(files, tmp / "out", progress=False, cfg=config.load(ROOT / "grading.yml"))
+    rows = grade_batch(files, tmp / "out", progress=False, cfg=config.load(ROOT / "grading.yml"), keep_public=True)
     assert [str(path) for _, path, _ in rows] == [str(f) for f in files], "grade_batch keeps the input order"
     seconds = {}
     for e, (_, _, data) in zip(chosen, rows):
@@ -396,28 +397,30 @@ def catalog_graded(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def catalog_public(tmp_path_factory):
+def catalog_public(tmp_path_factory, catalog_graded):
     """{(assignment, name): (kind, failing public checks)} for every catalog entry (kind "correct"
-    or "buggy"), each assignment's reference and its untouched template ("reference", "template"),
-    filled into the English edition as `audit` fills them and checked once (`public_failures`)."""
+    or "buggy"), read from its grading as `audit` reads them (`audit.run.public_of`), and for each
+    assignment's reference and its untouched template ("reference", "template"), filled into the
+    English edition and checked once on a fresh load, as `check` runs them (`public_failures`)."""
     from autograder.audit import run as audit_run
-    from autograder.audit.catalog import entries, fill_reference
+    from autograder.audit.catalog import fill_reference
     from autograder.audit.public import public_failures
 
     tmp = tmp_path_factory.mktemp("public")
-    chosen = list(entries())
-    files = {
-        (e.assignment, e.name): ("correct" if e.correct else "buggy", path)
-        for e, path in zip(chosen, audit_run.fill_catalog(chosen, tmp))
-    }  # as `audit` fills them
+    found = {
+        (e.assignment, e.name): ("correct" if e.correct else "buggy", audit_run.public_of(data))
+        for e, data in catalog_graded
+    }
+    files = {}
     for a in ASSIGNMENTS:
         nb = template(a)
         for name, kind, filled in [("(reference)", "reference", fill_reference(nb, a)), ("(template)", "template", nb)]:
             path = tmp / a / f"{name.strip('()')}.ipynb"
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(filled))
             files[(a, name)] = (kind, path)
-    found = public_failures([path for _, path in files.values()], config.load(ROOT / "grading.yml"))
-    return {key: (kind, found[str(path)]) for key, (kind, path) in files.items()}
+    checked = public_failures([path for _, path in files.values()], config.load(ROOT / "grading.yml"))
+    return found | {key: (kind, checked[str(path)]) for key, (kind, path) in files.items()}
 
 
 def run_notebook(nb, folder, name):

@@ -3,9 +3,10 @@ correct variant keeps full marks, and no public check catches a bug that no hidd
 check charges (a change that weakens a hidden test fails here).
 
 The catalog is graded once for the whole run (conftest's `catalog_graded`, in the
-course's edition, pt-BR) and checked once by the public checks (`catalog_public`,
-the English edition, as `python -m autograder audit` checks it); this test makes
-the audit's verdicts and report from them with the audit's own functions."""
+course's edition, pt-BR), each entry's public checks run in its grading's worker after
+the last verdict and kept as data, as `python -m autograder audit` runs them
+(`catalog_public`); this test makes the audit's verdicts and report from them with the
+audit's own functions."""
 
 import io
 import re

@@ -283,3 +283,23 @@ def test_a_fork_server_warmed_for_training_hands_its_workers_what_an_optimizer_s
                 r.close()
     finally:
         server.close()
+
+
+def test_public_checks_run_after_graded_calls_see_the_random_state_the_cells_left(forkserver):
+    """The judge runs a notebook's public checks after its last verdict call, in the same worker
+    (the audit reads them so): they start from the random generators' states the cells left,
+    as on a fresh load (`check`), whatever the graded calls drew before."""
+    code = "import random, torch\nrandom.seed(3)\ntorch.manual_seed(3)\ndef draw():\n    return random.random() + float(torch.rand(()))\n"
+    sub = Submission(Path("inline.ipynb"), {}, [Cell(1, code, code)])
+    r = Remote(sub, "", limits(cpu_seconds_per_call=5, load_seconds=30), forkserver=forkserver)
+    try:
+        first, second = r.call("draw"), r.call("draw")
+        assert first.ok and second.ok and first.value != second.value  # the graded calls moved the state
+        source = (
+            "from otter.test_files import test_case\n"
+            f"@test_case()\ndef test_fresh(draw):\n    assert draw() == {first.value!r}\n"
+        )
+        results = r.public([{"name": "q", "source": source}])
+        assert [c["ok"] for c in results[0]["cases"]] == [True], results
+    finally:
+        r.close()

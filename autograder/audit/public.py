@@ -1,4 +1,8 @@
-"""The audit's public column: which public checks (what `grader.check` runs) flag each entry.
+"""Which public checks (what `grader.check` runs) flag each notebook, on a fresh load as `check` runs them.
+
+The audit's own column reads each entry's from its grading instead (the same worker, after
+the last verdict: `grade_batch(keep_public=True)`, one load an entry); this runs them for
+notebooks graded nowhere (the kit's tests' references and templates).
 
 `public_failures(paths, cfg)` runs each notebook's public tests the way
 `python -m autograder check` does (the tests from the notebook's metadata, run

@@ -32,7 +32,6 @@ from autograder import release
 from autograder.audit import causes as cause_fit
 from autograder.audit.catalog import entries, fill_entry
 from autograder.audit.examples import template_path
-from autograder.audit.public import public_failures
 from autograder.grade import grade_batch
 from autograder.judge.detect import question_name, runs
 
@@ -133,11 +132,18 @@ def audit(assignment=None, cfg=None, progress=True, log=print, public=True, lang
     chosen = list(entries(assignment))
     with tempfile.TemporaryDirectory(prefix="kit-audit-") as tmp:
         files = fill_catalog(chosen, tmp, lang)
-        graded = grade_batch(files, Path(tmp) / "out", progress=progress, cfg=cfg)
-        found = public_failures(files, cfg) if public else None
-    flagged = [found[str(f)] for f in files] if found is not None else None
+        # the public checks of each entry run in its grading's worker, after the last verdict: one load
+        graded = grade_batch(files, Path(tmp) / "out", progress=progress, cfg=cfg, keep_public=public)
     data = [data for _, _, data in graded]
+    flagged = [public_of(d) for d in data] if public else None
     return verdicts(chosen, data, flagged, cfg), cause_fit.fits(chosen, data)
+
+
+def public_of(data):
+    """An entry's failing public checks, as its grading listed them (results.json's
+    extra_data.public_failed, `grade_batch(keep_public=True)`)."""
+    found = (data.get("extra_data") or {}).get("public_failed")
+    return found if isinstance(found, list) else ["(not run: the grading kept no public checks)"]
 
 
 def report(rows, cfg, out=sys.stdout, fits=None):

@@ -59,6 +59,7 @@ def grade_batch(
     jobs: int | None = None,
     lang: str | None = None,
     shard: tuple[int, int] | None = None,
+    keep_public: bool = False,
 ) -> Rows:
     """Grade every submission under `paths` into `out`; returns Rows [(id, path, results)] in input order.
 
@@ -69,11 +70,13 @@ def grade_batch(
     feedback.md, feedback.html) are written as each submission finishes, so an
     interrupted batch resumes (`resume=True`) without regrading what is done; a
     result is kept only while what scores it is unchanged (`fingerprint`), and
-    the scores such a regrade moves go to OUT/changes.csv (`changes`).
+    the scores such a regrade moves go to OUT/changes.csv (`changes`). keep_public: each
+    result also lists its failing public checks, run in the same worker after the last
+    verdict (extra_data.public_failed: the audit's column).
     Raises BatchInterrupted (a KeyboardInterrupt) on SIGINT/SIGTERM, after
     writing what was done.
     """
-    return Batch(paths, out, assignment, resume, progress, cfg, jobs, lang, shard).run()
+    return Batch(paths, out, assignment, resume, progress, cfg, jobs, lang, shard, keep_public).run()
 
 
 class Batch:
@@ -90,11 +93,13 @@ class Batch:
         jobs: int | None,
         lang: str | None,
         shard: tuple[int, int] | None,
+        keep_public: bool = False,
     ) -> None:
         self.cfg = cfg = cfg or config_mod.load()
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.out = out = Path(out)
         self.assignment, self.resume, self.lang, self.shard = assignment, resume, lang, shard
+        self.keep_public = keep_public
         out.mkdir(parents=True, exist_ok=True)
         (out / shard_mod.SHARD_NAME).unlink(missing_ok=True)  # written again only when this run completes
         paths, class_zips = layouts.expand(paths, out, int(cfg.limits["notebook_file_mb"] * 2**20), say)
@@ -168,7 +173,7 @@ class Batch:
 
     def start(self, n: int) -> Pool:
         """A pool of judges for `n` files, every one started."""
-        pool = Pool(min(self.jobs, n), self.cfg, self.stop, self.lang)
+        pool = Pool(min(self.jobs, n), self.cfg, self.stop, self.lang, self.keep_public)
         try:
             return pool.start()
         except BaseException:
@@ -192,7 +197,7 @@ class Batch:
                 pending = [f for f in mine if hashes[f] is not None and (reals[f], hashes[f]) not in done_before]
                 if judges is None:
                     n = len(regular) if assignment == BATCH else len(pending)
-                    judges = self.start(n) if self.jobs > 1 and n > 1 else Local(cfg, stop, self.lang)
+                    judges = self.start(n) if self.jobs > 1 and n > 1 else Local(cfg, stop, self.lang, self.keep_public)
                 # Which assignment each is graded as: the batch's needs every file read first (every file
                 # found, in a shard too, so each shard finds the single run's); a file's own
                 # (assignment=None) is read with its grading, unless --resume must know it before.

@@ -17,13 +17,14 @@ from autograder.messages import t
 
 
 # -- grading one --------------------------------------------------------------
-def grade_one(path, assignment, cfg, forkserver=None, lang=None):
+def grade_one(path, assignment, cfg, forkserver=None, lang=None, keep_public=False):
     """results.json dict for one file; never raises (but for KeyboardInterrupt).
-    `lang`: the feedback's language (None: each notebook's edition, else grading.yml's)."""
+    `lang`: the feedback's language (None: each notebook's edition, else grading.yml's);
+    `keep_public`: the failing public checks too, as data (`judge.grade`)."""
     from autograder.judge import grade
 
     try:
-        result = grade(path, assignment, cfg, forkserver=forkserver, lang=lang)
+        result = grade(path, assignment, cfg, forkserver=forkserver, lang=lang, keep_public=keep_public)
         data = result.to_gradescope()
         data["assignment"] = result.assignment
         if result.internal_errors:
@@ -62,13 +63,13 @@ def batch_of(own, order):
     return detect.batch_assignment(own, order), detect.is_tie(own)
 
 
-def _task(path, assignment, own_first, cfg, forkserver, lang=None):
+def _task(path, assignment, own_first, cfg, forkserver, lang=None, keep_public=False):
     """(results, (own, metadata) or None). With own_first the file's own assignment is
     detected first, and graded as where `assignment` is None."""
     seen = detect_one(path, cfg) if own_first else None
     if assignment is None and seen is not None:
         assignment = seen[0]
-    return grade_one(path, assignment, cfg, forkserver, lang), seen
+    return grade_one(path, assignment, cfg, forkserver, lang, keep_public), seen
 
 
 # -- the judges -----------------------------------------------------------------
@@ -101,15 +102,16 @@ def _pool_batch(own, order):
     return batch_of(own, order)
 
 
-def _pool_task(path, assignment, own_first, lang):
-    return _task(Path(path), assignment, own_first, _POOL["cfg"], _POOL["forkserver"], lang)
+def _pool_task(path, assignment, own_first, lang, keep_public):
+    return _task(Path(path), assignment, own_first, _POOL["cfg"], _POOL["forkserver"], lang, keep_public)
 
 
 class Local:
     """One judge: this process, with one fork server (started on first use)."""
 
-    def __init__(self, cfg, stop, lang=None):
+    def __init__(self, cfg, stop, lang=None, keep_public=False):
         self.cfg, self.stop, self.forkserver, self.lang = cfg, stop, None, lang
+        self.keep_public = keep_public
 
     def detect(self, files):
         return {f: detect_one(f.path, self.cfg) for f in files}
@@ -124,7 +126,7 @@ class Local:
         for f, sid, a, own_first in todo:
             if self.forkserver is None:
                 self.forkserver = ForkServer()
-            data, seen = _task(f.path, a, own_first, self.cfg, self.forkserver, self.lang)
+            data, seen = _task(f.path, a, own_first, self.cfg, self.forkserver, self.lang, self.keep_public)
             if self.stop:  # interrupted while grading it (pytest stops early): not a result
                 raise KeyboardInterrupt
             done(f, sid, data, seen)
@@ -139,12 +141,13 @@ class Pool:
     """The batch's judges. Processes are started with SIGINT and SIGTERM blocked, so
     no Ctrl-C reaches one before it ignores it; they die with this process."""
 
-    def __init__(self, jobs, cfg, stop, lang=None):
+    def __init__(self, jobs, cfg, stop, lang=None, keep_public=False):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         ctx = multiprocessing.get_context("spawn")  # judges start clean: no torch state forked
         self.jobs, self.cfg, self.stop, self.lang = jobs, cfg, stop, lang
+        self.keep_public = keep_public
         self.executor = ProcessPoolExecutor(
             jobs, mp_context=ctx, initializer=_pool_init, initargs=(str(cfg.path), os.getpid())
         )
@@ -200,7 +203,8 @@ class Pool:
         from concurrent.futures import as_completed
 
         futures = self._submit_all(
-            _pool_task, [((f, sid, a, o), (os.fspath(f.path), a, o, self.lang)) for f, sid, a, o in todo]
+            _pool_task,
+            [((f, sid, a, o), (os.fspath(f.path), a, o, self.lang, self.keep_public)) for f, sid, a, o in todo],
         )
         try:
             for fut in as_completed(futures):
@@ -208,7 +212,7 @@ class Pool:
                 try:
                     data, seen = fut.result()
                 except Exception as exc:  # noqa: BLE001 - a judge process died: grade it alone, here
-                    data, seen = _task(f.path, a, own_first, self.cfg, None, self.lang)
+                    data, seen = _task(f.path, a, own_first, self.cfg, None, self.lang, self.keep_public)
                     if self.stop:
                         raise KeyboardInterrupt from None
                     data.setdefault("internal_errors", []).append(f"pool: {type(exc).__name__}: {exc}")

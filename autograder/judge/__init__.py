@@ -89,6 +89,10 @@ class GradeResult:
     # the notebook's public checks, where a question's terms show them: {question: (passed,
     # total, [(case, error)])}, or the reason they could not run
     public: dict[str, tuple[int, int, list[tuple[str, str]]]] | str | None = None
+    # where the caller asked for them (`grade(keep_public=True)`: the audit, which reads the
+    # public checks of the same load as the grade), the failing ones as data (`public_failed`):
+    # results.json's extra_data.public_failed
+    public_failed: list[str] | None = None
 
     @property
     def score(self) -> float:
@@ -148,6 +152,8 @@ class GradeResult:
             out["extra_data"]["worker_peak_mb"] = self.peak_mb
         if self.judge_peak_mb is not None:
             out["extra_data"]["judge_peak_mb"] = self.judge_peak_mb
+        if self.public_failed is not None:
+            out["extra_data"]["public_failed"] = self.public_failed
         return out
 
     def _view(self, q: QuestionResult, level: str, held: release.Terms | None = None) -> str:
@@ -492,8 +498,11 @@ def grade(
     pytest_args: Sequence[str] = (),
     forkserver: "ForkServer | None" = None,
     lang: str | None = None,
+    keep_public: bool = False,
 ) -> GradeResult:
     """Grade one notebook or export zip; never raises for a bad submission.
+    `keep_public`: also run the notebook's public checks after the last verdict, in the
+    same worker, and keep the failing ones as data (`GradeResult.public_failed`).
 
     The feedback is in `lang` when given, else in the language of the edition
     the notebook came from, else $KIT_LANG, else grading.yml's `language`; the
@@ -529,7 +538,7 @@ def grade(
         return result
     lang = lang or notebook_language(submission) or messages.default(cfg)
     with messages.language(lang):
-        result = _grade(path, submission, assignment, cfg, pytest_args, forkserver, start)
+        result = _grade(path, submission, assignment, cfg, pytest_args, forkserver, start, keep_public)
     result.language = lang
     return result
 
@@ -542,6 +551,7 @@ def _grade(
     pytest_args: Sequence[str],
     forkserver: "ForkServer | None",
     start: float,
+    keep_public: bool = False,
 ) -> GradeResult:
     known: list[str] = cfg.assignments
     # Without an assignment given, the notebook's code decides (its metadata is the student's to edit).
@@ -566,13 +576,14 @@ def _grade(
     )
     plugin = KitPlugin(remote, submission, cfg, name)
     terms = release.course_terms(cfg.data, name, cfg.questions(name))
-    public = None
+    public, ran = None, None
     try:
         code, _ = _run_suites(plugin, name, pytest_args)
         plugin.second_looks()
-        if release.needs_public(terms):  # shown, never scored: after the last verdict call
+        if release.needs_public(terms) or keep_public:  # shown, never scored: after the last verdict call
             try:
-                public = _public_checks(remote, submission)
+                ran = _run_public(remote, submission)
+                public = _public_checks(ran, submission)
             except Exception as exc:  # noqa: BLE001 - the kit's own code, or the machine: reported to the staff
                 plugin.internal_errors.append(f"the public checks: {type(exc).__name__}: {exc}")
     finally:
@@ -627,24 +638,53 @@ def _grade(
     }
     if result.status == "graded":  # a grader fault is said at once, whatever the terms
         result.terms, result.public = terms, public
+    if keep_public:
+        result.public_failed = public_failed(ran)
     result.judge_peak_mb = _peak_memory_mb()
     result.internal_errors = plugin.internal_errors
     result.outcomes = plugin.outcomes
     return result
 
 
-def _public_checks(remote: Remote, submission: Submission) -> dict[str, tuple[int, int, list[tuple[str, str]]]] | str:
+def _run_public(remote: Remote, submission: Submission) -> list[Any] | str:
     """The notebook's own public checks (its otter metadata, what `grader.check` runs), run
-    beside its code in the submission's worker: {question: (passed, total, [(case, error)])},
-    or why they could not run. They earn nothing; a student reads them before the deadline."""
+    beside its code in the submission's worker: the worker's results, or why they could not
+    run. They earn nothing; a student reads them before the deadline."""
     from autograder.judge import public_checks
 
     tests = public_checks.public_tests(submission.notebook)
     if not tests:
-        return {}
+        return []
     try:
-        results = remote.public(tests)
+        return remote.public(tests)
     except WorkerDied as exc:  # a dead worker: the student is told why, the score stands
         return one_line(exc.reason, 300)
-    rows = public_checks.report(results, submission)
+
+
+def _public_checks(
+    ran: list[Any] | str, submission: Submission
+) -> dict[str, tuple[int, int, list[tuple[str, str]]]] | str:
+    """What the feedback shows of the public checks that ran (`_run_public`): {question:
+    (passed, total, [(case, error)])}, or why they could not run."""
+    from autograder.judge import public_checks
+
+    if isinstance(ran, str):
+        return ran
+    rows = public_checks.report(ran, submission)
     return {question: (passed, total, errors) for question, _, passed, total, errors in rows}
+
+
+def public_failed(ran: list[Any] | str | None) -> list[str]:
+    """The failing public checks of a run (`_run_public`) as `check` counts them, the form's
+    costs aside: ["question/case"] ([] when every one passes), or one line why none ran (the
+    audit's column, `audit.public.failures`'s format)."""
+    from autograder.judge import public_checks
+
+    if ran is None:
+        return ["(not run: the kit's own error, see internal_errors)"]
+    if isinstance(ran, str):
+        return [f"(not run: WorkerDied: {ran[:200]})"]
+    rows = public_checks.report(ran)
+    if not rows:
+        return ["(no public tests ran)"]
+    return [f"{question}/{case}" for question, _, _, _, errors in rows for case, _ in errors]

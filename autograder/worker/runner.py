@@ -230,6 +230,7 @@ class Worker:
         self.ns = {"__name__": "__main__", "__builtins__": __builtins__}
         self.rpc = None  # set by serve(): one message to the judge and its answer
         self.check_pipes = lambda: None  # set by serve(): exits (PIPES_LOST) where student code broke them
+        self._after_load = None  # the random generators' states once the cells ran (`public`)
 
     def _ask(self, name):
         """One message to the judge about `name` and its answer; an error the judge words raises."""
@@ -464,7 +465,26 @@ class Worker:
             # Provided functions are the reference's, whatever the cells redefined.
             exec(compile(provided, "<provided>", "exec"), self.ns)
         names = sorted(k for k, v in self.ns.items() if callable(v) and not k.startswith("_"))
+        self._after_load = self._random_states()
         return {"cells": report, "names": names}
+
+    def _random_states(self):
+        """The random generators' states: Python's, torch's CPU one, numpy's where imported."""
+        import random
+
+        states = {"random": random.getstate(), "torch": self.torch.get_rng_state()}
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            states["numpy"] = numpy.random.get_state()
+        return states
+
+    def _restore_random(self, states):
+        import random
+
+        random.setstate(states["random"])
+        self.torch.set_rng_state(states["torch"])
+        if "numpy" in states:
+            sys.modules["numpy"].random.set_state(states["numpy"])
 
     def _run_cells(self, cells, report):
         """Run the notebook's cells in order, each with its prints discarded (`_Sink`) and the
@@ -498,6 +518,10 @@ class Worker:
         import inspect
         import types
 
+        # As on a fresh load (`check`): the random generators as the cells left them, whatever
+        # the graded calls before drew (the judge runs these after its last verdict call)
+        if self._after_load is not None:
+            self._restore_random(self._after_load)
         results = []
         for test in req["tests"]:
             cases = []
