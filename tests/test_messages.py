@@ -149,12 +149,12 @@ def test_no_fail_call_in_the_suites_takes_english_prose():
     assert not bad, f"failure messages written in the code, not the catalog: {bad}"
 
 
-NEEDLES = ("ERROR_CAUSES", "WORKER_GRAD_ERRORS", "SOURCE_FINDINGS")
+NEEDLES = ("ERROR_CAUSES", "SOURCE_FINDINGS")
 
 
 def _error_cause_needles(tree):
-    """The string constants of NEEDLES: the English text of torch's errors, of the worker and
-    of the source checks, matched (a catalog key says what it means), never shown as written."""
+    """The string constants of NEEDLES: the English text of torch's errors and of the source
+    checks, matched (a catalog key says what it means), never shown as written."""
     out = set()
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(x, "id", None) in NEEDLES for x in node.targets):

@@ -119,3 +119,31 @@ def test_every_class_question_is_a_module_case_run_beside_the_reference(case):
     with torch.no_grad():
         ref_out = again.reference(again.state, again.args, again.kwargs)
     assert [tuple(o.shape) for o in ref_out] == [tuple(o.shape) for o in expected.values()]
+
+
+def test_why_no_gradients_came_is_a_key_the_worker_sends_never_its_words():
+    """The worker says why it computed no gradients as a catalog key and integer fields
+    (`calls.WORKER_GRAD_ERRORS`), said in the language in force; torch's own error line is
+    kept as it is; a key or fields it may not send read as unreadable, never as a pass."""
+    from autograder import messages
+    from autograder.messages import t
+    from autograder.private.suites import calls
+
+    for lang in messages.LANGUAGES:
+        with messages.language(lang):
+            sent = {"error_key": "grads_output_count", "fields": {"n": 2, "got": 1}}
+            assert calls.grads_error(sent) == t("grads_output_count", n=2, got=1)
+            assert calls.grads_error({"error_key": "grads_not_connected", "fields": {}}) == t("grads_not_connected")
+            unreadable = t("grads_unreadable")
+            for bad in (
+                {"error_key": "stand_in_flood", "fields": {}},
+                {"error_key": "grads_output_count", "fields": {"n": "2", "got": 1}},
+                {"error_key": "grads_output_count", "fields": {"n": 2}},
+                {"error_key": ["grads_not_connected"], "fields": {}},
+                {"error": 3},
+            ):
+                assert calls.grads_error(bad) == unreadable, bad
+    torch_line = "RuntimeError: expected scalar type Double but found Float"
+    assert calls.grads_error({"error": torch_line}) == torch_line
+    assert calls.grads_hint({"error": torch_line}) is not None
+    assert calls.grads_error({"inputs": [], "params": {}}) is None

@@ -678,10 +678,11 @@ class Worker:
         names = list(params)
         leaves = inputs + [params[n] for n in names]
         pairs = [(o, c) for o, c in zip(outs, cotangents) if c is not None]
+        # its own reasons as a catalog key and integer fields (the judge says them), never words
         if len(outs) < len(cotangents):
-            return {"error": f"expected {len(cotangents)} output tensors, got {len(outs)}"}
+            return {"error_key": "grads_output_count", "fields": {"n": len(cotangents), "got": len(outs)}}
         if not any(o.requires_grad for o, _ in pairs):
-            return {"error": "the outputs do not depend on the inputs through autograd (detached?)"}
+            return {"error_key": "grads_not_connected", "fields": {}}
         try:
             live = [(o, c) for o, c in pairs if o.requires_grad]
             grads = vjp([o for o, _ in live], leaves, [c for _, c in live])

@@ -3,8 +3,6 @@ by its shapes (never its values), the error a call raised with its likely cause,
 reply split into named tensors, the reference's outputs in float64 on the CPU.
 """
 
-import re
-
 import torch
 
 from autograder.judge.failure import Failure, Msg
@@ -34,21 +32,36 @@ def describe_call(name, args, kwargs=None):
     return f"{name}({', '.join(parts)})"
 
 
-# What the worker says about gradients it could not compute (it runs the student's
-# code and writes plain English): (its exact words, the catalog key that says them).
-WORKER_GRAD_ERRORS = [
-    (re.compile(r"the outputs do not depend on the inputs through autograd \(detached\?\)"), "grads_not_connected"),
-    (re.compile(r"expected (?P<n>\d+) output tensors, got (?P<got>\d+)"), "grads_output_count"),
-]
+# Why the worker computed no gradients, in its own terms: a catalog key and its integer
+# fields (never words to match): the keys it may send, each with its fields' names.
+WORKER_GRAD_ERRORS = {"grads_not_connected": (), "grads_output_count": ("n", "got")}
 
 
-def grads_error(error):
-    """The worker's gradient error in the language in force (torch's own errors as they are)."""
-    for pattern, key in WORKER_GRAD_ERRORS:
-        m = pattern.fullmatch(error.strip())
-        if m:
-            return t(key, **m.groupdict())
-    return error
+def grads_error(grads):
+    """Why a reply's gradients (`Reply.grads`) did not come, in the language in force, or None
+    where they came: the worker's own reasons said from the catalog (`WORKER_GRAD_ERRORS`),
+    an error torch raised in the student's code as its line, anything else unreadable."""
+    if "error_key" in grads:
+        key, fields = grads.get("error_key"), grads.get("fields")
+        names = WORKER_GRAD_ERRORS.get(key) if isinstance(key, str) else None
+        if (
+            names is None
+            or not isinstance(fields, dict)
+            or sorted(fields) != sorted(names)
+            or not all(type(v) is int for v in fields.values())
+        ):
+            return t("grads_unreadable")
+        return t(key, **fields)
+    if "error" in grads:
+        error = grads["error"]
+        return error if isinstance(error, str) else t("grads_unreadable")
+    return None
+
+
+def grads_hint(grads):
+    """The likely cause torch's own error names (`causes.error_hint`), None for the worker's reasons."""
+    error = grads.get("error")
+    return causes.error_hint(error) if isinstance(error, str) else None
 
 
 def with_cause(error, cause=None, frame=None):

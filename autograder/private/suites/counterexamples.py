@@ -200,7 +200,7 @@ def _gradient_counterexample(sub, cfg, name, args, kwargs, ref_fn, out_names, gr
         reply = probe(name, leaves(a), k, options, seconds)
         grads = (reply.grads or {}) if reply.ok else {"error": True}
         got = grads.get("inputs") or []
-        if "error" in grads or len(got) != len(grad_args):
+        if calls.grads_error(grads) is not None or len(got) != len(grad_args):
             return None
         if not all(isinstance(g, torch.Tensor) and g.dtype == torch.float64 for g in got):
             return None

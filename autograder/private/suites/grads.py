@@ -43,14 +43,9 @@ def check_grads(
     with shows:
         value_checks.check_outputs(got, expected, what, cfg, torch.float64, "cpu", hints)
     grads = reply.grads or {}
-    if "error" in grads:
-        failing.fail(
-            calls.with_cause(
-                calls.grads_error(grads["error"]),
-                causes.error_hint(grads["error"]) or causes.detached(),
-                calls.gradients_of(what),
-            )
-        )
+    line = calls.grads_error(grads)
+    if line is not None:
+        failing.fail(calls.with_cause(line, calls.grads_hint(grads) or causes.detached(), calls.gradients_of(what)))
     r_args = [
         a.detach().clone().requires_grad_(i in grad_args) if isinstance(a, torch.Tensor) else a
         for i, a in enumerate(args)
@@ -100,14 +95,9 @@ def check_finite_grads(sub, name, args, kwargs, out_names, seed, **opts):
     reply = calls.call(sub, name, s_args, kwargs, cotangents=cot, **opts)
     what = calls.describe_call(name, args, kwargs)
     grads = reply.grads or {}
-    if "error" in grads:
-        failing.fail(
-            calls.with_cause(
-                calls.grads_error(grads["error"]),
-                causes.error_hint(grads["error"]) or causes.detached(),
-                calls.gradients_of(what),
-            )
-        )
+    line = calls.grads_error(grads)
+    if line is not None:
+        failing.fail(calls.with_cause(line, calls.grads_hint(grads) or causes.detached(), calls.gradients_of(what)))
     for i, g in enumerate(grads.get("inputs") or []):
         if isinstance(g, torch.Tensor) and not torch.isfinite(g.double()).all():
             failing.fail(

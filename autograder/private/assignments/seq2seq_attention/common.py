@@ -89,8 +89,9 @@ def check_param_grads(reply, reference, state, args, kwargs, cot, cfg, what):
         [o for o, _ in pairs], [params[n] for n in names], [g for _, g in pairs], allow_unused=True
     )
     grads = reply.grads or {}
-    if "error" in grads:
-        failing.fail(calls.with_cause(calls.grads_error(grads["error"]), causes.detached(), calls.gradients_of(what)))
+    line = calls.grads_error(grads)
+    if line is not None:
+        failing.fail(calls.with_cause(line, causes.detached(), calls.gradients_of(what)))
     got = grads.get("params") or {}
     for name, rg in zip(names, r_grads):
         g = got.get(name)
