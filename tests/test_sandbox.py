@@ -303,3 +303,35 @@ def test_public_checks_run_after_graded_calls_see_the_random_state_the_cells_lef
         assert [c["ok"] for c in results[0]["cases"]] == [True], results
     finally:
         r.close()
+
+
+def test_random_generators_replaced_by_the_notebook_end_no_load_and_no_public_run(forkserver):
+    """The worker reads and restores the generators' states with the functions it took before
+    any student code ran: a cell that replaces the getters (at load) and a graded call that
+    replaces the setters (before the public checks), numpy's included, end neither the load
+    nor the public run, and the states still come back as the cells left them."""
+    code = (
+        "import random, numpy, torch\n"
+        "random.seed(5)\n"
+        "torch.manual_seed(5)\n"
+        "random.getstate = torch.get_rng_state = numpy.random.get_state = None\n"
+        "def draw():\n"
+        "    return random.random() + float(torch.rand(()))\n"
+        "def breaker():\n"
+        "    random.setstate = torch.set_rng_state = numpy.random.set_state = None\n"
+        "    return 1\n"
+    )
+    sub = Submission(Path("inline.ipynb"), {}, [Cell(1, code, code)])
+    r = Remote(sub, "", limits(cpu_seconds_per_call=5, load_seconds=30), forkserver=forkserver)
+    try:
+        first = r.call("draw")
+        assert first.ok and not r.cell_errors, (first.error, r.cell_errors)
+        assert r.call("breaker").ok and r.call("draw").value != first.value
+        source = (
+            "from otter.test_files import test_case\n"
+            f"@test_case()\ndef test_fresh(draw):\n    assert draw() == {first.value!r}\n"
+        )
+        results = r.public([{"name": "q", "source": source}])
+        assert [c["ok"] for c in results[0]["cases"]] == [True], results
+    finally:
+        r.close()

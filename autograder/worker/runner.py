@@ -231,6 +231,11 @@ class Worker:
         self.rpc = None  # set by serve(): one message to the judge and its answer
         self.check_pipes = lambda: None  # set by serve(): exits (PIPES_LOST) where student code broke them
         self._after_load = None  # the random generators' states once the cells ran (`public`)
+        import random
+
+        # Taken before any student code runs, as `_counter_class`: a cell that replaces them
+        # (torch.get_rng_state = None) changes nothing for the states `public` restores.
+        self._rng = (random.getstate, random.setstate, torch.get_rng_state, torch.set_rng_state)
 
     def _ask(self, name):
         """One message to the judge about `name` and its answer; an error the judge words raises."""
@@ -469,22 +474,25 @@ class Worker:
         return {"cells": report, "names": names}
 
     def _random_states(self):
-        """The random generators' states: Python's, torch's CPU one, numpy's where imported."""
-        import random
-
-        states = {"random": random.getstate(), "torch": self.torch.get_rng_state()}
-        numpy = sys.modules.get("numpy")
-        if numpy is not None:
-            states["numpy"] = numpy.random.get_state()
+        """The random generators' states: Python's and torch's CPU one (through the functions
+        taken at start, `_rng`), numpy's where imported and still readable. Only a matter of
+        fidelity: nothing a cell did to them may end the load."""
+        getstate, _, get_torch, _ = self._rng
+        states = {"random": getstate(), "torch": get_torch()}
+        try:
+            states["numpy"] = sys.modules["numpy"].random.get_state()
+        except Exception:  # noqa: BLE001 - not imported, or replaced by a cell: left as it is
+            pass
         return states
 
     def _restore_random(self, states):
-        import random
-
-        random.setstate(states["random"])
-        self.torch.set_rng_state(states["torch"])
-        if "numpy" in states:
+        _, setstate, _, set_torch = self._rng
+        setstate(states["random"])
+        set_torch(states["torch"])
+        try:
             sys.modules["numpy"].random.set_state(states["numpy"])
+        except Exception:  # noqa: BLE001 - not imported at load, or replaced since: left as it is
+            pass
 
     def _run_cells(self, cells, report):
         """Run the notebook's cells in order, each with its prints discarded (`_Sink`) and the

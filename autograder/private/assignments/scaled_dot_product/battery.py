@@ -9,7 +9,7 @@ like any other, so the functions keep their points. A cell that lost its tag
 or its marker line is still found by the other.
 """
 
-from autograder.audit.hostile.cases import case, ipynb, reference
+from autograder.audit.hostile.cases import case, ipynb, reference, replace_function
 from autograder.judge import by_hand
 from autograder.private.assignments.scaled_dot_product.battery_cases import FULL, SDP_QS
 
@@ -161,3 +161,30 @@ def _():
     cell = _cell(nb)
     cell["source"] = "\n".join(line for line in _src(cell).split("\n") if not line.startswith("#"))
     return ipynb(nb)
+
+
+@case(
+    "random_generators_replaced",
+    "honest code whose causal_mask cell also replaces the random generators' getters and "
+    "setters (random, torch, numpy): the worker reads and restores their states with its own, "
+    "so the load (which would skip that cell, and causal_mask with it), the graded calls and "
+    "the public checks all still run",
+    max_score=FULL,
+    questions_keep_full=list(SDP_QS),
+)
+def _():
+    return ipynb(
+        replace_function(
+            reference(),
+            "causal_mask",
+            (
+                "import random, numpy\n"
+                "random.getstate = random.setstate = None\n"
+                "torch.get_rng_state = torch.set_rng_state = None\n"
+                "numpy.random.get_state = numpy.random.set_state = None\n"
+                "\n"
+                "def causal_mask(seq_len, device=None):\n"
+                "    return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()\n"
+            ),
+        )
+    )
