@@ -37,15 +37,13 @@ def _init(config_path, parent_pid):
 def failures(path, cfg, forkserver=None):
     """The failing public checks of one notebook: ["question/test", ...] ([] when all pass)."""
     from autograder import check
+    from autograder.judge import public_failed
 
     try:
         _, _, results = check.run_checks(path, cfg, forkserver=forkserver)
     except Exception as exc:  # noqa: BLE001 - unreadable or a dead worker: that is the answer
         return [f"(not run: {type(exc).__name__}: {str(getattr(exc, 'reason', exc))[:200]})"]
-    rows = check.report(results)
-    if not rows:
-        return ["(no public tests ran)"]
-    return [f"{question}/{case}" for question, ok, _, _, errors in rows for case, _ in errors]
+    return public_failed(results)  # listed as the judge lists those it runs (`grade(keep_public=True)`)
 
 
 def _task(path):
