@@ -13,8 +13,9 @@ without the training lab's `training_run` (it searches nothing and takes about
 Prints:
 
 - the value failures of function questions, then of module questions (the
-  questions an entry targets whose feedback holds a FAIL line comparing a call's
-  output with the reference's) and the share that show a counterexample; then
+  questions an entry targets whose checks failed comparing a call's output with the
+  reference's: results.json's `checks[].compared`) and the share that show a
+  counterexample (`QuestionResult.counterexample`); then
   those whose first value failure is a gradient's or one in a lower precision
   (the dtype check), each shown by a counterexample of that kind;
 - the size of those shown: elements in the largest tensor (inputs, outputs, and a
@@ -61,9 +62,9 @@ def main(argv=None):
     from autograder import config
     from autograder.audit import catalog
     from autograder.audit import run as audit_run
-    from autograder.judge import counterexample as cx
     from autograder.judge import grade, shrink
     from autograder.judge.detect import question_name
+    from autograder.judge.failure import COMPARED
     from autograder.sandbox.forkserver import ForkServer
 
     cfg = config.load(ROOT / "grading.yml")
@@ -108,28 +109,17 @@ def main(argv=None):
                 base.append(t_off)
                 for q in entry.questions:
                     r = result.questions.get(q)
-                    # the first kind of value failure the question shows (its counterexample's kind)
-                    failure = (
-                        next(
-                            (
-                                f
-                                for f in ("output", "gradient", "dtype")
-                                if any(cx.is_value_failure(x, f) for x in r.lines)
-                            ),
-                            None,
-                        )
-                        if r is not None
-                        else None
-                    )
-                    if failure is None:
+                    # the first kind of value comparison the question's checks failed (`Failure.compared`)
+                    compared = {c for record in (r.checks if r else []) for c in record.get("compared", ())}
+                    failure = next((f for f in COMPARED if f in compared), None)
+                    if r is None or failure is None:
                         continue
                     kind = kinds.get(q, "function")
                     fig = figures[kind if failure == "output" else f"{kind} {failure}"]
                     fig["failures"] += 1
-                    lines = cx.lines_shown(r.lines)
-                    if lines:
+                    if r.counterexample is not None:
                         fig["shown"] += 1
-                        fig["sizes"].append(max(max(cx.sizes_shown(line) or [0]) for line in lines))
+                        fig["sizes"].append(r.counterexample.largest)
                     else:
                         fig["missing"].append(f"{entry.assignment}/{entry.name} ({q})")
                 if sys.stderr.isatty():

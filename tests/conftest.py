@@ -117,6 +117,22 @@ def process_forkserver():
     return _FORK_SERVERS[0]
 
 
+def is_failure_line(line):
+    """Whether a feedback line reports one failure (`FAIL test: ...`, in any language): the
+    tests' reading of what the student reads (the kit's pages read `QuestionResult.failures`)."""
+    from autograder.messages import LANGUAGES, t
+
+    return line.startswith(tuple(t("fail_prefix", lang) + " " for lang in LANGUAGES))
+
+
+def is_cause_line(line):
+    """Whether a feedback line states a likely cause (in any language; the kit's pages read
+    `QuestionResult.causes_said`)."""
+    from autograder.messages import LANGUAGES, t
+
+    return line.startswith(tuple(t("cause_marker", lang).rstrip(":") for lang in LANGUAGES))
+
+
 def grade(path, **kwargs):
     """`autograder.judge.grade` with this test process's one fork server (`process_forkserver`)."""
     from autograder.judge import grade as judge_grade

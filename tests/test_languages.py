@@ -7,8 +7,7 @@ import pytest
 
 from autograder import config, messages
 from autograder.audit.catalog import fill_entry, load_entry
-from autograder.judge import scoring
-from conftest import ROOT, grade, run_cli, template
+from conftest import ROOT, grade, is_failure_line, run_cli, template
 from ptbr import english_in
 
 CFG = config.load(ROOT / "grading.yml")
@@ -43,7 +42,7 @@ def test_same_scores_in_both_languages_and_the_judge_speaks_each(tmp_path):
     assert any(line.startswith("FAIL test_") for line in q_en.lines)
     assert any(line.startswith("FALHOU test_") for line in q_pt.lines)
     assert any(line.startswith("Causa provável") for line in q_pt.lines)
-    assert all(scoring.is_failure_line(a) == scoring.is_failure_line(b) for a, b in zip(q_en.lines, q_pt.lines))
+    assert all(is_failure_line(a) == is_failure_line(b) for a, b in zip(q_en.lines, q_pt.lines))
     assert pt.to_gradescope()["extra_data"]["language"] == "pt-BR"
     assert en.to_gradescope()["extra_data"]["language"] == "en"
 

@@ -12,6 +12,7 @@ import torch
 
 from autograder import config, layout
 from autograder.judge import KitPlugin, TestOutcome
+from autograder.judge.counterexample import Shown
 from autograder.judge.notebook import Cell, Submission
 from autograder.judge.remote import CallOrderError, Remote
 from conftest import ROOT, grade, limits
@@ -58,13 +59,26 @@ def test_a_look_that_fails_is_the_kits_fault_and_the_others_still_run(remote):
 
     def found():
         reply = remote.probe("f", [torch.ones(2)])
-        return [f"f(ones(2)) gave {reply.value[0].tolist()}"]
+        return Shown((f"f(ones(2)) gave {reply.value[0].tolist()}",), "function", 2)
 
     plugin._looks = [(0, "counterexample", broken), (1, "counterexample", found), (2, "explain", lambda: None)]
     plugin.second_looks()
     assert len(plugin.internal_errors) == 1 and "a bug of the suite" in plugin.internal_errors[0]
-    assert [o.counterexample for o in plugin.outcomes] == [(), ("f(ones(2)) gave [2.0, 2.0]",), ()]
+    shown = [o.counterexample.lines if o.counterexample else None for o in plugin.outcomes]
+    assert shown == [None, ("f(ones(2)) gave [2.0, 2.0]",), None]
     assert plugin.outcomes[2].message == "wrong"
+
+
+def test_a_look_that_answers_what_no_look_answers_is_the_kits_fault(remote):
+    """A look answers a `counterexample.Shown` (a counterexample's) or a `Said` (a cause's), or
+    None; anything else (lines of text, a bare string) is the kit's own fault, reported,
+    never shown to the student as it came."""
+    plugin = KitPlugin(remote, remote.submission, CFG, "classic_attention")
+    plugin.outcomes = [TestOutcome("q", f"test_{k}", "", False, "wrong") for k in range(2)]
+    plugin._looks = [(0, "counterexample", lambda: ["a line"]), (1, "explain", lambda: "a cause")]
+    plugin.second_looks()
+    assert len(plugin.internal_errors) == 2, plugin.internal_errors
+    assert all(o.counterexample is None and o.message == "wrong" for o in plugin.outcomes)
     assert not remote.verdicts_open
 
 

@@ -12,7 +12,7 @@ from autograder.judge import scoring
 from autograder.judge.failure import Msg
 from autograder.judge.form import LABEL_CHARS
 from autograder.judge.scoring import TestOutcome
-from conftest import ROOT, grade, suite_files, suite_skeleton, template
+from conftest import ROOT, grade, is_failure_line, suite_files, suite_skeleton, template
 
 CFG = config.load(ROOT / "grading.yml")
 
@@ -84,7 +84,7 @@ def test_fourteen_checks_failing_the_same_way_are_one_line_with_a_count():
     for lang in ("en", "pt-BR"):
         with messages.language(lang):
             q = scoring.score(CFG, "scaled_dot_product", _outcomes(*rows))["causal_mask"]
-            fail = [line for line in q.lines if scoring.is_failure_line(line)]
+            fail = [line for line in q.lines if is_failure_line(line)]
             assert len(fail) == 2, fail
             named = [line for line in fail if "NameError" in line]
             assert len(named) == 1 and messages.t("fail_cases", n=42) in named[0], named
@@ -107,7 +107,7 @@ def test_an_error_every_check_raises_is_one_line_whatever_the_inputs(tmp_path, a
         if len(failed) < 2 or len({o.kind for o in failed}) != 1 or not failed[0].kind:
             continue
         one.append(name)
-        fail = [line for line in q.lines if scoring.is_failure_line(line)]
+        fail = [line for line in q.lines if is_failure_line(line)]
         assert len(fail) == 1 and "NotImplementedError" in fail[0], (name, q.lines)
         assert messages.t("fail_cases", n=len(failed)) in fail[0], (name, fail, len(failed))
     assert len(one) >= min(2, len(result.questions)), {n: q.lines for n, q in result.questions.items()}

@@ -21,6 +21,7 @@ from autograder import __version__, declarations, layout, messages, release
 from autograder import config as config_mod
 from autograder.faults import KitFault
 from autograder.judge import detect, form_causes, scoring
+from autograder.judge.counterexample import Shown
 from autograder.judge.failure import Failure, Msg, Said
 from autograder.judge.notebook import Cell, Submission, SubmissionError, load_submission
 from autograder.judge.remote import Remote
@@ -193,7 +194,8 @@ class GradeResult:
         language; its words in the feedback's; `field_msgs`: the fields that are messages
         themselves, by key), what each question's feedback says first
         (`feedback`: its first failure's words after the prefix and its first likely-cause
-        line, "" where none, for the questions with either: the audit shows them without
+        line, "" where none, and the counterexample it shows (`counterexample.Shown.as_data`)
+        where one, for the questions with a failure or a cause: the audit shows them without
         reading the feedback back), and what a person should look at (`flags`)."""
         with messages.language(self.language):
             return self._records()
@@ -227,6 +229,7 @@ class GradeResult:
                 "question": q.name,
                 "failure": q.failures[0].words if q.failures else "",
                 "cause": q.causes_said[0].line if q.causes_said else "",
+                **({"counterexample": q.counterexample.as_data()} if q.counterexample else {}),
             }
             for q in self.questions.values()
             if q.failures or q.causes_said
@@ -327,26 +330,21 @@ class KitPlugin:
             passed = report.outcome == "passed"
             message = ""
             cause: Msg | None = None
-            shown: tuple[str, ...] = ()
             form = False
-            kind = ""
+            kind = compared = ""
             if not passed:
                 exc = call.excinfo
                 # a suite fails a check with a Failure (its parts, never a text to split); anything
                 # else, a bare pytest.fail included, is the kit's own fault
                 if exc is not None and isinstance(exc.value, Failure):
                     message, cause = exc.value.symptom, exc.value.cause
-                    lines = getattr(
-                        exc.value, "counterexample", None
-                    )  # suites' counterexamples.counterexample_on_failure
-                    if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
-                        shown = tuple(lines[:4])  # a module's shows its parameters too
                     for kind in ("counterexample", "explain"):  # second looks: run once no verdict call is left
                         look = getattr(exc.value, kind, None)
                         if callable(look):
                             self._looks.append((len(self.outcomes), kind, look))
                     form = exc.value.form  # suites' failing.fail_form
                     kind = exc.value.kind  # suites' calls.call_failed: the error, whatever the call
+                    compared = exc.value.compared  # suites' value_checks: a comparison with the reference
                 else:
                     # The kit's own error (a suite's, a stand-in's, the machine's): tell the student nothing
                     # hidden. One the kit raised itself says what failed; any other, its traceback.
@@ -365,9 +363,9 @@ class KitPlugin:
                     evidence=item.get_closest_marker("evidence") is not None,
                     weight=weight,
                     prop=item.get_closest_marker("property") is not None,
-                    counterexample=shown,
                     form=form,
                     kind=kind,
+                    compared=compared,
                 )
             )
 
@@ -375,7 +373,8 @@ class KitPlugin:
         """Run the failures' second looks at the student's code (a counterexample search, a
         likely cause's call), in the order of their checks, once no verdict call is left
         (`Remote.end_verdicts`): what they tell the student's code reaches no score. A look
-        gives a failure its counterexample's lines, or its symptom with the cause it found (a `Said`)."""
+        gives a failure its counterexample (a `counterexample.Shown`), or its symptom with the cause it
+        found (a `Said`)."""
         self._remote.end_verdicts()
         for index, kind, look in self._looks:
             try:
@@ -385,8 +384,11 @@ class KitPlugin:
                 continue
             if kind == "explain" and isinstance(found, Said):
                 self.outcomes[index] = replace(self.outcomes[index], message=found.symptom, cause=found.cause)
-            elif kind == "counterexample" and isinstance(found, list) and all(isinstance(x, str) for x in found):
-                self.outcomes[index] = replace(self.outcomes[index], counterexample=tuple(found[:4]))
+            elif kind == "counterexample" and isinstance(found, Shown):
+                self.outcomes[index] = replace(self.outcomes[index], counterexample=found)
+            elif found is not None:  # a look of the kit's own that answered something else
+                what = f"{type(found).__name__}, not {'a Said' if kind == 'explain' else 'a counterexample.Shown'}"
+                self.internal_errors.append(f"{self.outcomes[index].test} ({kind}): {what}")
 
     def pytest_collection_modifyitems(self, items: list[pytest.Function]) -> None:
         """Every test module names its question (`QUESTION`), one of its

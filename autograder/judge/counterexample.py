@@ -1,11 +1,13 @@
-"""What the student reads of a counterexample, and reading it back from the feedback.
+"""What the student reads of a counterexample.
 
 When a value check fails, the judge searches, in a budget of its own (grading.yml
 `scoring.counterexample`: seconds and calls to the worker per question), for a small
 concrete case to show the student: these inputs, your output, the expected output. The
 search is one engine with a strategy per kind of question (`autograder.judge.shrink`);
 this module renders what it found, in the language in force (`render`, `render_module`),
-and reads the feedback's lines back (the kit's tests and bench/counterexamples.py).
+as a `Shown`: the feedback's lines with what they show as data (results.json's
+`extra_data.feedback[].counterexample`, what the kit's tests and bench/counterexamples.py
+read; never the lines back).
 
 A failed check hands its search to the judge, which runs it once every verdict call of
 the submission is made (`KitPlugin.second_looks`, `Remote.end_verdicts`): the search's
@@ -14,12 +16,44 @@ inputs tell the student's code that it failed.
 
 import inspect
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from autograder.judge.shrink import Budget, Found, ModuleFound, Outputs
 from autograder.messages import t
+
+# the kinds of counterexample, by the kind of search that found it
+KINDS = ("function", "module", "gradient", "dtype", "train")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A counterexample as the student reads it: `lines`, its feedback lines in the language
+    in force (the call with its inputs, a module's parameters, the student's outputs, the
+    expected outputs), and what they show as data: `kind` (`KINDS`) and `largest`, the most
+    numbers one value shown holds (a tensor cut to its first numbers counts whole)."""
+
+    lines: tuple[str, ...]
+    kind: str
+    largest: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS or not all(isinstance(line, str) for line in self.lines) or not self.lines:
+            raise TypeError(f"Shown({self.lines!r}, {self.kind!r}): lines of text and a kind of {KINDS}")
+
+    def as_data(self) -> dict[str, Any]:
+        """Plain data for results.json (`extra_data.feedback[].counterexample`)."""
+        return {"kind": self.kind, "lines": list(self.lines), "largest": self.largest}
+
+
+def numbers_in(value: Any) -> int:
+    """How many numbers a value shown holds (`show`): a tensor's elements, 1 for a number,
+    0 for anything else."""
+    if isinstance(value, torch.Tensor):
+        return int(value.numel())
+    return 1 if isinstance(value, (int, float)) else 0
 
 
 # -- what the student reads ---------------------------------------------------------
@@ -116,11 +150,11 @@ def _inputs(arg_names: Sequence[str], found: Found, limits: Budget) -> str:
 
 def render(
     name: str, arg_names: Sequence[str], found: Found, limits: Budget, *, kind: str = "", dtype: str = ""
-) -> list[str]:
-    """The feedback's lines for a counterexample, in the language in force: the call with
-    its inputs, the student's outputs, the expected outputs. `kind` "gradient": the
-    outputs are the gradients of the sum of every output w.r.t. the inputs they name;
-    `dtype` (not float64): the inputs were sent in that dtype (shown as they round to it)."""
+) -> Shown:
+    """A counterexample's feedback lines, in the language in force: the call with its
+    inputs, the student's outputs, the expected outputs. `kind` "gradient": the outputs
+    are the gradients of the sum of every output w.r.t. the inputs they name; `dtype` (not
+    float64): the inputs were sent in that dtype (shown as they round to it)."""
     call = f"{name}({_inputs(arg_names, found, limits)})"
     if kind == "gradient":
         first = t("counterexample_gradient_input", call=call)
@@ -128,119 +162,26 @@ def render(
         first = t("counterexample_dtype_input", call=call, dtype=dtype)
     else:
         first = t("counterexample_input", call=call)
-    return [first, *_outputs(found, limits, kind)]
+    values = [*found.args, *found.kwargs.values(), *found.got.values(), *found.expected.values()]
+    shown = kind or ("dtype" if dtype else "function")
+    return Shown((first, *_outputs(found, limits, kind)), shown, max(map(numbers_in, values), default=0))
 
 
-def render_module(found: ModuleFound, limits: Budget) -> list[str]:
-    """The feedback's lines for a module counterexample, in the language in force: the
-    module built and called on its inputs, its parameters (each shown whole when every one
-    has at most `numbers` numbers and they fit on a feedback line; else how many there
-    are), the student's outputs, the expected outputs."""
+def render_module(found: ModuleFound, limits: Budget) -> Shown:
+    """A module counterexample's feedback lines, in the language in force: the module built
+    and called on its inputs, its parameters (each shown whole when every one has at most
+    `numbers` numbers and they fit on a feedback line; else how many there are), the
+    student's outputs, the expected outputs."""
     from autograder.judge.scoring import MAX_LINE_CHARS
 
     call = f"{found.label}({_inputs(found.arg_names, found, limits)})"
     shown = ", ".join(f"{n}={show(v, limits.numbers, limits.decimals)}" for n, v in found.state.items())
     params = t("counterexample_parameters", parameters=shown)
+    values = [*found.args, *found.kwargs.values(), *found.got.values(), *found.expected.values()]
     if any(v.numel() > limits.numbers for v in found.state.values()) or len(params) > MAX_LINE_CHARS:
         total = sum(int(v.numel()) for v in found.state.values())
         params = t("counterexample_parameters_not_shown", n=total, tensors=len(found.state))
-    return [t("counterexample_module_input", call=call), params, *_outputs(found, limits)]
-
-
-# the first line of each kind of counterexample (the feedback's readers find them by it)
-INPUT_KEYS = (
-    "counterexample_input",
-    "counterexample_module_input",
-    "counterexample_gradient_input",
-    "counterexample_dtype_input",
-    "counterexample_train_input",
-)
-
-
-# -- reading the feedback back (the kit's tests and bench/counterexamples.py) -------
-def is_input_line(line: str) -> bool:
-    """Whether a feedback line is a counterexample's first line (its inputs), in any language."""
-    from autograder.messages import LANGUAGES
-
-    return any(
-        line.startswith(t(key, lang, call="\0", dtype="\0", batches="\0").split("\0")[0])
-        for lang in LANGUAGES
-        for key in INPUT_KEYS
-    )
-
-
-def lines_shown(lines: Sequence[str]) -> list[str]:
-    """A counterexample's lines in a question's feedback (from its first line to the
-    expected outputs: 3 lines, 4 for a module's, with its parameters), or []."""
-    from autograder.messages import LANGUAGES
-
-    at = next((i for i, line in enumerate(lines) if is_input_line(line)), None)
-    if at is None:
-        return []
-    expected = tuple(
-        t(key, lang, outputs="\0").split("\0")[0]
-        for lang in LANGUAGES
-        for key in ("counterexample_expected", "counterexample_gradient_expected")
-    )
-    end = next((i for i in range(at, min(len(lines), at + 4)) if lines[i].startswith(expected)), at + 2)
-    return list(lines[at : end + 1])
-
-
-def sizes_shown(line: str) -> list[int]:
-    """The number of elements of each value shown in a counterexample line (a tensor cut
-    to its first numbers counts whole: the total its note gives), as `show` writes them."""
-    import re
-
-    body = line.split(": ", 1)[1] if ": " in line else line
-    sizes: list[int] = []
-    i, depth, count, start = 0, 0, 0, 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "[":
-            if depth == 0:
-                count, start = 0, i
-            depth += 1
-        elif ch == "]" and depth:
-            depth -= 1
-            if depth == 0:
-                inner = body[start:i]
-                count = len(re.findall(r"-?(?:\d+(?:\.\d+)?|inf|nan)|True|False", inner))
-                cut = re.match(r" \(\D*?(\d+)\D+?(\d+),", body[i + 1 :])
-                sizes.append(int(cut.group(2)) if cut and ", ...]" in body[start : i + 1] else count)
-        elif depth == 0 and ch == "=" and i + 1 < len(body) and body[i + 1] != "[":
-            m = re.match(r"=(-?(?:\d+(?:\.\d+)?|inf|nan)|True|False)(?=[,)]|$)", body[i:])
-            if m:
-                sizes.append(1)
-        i += 1
-    return sizes
-
-
-def is_value_failure(line: str, kind: str = "output") -> bool:
-    """Whether a feedback line is the failure of a value comparison with the reference, in
-    any language: what a counterexample is searched for. `kind` "output": a call's output
-    (`FAIL test: f(...) -> out: 3 of 9 values differ ...`, or NaN where numbers were
-    expected), outside the dtype check; "gradient": a function's gradient w.r.t. an input
-    (`FAIL test_gradients: gradient of f(...) w.r.t. argument 2: ...`); "dtype": an output
-    in the dtype check (values, or NaN or inf where the reference is finite)."""
-    import re
-
-    from autograder.judge.scoring import is_failure_line
-    from autograder.messages import LANGUAGES
-
-    if not is_failure_line(line):
-        return False
-    in_dtype = "test_dtype_and_device" in line
-    gradient = any(t("gradient_wrt_argument", lang, what="\0", i="\0").split("\0")[1] in line for lang in LANGUAGES)
-    if (kind == "dtype") != in_dtype or (kind == "gradient") != gradient:
-        return False
-    # the label before the first colon may name several checks (scoring: one line per kind of failure)
-    if kind != "gradient" and not re.search(r"\) -> |^\S+ [^:]+: \w+\(.*\) \w+ .* -> \w+: ", line):
-        return False  # f(...) -> out; Module(...) on ... -> out
-    for lang in LANGUAGES:
-        blank = dict.fromkeys(("n", "total", "err", "index", "dtype", "atol", "rtol"), "\0")
-        differ = t("values_differ", lang, **blank).split("\0")[2].split(";")[0].strip()
-        nan = t("nan_values", lang, n="\0", index="\0").split("\0")[1].split(",")[0].strip()
-        nonfinite = t("nonfinite_in_dtype", lang, what="\0", n="\0", dtype="\0").split("\0")[2].strip()
-        if differ in line or nan in line or (kind == "dtype" and nonfinite in line):
-            return True
-    return False
+    else:
+        values += list(found.state.values())
+    lines = (t("counterexample_module_input", call=call), params, *_outputs(found, limits))
+    return Shown(lines, "module", max(map(numbers_in, values), default=0))

@@ -89,29 +89,45 @@ def full_text(symptom: str, cause: Msg | None, lang: str | None = None) -> str:
     return f"{symptom}{t('cause_marker', lang)} {cause.render(lang)}" if cause is not None else symptom
 
 
+# what a value comparison with the reference compares (`Failure.compared`)
+COMPARED = ("output", "gradient", "dtype")
+
+
 class Failure(pytest.fail.Exception):  # type: ignore[name-defined]  # pytest's Failed: a failed test, not an error
     """A check that failed because of the student's code. `symptom`: its words (text up to the
         cause, `Said.symptom`); `cause`: a `Msg` or None; `form`: about a typed answer's form
         (`failing.fail_form`); `kind`: what makes failures one line of the feedback whatever their
     inputs (`calls.call_failed`: the error the call raised), else its symptom; `raised`: the type's
     name of the exception the student's code raised that the failure reports (`Reply.raised`), or
-    None; `explain`: a second look that returns a `Said` with a cause (or None);
-        `counterexample`, where a suite sets it: its feedback lines, a second look that finds them,
-        or None (nothing to search for)."""
+    None; `compared`: what of the student's code a comparison with the reference found wrong
+    (`COMPARED`: a call's outputs, its gradients w.r.t. its inputs, its outputs in a lower
+    precision; the suites' `value_checks`), or "": what a counterexample is searched for;
+    `explain`: a second look that returns a `Said` with a cause (or None); `counterexample`,
+    where a suite sets it: a second look that finds one (`counterexample.Shown`), or None
+    (nothing to search for)."""
 
     def __init__(
-        self, symptom: str, cause: Msg | None = None, form: bool = False, kind: str = "", raised: str | None = None
+        self,
+        symptom: str,
+        cause: Msg | None = None,
+        form: bool = False,
+        kind: str = "",
+        raised: str | None = None,
+        compared: str = "",
     ) -> None:
         said = Said(symptom, cause)  # checks the parts' types
+        if compared and compared not in COMPARED:
+            raise TypeError(f"compared={compared!r}: one of {COMPARED}")
         super().__init__(full_text(said.symptom, said.cause), pytrace=False)
         self.symptom = said.symptom
         self.cause = said.cause
         self.form = form
         self.kind = kind
         self.raised = raised
+        self.compared = compared
         self.explain: Callable[[], Said | None] | None = None
 
     def again(self) -> "Failure":
         """A fresh exception with the same words and cause (a failure kept and raised again for
         each check that reads it); its second looks stay with the check that found it."""
-        return Failure(self.symptom, self.cause, self.form, self.kind, self.raised)
+        return Failure(self.symptom, self.cause, self.form, self.kind, self.raised, self.compared)

@@ -23,8 +23,9 @@ from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from autograder.judge.failure import Msg, full_text
-from autograder.messages import LANGUAGES, check_label, number, t  # noqa: F401 - check_label re-exported
+from autograder.judge.counterexample import Shown
+from autograder.judge.failure import COMPARED, Msg, full_text
+from autograder.messages import check_label, number, t  # noqa: F401 - check_label re-exported
 from autograder.text import Code, Strong, one_line
 
 if TYPE_CHECKING:
@@ -32,16 +33,6 @@ if TYPE_CHECKING:
 
 MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's code prints or raises
 MAX_LINE_CHARS = 700
-
-
-def is_failure_line(line: str) -> bool:
-    """Whether a feedback line reports one failure (`FAIL test: ...`, in any language)."""
-    return line.startswith(tuple(t("fail_prefix", lang) + " " for lang in LANGUAGES))
-
-
-def is_cause_line(line: str) -> bool:
-    """Whether a feedback line states a likely cause (in any language)."""
-    return line.startswith(tuple(t("cause_marker", lang).rstrip(":") for lang in LANGUAGES))
 
 
 @dataclass
@@ -56,12 +47,14 @@ class TestOutcome:
     evidence: bool = False  # reported, never scored
     weight: float | None = None  # from the test's `weight` mark
     prop: bool = False  # a `property` check: earns at most the value checks' share
-    # a failed value check's counterexample (`judge.counterexample`): its feedback lines, or ()
-    counterexample: tuple[str, ...] = ()
+    # a failed value check's counterexample (`judge.counterexample`), or None
+    counterexample: Shown | None = None
     form: bool = False  # a typed answer missing, unreadable or incomplete (suites' failing.fail_form)
     # what the failure is whatever input showed it (an error the call raised), or "": its symptom
     # then says it; failures of one kind are one feedback line
     kind: str = ""
+    # what a value comparison with the reference found wrong (`failure.COMPARED`), or ""
+    compared: str = ""
 
 
 class FailureSaid(NamedTuple):
@@ -97,6 +90,7 @@ class QuestionResult:
     failures: list[FailureSaid] = field(default_factory=list)
     causes_said: list[CauseSaid] = field(default_factory=list)
     ungraded: str = ""
+    counterexample: Shown | None = None  # the one its lines show, as data
 
 
 def _symptom(outcome: TestOutcome) -> str:
@@ -109,12 +103,13 @@ def _symptom(outcome: TestOutcome) -> str:
 
 class Feedback(NamedTuple):
     """A question's feedback lines (`QuestionResult.lines`), its failed checks, and what its
-    lines say as data (`QuestionResult.failures`, `QuestionResult.causes_said`)."""
+    lines say as data (`QuestionResult.failures`, `.causes_said`, `.counterexample`)."""
 
     lines: list[str]
     failed: list[str]
     failures: list[FailureSaid]
     causes_said: list[CauseSaid]
+    counterexample: Shown | None = None
 
 
 def _feedback(checks: dict[str, list[TestOutcome]]) -> "Feedback":
@@ -175,13 +170,13 @@ def _feedback(checks: dict[str, list[TestOutcome]]) -> "Feedback":
     said = [CauseSaid(one_line(line, MAX_LINE_CHARS), one_line(words, MAX_LINE_CHARS)) for line, words in said]
     lines += [line for line, _ in said]
     # the question's counterexample (the first its failures carry), under its causes
-    shown = next((i.counterexample for test in failed + evidence for i in checks[test] if i.counterexample), ())
-    lines += [Code(one_line(line, MAX_LINE_CHARS)) for line in shown]
+    shown = next((i.counterexample for test in failed + evidence for i in checks[test] if i.counterexample), None)
+    lines += [Code(one_line(line, MAX_LINE_CHARS)) for line in (shown.lines if shown else ())]
     room = MAX_LINES_PER_QUESTION - len(lines)
     if len(details) > room:
         more = len(details) - room + 1
         details, failures = details[: room - 1] + [t("more_failed", n=more)], failures[: room - 1]
-    return Feedback(lines + details, failed, failures, said)
+    return Feedback(lines + details, failed, failures, said, shown)
 
 
 def _words(cause: Msg) -> str:
@@ -216,7 +211,8 @@ def _form_lines(checks: dict[str, list[TestOutcome]]) -> list[str]:
 
 def check_records(checks: dict[str, list[TestOutcome]], gated: Container[str] = ()) -> list[dict[str, Any]]:
     """Plain data per check of one question, from {test: [outcomes]}: cases scored,
-    failed, failed on an evidence device, the likely causes its failures gave (`Msg`s), and
+    failed, failed on an evidence device, the likely causes its failures gave (`Msg`s), what
+    its failed value comparisons compared (`compared`, `failure.COMPARED`, where any), and
     (`gated`) whether it is a property check held back by wrong values."""
     records: list[dict[str, Any]] = []
     for test, items in checks.items():
@@ -234,6 +230,9 @@ def check_records(checks: dict[str, list[TestOutcome]], gated: Container[str] = 
             "evidence_failed": sum(not i.passed for i in items if i.evidence),
             "causes": causes,
         }
+        compared = [c for c in COMPARED if any(not i.passed and i.compared == c for i in items)]
+        if compared:
+            record["compared"] = compared
         if test in gated:
             record["gated"] = True
         records.append(record)
@@ -272,7 +271,7 @@ def score(
         total = sum(w for w, _, _ in shares.values())
         earned = sum(w * (min(s, value_share) if prop else s) for w, s, prop in shares.values())
         q.score = round(q.max_score * earned / total, 2) if total else 0.0
-        q.lines, q.failed_checks, q.failures, q.causes_said = _feedback(checks)
+        q.lines, q.failed_checks, q.failures, q.causes_said, q.counterexample = _feedback(checks)
         if gated:
             line = t(
                 "property_gated",

@@ -66,9 +66,10 @@ def judge_in_dtype(got, expected, right_in_float64, what, cfg, dtype, device, hi
                 failing.caused(
                     t("nonfinite_in_dtype", what=f"{what} -> {n}", n=int(bad.sum()), dtype=wire.dtype_name(dtype)),
                     Msg(overflow_cause),
-                )
+                ),
+                compared="dtype",
             )
     if dtype == torch.float64 and str(device) == "cpu":
         return
     if right_in_float64():  # wrong in float64: the values checks' finding, not charged again here
-        value_checks.check_outputs(got, expected, what, cfg, dtype, device, hints)
+        value_checks.check_outputs(got, expected, what, cfg, dtype, device, hints, compared="dtype")

@@ -15,13 +15,14 @@ from autograder.judge.failure import Failure, Said
 from autograder.private.suites import causes
 
 
-def fail(symptom, cause=None, form=False):
-    """Fail the check: `symptom` is its words or a `Said` (`caused`), `cause` a `Msg` or None."""
+def fail(symptom, cause=None, form=False, compared=""):
+    """Fail the check: `symptom` is its words or a `Said` (`caused`), `cause` a `Msg` or None;
+    `compared`: what a value comparison with the reference found wrong (`Failure.compared`)."""
     if isinstance(symptom, Said):
         if cause is not None:
             raise TypeError(symptom, cause)  # a Said holds its cause already
         symptom, cause = symptom.symptom, symptom.cause
-    raise Failure(symptom, cause, form=form)
+    raise Failure(symptom, cause, form=form, compared=compared)
 
 
 def fail_form(message):

@@ -63,12 +63,13 @@ def check_grads(
         if gg is None:
             failing.fail(failing.caused(t("no_gradient_reached", what=label), causes.detached()))
         try:
-            value_checks.assert_close(gg, rg, label, cfg, torch.float64)
+            value_checks.assert_close(gg, rg, label, cfg, torch.float64, compared="gradient")
         except Failure as exc:
             # the outputs were right (checked above): the forward pass computes the function, its
             # graph does not, which is what a path cut from autograd does (a cause found already stays)
             failure = Failure(
-                *((exc.symptom, exc.cause) if exc.cause else (f"{exc.symptom} ", Msg("cause_gradient_path_cut")))
+                *((exc.symptom, exc.cause) if exc.cause else (f"{exc.symptom} ", Msg("cause_gradient_path_cut"))),
+                compared=exc.compared,
             )
             if fresh is None and isinstance(gg, torch.Tensor) and gg.shape == rg.shape:  # a second look
                 failure.counterexample = lambda: counterexamples._gradient_counterexample(

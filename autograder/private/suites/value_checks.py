@@ -64,9 +64,11 @@ def _index(flat_index, shape):
 FLOAT32_ROUNDING = 8 * torch.finfo(torch.float32).eps
 
 
-def assert_close(got, expected, what, cfg, dtype=None, hint=None):
+def assert_close(got, expected, what, cfg, dtype=None, hint=None, compared=""):
     """`got` within the grading.yml tolerance of `expected` (both any dtype); `hint(got, expected)`,
-    the one signature of every hint, may name a likely cause."""
+    the one signature of every hint, may name a likely cause; `compared`: what the values are
+    where they are the student's code against the reference's (`Failure.compared`: a call's
+    outputs, its gradients w.r.t. its inputs, its outputs in a lower precision), else ""."""
     dtype = dtype or got.dtype
     atol, rtol = cfg.tolerance(dtype)
     g, e = got.detach().double().cpu(), expected.detach().double().cpu()
@@ -106,7 +108,7 @@ def assert_close(got, expected, what, cfg, dtype=None, hint=None):
             # gaps (numbers typed to 4 decimals) are within float32's tolerance but no detour
             if bool((err <= FLOAT32_ROUNDING * (e.abs() + e.abs().max())).all()):
                 cause = Msg("cause_float32_detour")
-        failing.fail(failing.caused(f"{what}: {why}.", cause))
+        failing.fail(failing.caused(f"{what}: {why}.", cause), compared=compared)
 
 
 def check_dead_rows(what, weights, dead, unmasked=None, others=(), masked=None, *, cfg):
@@ -124,8 +126,9 @@ def check_dead_rows(what, weights, dead, unmasked=None, others=(), masked=None, 
         failing.fail(failing.caused(symptom, cause, ". "))
 
 
-def check_outputs(got, expected, what, cfg, dtype, device, hints=None, shape_hints=None):
-    """Each named output: shape, dtype, device, then values (not on meta).
+def check_outputs(got, expected, what, cfg, dtype, device, hints=None, shape_hints=None, compared="output"):
+    """Each named output of a call of the student's code: shape, dtype, device, then values
+    against the reference's (`expected`; not on meta), a failed one `compared` (`Failure.compared`).
 
     Values of the weights are checked first: their pattern tells the most.
     """
@@ -135,7 +138,7 @@ def check_outputs(got, expected, what, cfg, dtype, device, hints=None, shape_hin
         out, exp = got[name], expected[name]
         if str(device) != "meta":
             hint = (hints or {}).get(name)
-            assert_close(out, exp, f"{what} -> {name}", cfg, dtype, hint=hint)
+            assert_close(out, exp, f"{what} -> {name}", cfg, dtype, hint=hint, compared=compared)
 
 
 def _outputs_of(sub, name, args, kwargs, ref_fn, out_names, dtype, device, opts):

@@ -264,7 +264,8 @@ def _smaller_run(sub, cfg, run):
 
 
 def _render_run(small, losses, want, limits):
-    """The feedback lines of a smaller run: its batches, the student's losses, the expected ones."""
+    """A smaller run as the student reads it (`counterexample.Shown`): its batches, the student's
+    losses, the expected ones."""
     show = counterexample.show
     batches = "; ".join(
         t(
@@ -280,11 +281,13 @@ def _render_run(small, losses, want, limits):
         (d for d in range(limits.decimals, 13) if [round(x, d) for x in losses] != [round(x, d) for x in want]),
         limits.decimals,
     )
-    return [
+    lines = (
         t("counterexample_train_input", call=small.what, batches=batches),
         t("counterexample_yours", outputs=f"losses={[round(x, decimals) for x in losses]}"),
         t("counterexample_expected", outputs=f"losses={[round(x, decimals) for x in want]}"),
-    ]
+    )
+    largest = max(counterexample.numbers_in(x) for b in small.batches for x in b)
+    return counterexample.Shown(lines, "train", max(largest, len(losses)))
 
 
 def test_one_step(sub, cfg):

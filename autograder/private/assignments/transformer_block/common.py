@@ -222,7 +222,9 @@ def check_param_grads(sub, cfg, case, seed, grad_inputs=True):
         g = got_inputs[i] if i < len(got_inputs) else None
         if g is None:
             failing.fail(failing.caused(t("no_gradient_reached", what=label), causes.detached()))
-        value_checks.assert_close(g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64)
+        value_checks.assert_close(
+            g, rg if rg is not None else torch.zeros_like(g.double()), label, cfg, torch.float64, compared="gradient"
+        )
     got_params = grads.get("params") or {}
     for name, rg in zip(names, r_grads[len(leaves) :]):
         g = got_params.get(name)

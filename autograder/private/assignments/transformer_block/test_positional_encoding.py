@@ -84,7 +84,7 @@ def test_dtype_and_device(sub, cfg, dd):
         got = calls.outputs(calls.call(sub, NAME, [T, D], kwargs).value, what, OUT)
         value_checks.check_meta(got["pe"], f"{what} -> pe", (T, D), dtype, device)
         value_checks.assert_close(
-            got["pe"], ref_fn(T, D), f"{what} -> pe", cfg, dtype, hint=_dtype_hint(T, D, dtype, cfg)
+            got["pe"], ref_fn(T, D), f"{what} -> pe", cfg, dtype, hint=_dtype_hint(T, D, dtype, cfg), compared="dtype"
         )
 
 
