@@ -10,6 +10,7 @@ command of their own.
 
 import re
 
+MAX_LINE_CHARS = 700  # a feedback line's size (the judge's lines, a counterexample's)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 # What could make student text act as Markdown or HTML of its own: code spans,
 # emphasis, links and images, HTML tags, headings, table cells, strikethrough.

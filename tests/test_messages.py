@@ -144,7 +144,8 @@ def test_no_fail_call_in_the_suites_takes_english_prose():
                 continue
             name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
             if name in ("fail", "caused"):
-                for arg in list(node.args) + [k.value for k in node.keywords]:
+                # `compared` is data (`failure.COMPARED`), not words a student reads
+                for arg in list(node.args) + [k.value for k in node.keywords if k.arg != "compared"]:
                     bad += [f"{path.relative_to(PRIVATE)}:{node.lineno} {s!r}" for s in _prose_in(arg)]
     assert not bad, f"failure messages written in the code, not the catalog: {bad}"
 

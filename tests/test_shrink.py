@@ -103,7 +103,7 @@ def test_a_language_model_counterexample_shrinks_to_a_few_tokens():
     assert tokens.numel() <= 2, tokens.shape  # was 12 of 18 tokens shown
     assert found.label.endswith(", 1)"), found.label  # one layer
     with messages.language("en"):
-        lines = cx.render_module(found, ROOMY)
+        lines = cx.render_module(found, ROOMY).lines
     assert not any("(the first" in line for line in lines), lines
 
 
@@ -111,7 +111,7 @@ def test_a_case_too_large_to_show_says_plainly_it_cannot_be_typed_in():
     state = {f"w{i}": torch.ones(13, dtype=torch.float64) for i in range(3)}
     found = shrink.ModuleFound([], {}, {"y": torch.ones(1)}, {"y": torch.zeros(1)}, label="M()", state=state)
     with messages.language("en"):
-        (params,) = [line for line in cx.render_module(found, shrink.Budget()) if line.startswith("Parameters")]
+        (params,) = [line for line in cx.render_module(found, shrink.Budget()).lines if line.startswith("Parameters")]
     assert "39 numbers in 3 tensors" in params and "cannot be typed in" in params
 
 

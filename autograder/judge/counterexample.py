@@ -23,6 +23,7 @@ import torch
 
 from autograder.judge.shrink import Budget, Found, ModuleFound, Outputs
 from autograder.messages import t
+from autograder.text import MAX_LINE_CHARS
 
 # the kinds of counterexample, by the kind of search that found it
 KINDS = ("function", "module", "gradient", "dtype", "train")
@@ -172,8 +173,6 @@ def render_module(found: ModuleFound, limits: Budget) -> Shown:
     and called on its inputs, its parameters (each shown whole when every one has at most
     `numbers` numbers and they fit on a feedback line; else how many there are), the
     student's outputs, the expected outputs."""
-    from autograder.judge.scoring import MAX_LINE_CHARS
-
     call = f"{found.label}({_inputs(found.arg_names, found, limits)})"
     shown = ", ".join(f"{n}={show(v, limits.numbers, limits.decimals)}" for n, v in found.state.items())
     params = t("counterexample_parameters", parameters=shown)

@@ -26,13 +26,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from autograder.judge.counterexample import Shown
 from autograder.judge.failure import COMPARED, Msg, full_text
 from autograder.messages import check_label, number, t  # noqa: F401 - check_label re-exported
-from autograder.text import Code, Strong, one_line
+from autograder.text import MAX_LINE_CHARS, Code, Strong, one_line
 
 if TYPE_CHECKING:
     from autograder.config import Config
 
 MAX_LINES_PER_QUESTION = 25  # feedback has a fixed size, whatever the student's code prints or raises
-MAX_LINE_CHARS = 700
 
 
 @dataclass
