@@ -1,0 +1,30 @@
+"""
+bug: the causal mask of a T_q x T_k attention built top-left, torch.ones(T_q, T_k).tril(), applied again to the one new query: it sees only the first key
+functions: [decode_step]
+questions: [decode_step]
+causes: [cause_ea_one_query_masked]
+"""
+import torch
+
+
+def decode_step(model, token, cache=None):
+    t = 0 if cache is None else cache[0][0].shape[-2]
+    x = model.embed(token)[:, None, :]
+    D = x.shape[-1]
+    x = x + positional_encoding(t + 1, D, dtype=x.dtype)[t]
+    grown = []
+    for i, block in enumerate(model.blocks):
+        attn = block.attn
+        h = block.ln1(x)
+        q = split_heads(attn.q_proj(h), attn.n_heads)
+        k = split_heads(attn.k_proj(h), attn.n_heads)
+        v = split_heads(attn.v_proj(h), attn.n_heads)
+        if cache is not None:
+            k = torch.cat([cache[i][0], k], dim=2)
+            v = torch.cat([cache[i][1], v], dim=2)
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+        heads, _ = scaled_dot_product_attention(q, k, v, mask)
+        x = x + attn.out_proj(merge_heads(heads))
+        x = x + block.ffn(block.ln2(x))
+        grown.append((k, v))
+    return model.head(model.ln_f(x))[:, 0], grown

@@ -1,0 +1,111 @@
+"""The cost bench of efficient_attention (`bench/cost_margins.py` runs it): for each seed,
+the memory the capped call's inputs need in the reference and the catalog's full-matrix
+attention written as blocks (the most bytes of tensors alive at
+once, counted in this process), then each run in a worker under the suite's cap
+(`MEMORY` of test_blocked_attention.py), as test_fits_in_memory calls it. The
+reference must pass on every seed, the full-matrix entry fail on every one."""
+
+import time
+import weakref
+from pathlib import Path
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from autograder.messages import t
+from autograder.private.assignments.efficient_attention.test_blocked_attention import MEMORY
+from autograder.private.solutions import efficient_attention as ref
+
+HERE = Path(__file__).resolve().parent
+
+
+class _Meter(TorchDispatchMode):
+    """The bytes of the tensors created while on, and the most alive at once (one count per storage)."""
+
+    def __init__(self):
+        super().__init__()
+        self.live_bytes = 0
+        self.peak = 0
+        self.storages = set()
+
+    def _gone(self, ptr, nbytes):
+        self.storages.discard(ptr)
+        self.live_bytes -= nbytes
+
+    def __torch_dispatch__(self, op, _types, op_args=(), op_kwargs=None):
+        result = op(*op_args, **(op_kwargs or {}))
+        for x in result if isinstance(result, (tuple, list)) else [result]:
+            if isinstance(x, torch.Tensor) and x.untyped_storage().data_ptr() not in self.storages:
+                ptr, nbytes = x.untyped_storage().data_ptr(), x.untyped_storage().nbytes()
+                self.storages.add(ptr)
+                self.live_bytes += nbytes
+                self.peak = max(self.peak, self.live_bytes)
+                weakref.finalize(x, self._gone, ptr, nbytes)
+        return result
+
+
+def _entries():
+    full = (HERE / "catalog" / "blocked_full_matrix.py").read_text(encoding="utf-8")
+    ns_ref = {"blocked_attention": ref.blocked_attention}
+    code_ref = "import math\nimport torch\n\n" + _source(ref.blocked_attention)
+    return [("reference", code_ref, ns_ref), ("full-matrix bug", full, None)]
+
+
+def _source(fn):
+    import inspect
+
+    return inspect.getsource(fn)
+
+
+def _fn(code):
+    ns = {}
+    exec(compile(code, "<entry>", "exec"), ns)  # noqa: S102  the kit's own catalog code, in the bench
+    return ns["blocked_attention"]
+
+
+def run(cfg, seeds):
+    from autograder.judge.notebook import Cell, Submission
+    from autograder.judge.remote import CallOptions, Remote
+    from autograder.sandbox.forkserver import ForkServer
+    from autograder.sandbox.limits import Limits
+
+    s = MEMORY
+    T, d_k, cap = s["length"], s["d_k"], s["cap_mb"]
+    kwargs = {"causal": True, "block_size": s["block_size"]}
+    scores_mib = f"{T * T * 4 / 2**20:.0f}"
+    print(t("ea_bench_setting", block_size=s["block_size"], T=T, d_k=d_k, cap=cap, scores=scores_mib))
+    server = ForkServer()
+    try:
+        for label, code, _ in _entries():
+            fn = _fn(code)
+            sub = Submission(Path("bench.ipynb"), {}, [Cell(1, code, code)])
+            remote = Remote(sub, "", Limits.from_config(cfg.limits), forkserver=server)
+            peaks, verdicts, seconds = [], [], []
+            try:
+                for seed in range(s["seed"], s["seed"] + seeds):
+                    g = torch.Generator().manual_seed(seed)
+                    q, k, v = (torch.randn(1, T, d_k, generator=g) for _ in range(3))
+                    with _Meter() as meter:
+                        start = time.process_time()
+                        fn(q, k, v, **kwargs)
+                        seconds.append(time.process_time() - start)
+                    peaks.append(meter.peak / 2**20)
+                    reply = remote.call("blocked_attention", [q, k, v], kwargs, options=CallOptions(memory_mb=cap))
+                    verdicts.append("pass" if reply.ok else "FAIL")
+            finally:
+                remote.close()
+            print(
+                t(
+                    "ea_bench_entry",
+                    label=f"{label:>18}",
+                    low=f"{min(peaks):7.1f}",
+                    high=f"{max(peaks):7.1f}",
+                    cpu_low=f"{min(seconds):.2f}",
+                    cpu_high=f"{max(seconds):.2f}",
+                    verdicts=" ".join(verdicts),
+                    n=verdicts.count("pass"),
+                    of=len(verdicts),
+                )
+            )
+    finally:
+        server.close()
