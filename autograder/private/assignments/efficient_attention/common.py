@@ -10,7 +10,8 @@ import math
 
 import torch
 
-from autograder.private.suites import checks as c
+from autograder.judge.failure import Msg
+from autograder.private.suites import compare, tensors
 
 NEG = float("-inf")
 
@@ -64,16 +65,16 @@ BLOCKED_MISTAKES = {
 }
 
 
-def same_nans(got, want):
+def same_nans(got, want, cfg):
     """NaN where `want` has NaN and nowhere else, and close elsewhere."""
     g, w = got.detach().double().cpu(), want.detach().double().cpu()
     if g.shape != w.shape or not torch.equal(torch.isnan(g), torch.isnan(w)) or not torch.isnan(w).any():
         return False
     keep = ~torch.isnan(w)
-    return c.matches(g[keep], w[keep])
+    return compare.matches(g[keep], w[keep], cfg)
 
 
-def blocked_hint(args, kwargs):
+def blocked_hint(args, kwargs, cfg):
     """The likely cause of a blocked_attention output: the one mistake whose recomputation
     gives it (NaN exactly where a maximum of -inf minus -inf puts it)."""
 
@@ -82,14 +83,14 @@ def blocked_hint(args, kwargs):
         mask, causal, bs = kwargs.get("mask"), kwargs.get("causal", False), kwargs.get("block_size", 32)
         if torch.isnan(got.detach()).any():
             nan = blocked(q, k, v, mask, causal, bs, "no_guard")
-            return c.Msg("cause_ea_masked_block_nan") if same_nans(got, nan) else None
+            return Msg("cause_ea_masked_block_nan") if same_nans(got, nan, cfg) else None
         for how, key in BLOCKED_MISTAKES.items():
             if how == "causal_top_left" and not (causal and q.shape[-2] != k.shape[-2]):
                 continue
             if how == "mask_ignored" and mask is None:
                 continue
-            if c.matches(got, blocked(q, k, v, mask, causal, bs, how)):
-                return c.Msg(key)
+            if compare.matches(got, blocked(q, k, v, mask, causal, bs, how), cfg):
+                return Msg(key)
         return None
 
     return h
@@ -104,13 +105,13 @@ def random_state(module, seed, scale=1.0):
     for i, (name, p) in enumerate(module.named_parameters()):
         shape = tuple(p.shape)
         if name.endswith("weight") and p.dim() == 1:  # a layer norm's gain
-            out[name] = 1.0 + c.randn(shape, seed + i, scale=0.2 * scale)
+            out[name] = 1.0 + tensors.randn(shape, seed + i, scale=0.2 * scale)
         elif p.dim() == 1:  # a bias
-            out[name] = c.randn(shape, seed + i, scale=0.2 * scale)
+            out[name] = tensors.randn(shape, seed + i, scale=0.2 * scale)
         elif name == "embed.weight":
-            out[name] = c.randn(shape, seed + i, scale=scale)
+            out[name] = tensors.randn(shape, seed + i, scale=scale)
         else:
-            out[name] = c.randn(shape, seed + i, scale=scale / math.sqrt(shape[1]))
+            out[name] = tensors.randn(shape, seed + i, scale=scale / math.sqrt(shape[1]))
     return out
 
 
@@ -122,9 +123,9 @@ def loaded(module, state, dtype=torch.float64):
     return m
 
 
-def first_match(got, alternatives):
+def first_match(got, alternatives, cfg):
     """The cause of the first (cause, tensor) alternative that `got` equals, else None."""
     for cause, want in alternatives:
-        if c.matches(got, want):
+        if compare.matches(got, want, cfg):
             return cause
     return None

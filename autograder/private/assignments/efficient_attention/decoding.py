@@ -6,12 +6,12 @@ here, and the reference decoder with one mistake at a time for the likely causes
 import torch
 from torch.nn import functional as F
 
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.assignments.efficient_attention import common
 from autograder.private.solutions import efficient_attention as ref
-from autograder.private.suites import checks as c
-from autograder.private.suites import costs
+from autograder.private.suites import calls, costs, failing, tensors
 from autograder.protocol import wire
 
 DRIVER = "decode_logits"
@@ -24,7 +24,7 @@ class Run:
     def __init__(self, B, T, V, D, h, F, L, seed, scale=1.0):
         self.sizes = {"vocab_size": V, "d_model": D, "n_heads": h, "d_ff": F, "n_layers": L}
         self.state = common.random_state(ref.TransformerLM(**self.sizes), seed, scale)
-        self.tokens = torch.randint(V, (B, T), generator=c.gen(seed + 50))
+        self.tokens = torch.randint(V, (B, T), generator=tensors.gen(seed + 50))
 
     def model(self, dtype=torch.float64):
         return common.loaded(ref.TransformerLM(**self.sizes), self.state, dtype)
@@ -97,37 +97,39 @@ def run(sub, case, dtype=torch.float64):
         batch_axis = f"({B})" in reply.error and any(
             f"({k * B})" in reply.error for k in range(2, case.tokens.shape[1] + 1)
         )
-        c.call_failed(what, reply.error, c.Msg("cause_ea_cache_batch_axis") if batch_axis and B > 1 else None)
+        calls.call_failed(what, reply.error, Msg("cause_ea_cache_batch_axis") if batch_axis and B > 1 else None)
     value = reply.value
     if not (isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], torch.Tensor)):
-        c.fail(t("ea_decode_reply", what=what))
+        failing.fail(t("ea_decode_reply", what=what))
     logits, cache = value
     L = case.sizes["n_layers"]
     if not isinstance(cache, (list, tuple)) or len(cache) != L:
-        c.fail(t("ea_cache_layers", what=what, got=len(cache) if isinstance(cache, (list, tuple)) else 0, want=L))
+        failing.fail(t("ea_cache_layers", what=what, got=len(cache) if isinstance(cache, (list, tuple)) else 0, want=L))
     pairs = []
     for i, pair in enumerate(cache):
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
-            c.fail(t("ea_decode_reply", what=what))
-        pairs.append((c.tensor(pair[0], f"{what} -> cache[{i}][0]"), c.tensor(pair[1], f"{what} -> cache[{i}][1]")))
+            failing.fail(t("ea_decode_reply", what=what))
+        pairs.append(
+            (calls.tensor(pair[0], f"{what} -> cache[{i}][0]"), calls.tensor(pair[1], f"{what} -> cache[{i}][1]"))
+        )
     return logits, pairs, what
 
 
-def logits_hint(case, dtype=torch.float64):
+def logits_hint(case, cfg, dtype=torch.float64):
     def h(got, expected):
-        return common.first_match(got, [(c.Msg(key), case.expected(dtype, how)[0]) for how, key in MISTAKES.items()])
+        return common.first_match(got, [(Msg(key), case.expected(dtype, how)[0]) for how, key in MISTAKES.items()], cfg)
 
     return h
 
 
-def cache_hint(case, i, j):
+def cache_hint(case, i, j, cfg):
     def h(got, expected):
         B = case.tokens.shape[0]
         if got.dim() == 4 and got.shape[0] == B * case.tokens.shape[1] and B > 1:
-            return c.Msg("cause_ea_cache_batch_axis")
+            return Msg("cause_ea_cache_batch_axis")
         if got.dim() == 4 and got.shape == expected.shape:
-            alt = [(c.Msg(key), case.expected(torch.float64, how)[1][i][j]) for how, key in MISTAKES.items()]
-            return common.first_match(got, alt)
+            alt = [(Msg(key), case.expected(torch.float64, how)[1][i][j]) for how, key in MISTAKES.items()]
+            return common.first_match(got, alt, cfg)
         return None
 
     return h

@@ -12,8 +12,7 @@ import pytest
 
 from autograder.private.assignments.efficient_attention import common
 from autograder.private.solutions import efficient_attention as ref
-from autograder.private.suites import checks as c
-from autograder.private.suites import costs
+from autograder.private.suites import calls, costs, dtypes, tensors, value_checks
 
 QUESTION = "blocked_attention"
 NAME = "blocked_attention"
@@ -36,14 +35,16 @@ SIZES = [
 
 
 def inputs(lead, T_q, T_k, d_k, d_v, seed, scale=1.0):
-    q = c.randn((*lead, T_q, d_k), seed, scale=scale)
-    k = c.randn((*lead, T_k, d_k), seed + 1, scale=scale)
-    v = c.randn((*lead, T_k, d_v), seed + 2)
+    q = tensors.randn((*lead, T_q, d_k), seed, scale=scale)
+    k = tensors.randn((*lead, T_k, d_k), seed + 1, scale=scale)
+    v = tensors.randn((*lead, T_k, d_v), seed + 2)
     return [q, k, v]
 
 
 def check(sub, cfg, args, kwargs, **opts):
-    c.check_values(sub, cfg, NAME, args, kwargs, REF, OUT, hints={"output": common.blocked_hint(args, kwargs)}, **opts)
+    value_checks.check_values(
+        sub, cfg, NAME, args, kwargs, REF, OUT, hints={"output": common.blocked_hint(args, kwargs, cfg)}, **opts
+    )
 
 
 def test_shapes_and_values(sub, cfg):
@@ -61,7 +62,7 @@ def test_large_scores(sub, cfg):
 def test_padding(sub, cfg):
     B, T_q, T_k = 3, 4, 10
     q, k, v = inputs((B,), T_q, T_k, 5, 3, 80)
-    pad = c.lengths_mask([10, 6, 3], T_k)  # (B, T_k): padding after the keys
+    pad = tensors.lengths_mask([10, 6, 3], T_k)  # (B, T_k): padding after the keys
     pad[2] = pad[2].flip(0)  # the last row's padding before its keys: its first blocks have no allowed key
     check(sub, cfg, [q, k, v], {"mask": pad[:, None, :], "block_size": 3})
 
@@ -69,7 +70,7 @@ def test_padding(sub, cfg):
 def test_fully_masked_rows(sub, cfg):
     T_q, T_k = 5, 8
     q, k, v = inputs((2,), T_q, T_k, 4, 3, 90)
-    mask = c.rand_mask((T_q, T_k), 91)
+    mask = tensors.rand_mask((T_q, T_k), 91)
     mask[1] = False  # a query with no allowed key: a zero output
     mask[3, :4] = False  # a query whose first blocks are all masked
     check(sub, cfg, [q, k, v], {"mask": mask, "block_size": 2})
@@ -80,7 +81,7 @@ def test_causal(sub, cfg):
         q, k, v = inputs((2,), T_q, T_k, 4, 3, 100 + 10 * n)
         check(sub, cfg, [q, k, v], {"causal": True, "block_size": bs})
     q, k, v = inputs((2,), 5, 5, 4, 3, 150)
-    pad = c.lengths_mask([5, 3], 5)[:, None, :]  # (B, 1, T_k) with the causal mask
+    pad = tensors.lengths_mask([5, 3], 5)[:, None, :]  # (B, 1, T_k) with the causal mask
     check(sub, cfg, [q, k, v], {"mask": pad, "causal": True, "block_size": 2})
 
 
@@ -88,9 +89,9 @@ def test_causal(sub, cfg):
 def test_dtype_and_device(sub, cfg, dd):
     device, dtype = dd
     q, k, v = inputs((2,), 4, 96, 8, 4, 200)  # 24 blocks of 4: sums of many terms in the running statistics
-    pad = c.lengths_mask([96, 50], 96)[:, None, :]
+    pad = tensors.lengths_mask([96, 50], 96)[:, None, :]
     kwargs = {"mask": pad, "block_size": 4}
-    c.check_in_dtype(sub, cfg, NAME, [q, k, v], kwargs, REF, OUT, dtype, device, hints=None)
+    dtypes.check_in_dtype(sub, cfg, NAME, [q, k, v], kwargs, REF, OUT, dtype, device, hints=None)
 
 
 def test_fits_in_memory(sub, cfg):
@@ -99,10 +100,10 @@ def test_fits_in_memory(sub, cfg):
     the blocks' running statistics fit with room to spare, and give the reference's output."""
     s = MEMORY
     T, d_k = s["length"], s["d_k"]
-    q, k, v = (c.randn((1, T, d_k), s["seed"] + i).float() for i in range(3))
+    q, k, v = (tensors.randn((1, T, d_k), s["seed"] + i).float() for i in range(3))
     kwargs = {"causal": True, "block_size": s["block_size"]}
     want = REF(q.double(), k.double(), v.double(), **kwargs)
-    what = c.describe_call(NAME, [q, k, v], kwargs)
+    what = calls.describe_call(NAME, [q, k, v], kwargs)
     costs.within_memory(
         sub, cfg, NAME, [q, k, v], want, s["cap_mb"], s["reference_mb"], kwargs=kwargs, what=what, out_names=OUT
     )

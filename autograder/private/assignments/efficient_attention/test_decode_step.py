@@ -13,10 +13,10 @@ import math
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.messages import t
 from autograder.private.assignments.efficient_attention import decoding
-from autograder.private.suites import checks as c
-from autograder.private.suites import costs
+from autograder.private.suites import calls, costs, failing, value_checks
 
 QUESTION = "decode_step"
 # (B, T, V, D, h, F, L): all different; one position; one block
@@ -33,8 +33,10 @@ def test_step_by_step(sub, cfg):
         case = decoding.Run(*sizes, seed=10 * n)
         logits, _, what = decoding.run(sub, case)
         want = full_logits(case)
-        c.check_meta(logits, f"{what} -> logits", tuple(want.shape), torch.float64, "cpu")
-        c.assert_close(logits, want, f"{what} -> logits", cfg, torch.float64, hint=decoding.logits_hint(case))
+        value_checks.check_meta(logits, f"{what} -> logits", tuple(want.shape), torch.float64, "cpu")
+        value_checks.assert_close(
+            logits, want, f"{what} -> logits", cfg, torch.float64, hint=decoding.logits_hint(case, cfg)
+        )
 
 
 def test_cache(sub, cfg):
@@ -44,8 +46,8 @@ def test_cache(sub, cfg):
     for i, (pair, ref_pair) in enumerate(zip(cache, want)):
         for j, (got, exp) in enumerate(zip(pair, ref_pair)):
             label = f"{what} -> cache[{i}][{j}]"
-            c.check_meta(got, label, tuple(exp.shape), torch.float64, "cpu", hint=None)
-            c.assert_close(got, exp, label, cfg, torch.float64, hint=decoding.cache_hint(case, i, j))
+            value_checks.check_meta(got, label, tuple(exp.shape), torch.float64, "cpu", hint=None)
+            value_checks.assert_close(got, exp, label, cfg, torch.float64, hint=decoding.cache_hint(case, i, j, cfg))
 
 
 @pytest.mark.property  # a property: it earns nothing where the values are wrong
@@ -57,8 +59,10 @@ def test_dtype_and_device(sub, cfg):
             continue
         logits, _, what = decoding.run(sub, case, dtype)
         want = full_logits(case, dtype)
-        c.check_meta(logits, f"{what} -> logits", tuple(want.shape), dtype, "cpu")
-        c.assert_close(logits, want, f"{what} -> logits", cfg, dtype, hint=decoding.logits_hint(case, dtype))
+        value_checks.check_meta(logits, f"{what} -> logits", tuple(want.shape), dtype, "cpu")
+        value_checks.assert_close(
+            logits, want, f"{what} -> logits", cfg, dtype, hint=decoding.logits_hint(case, cfg, dtype)
+        )
 
 
 def test_one_position_per_step(sub, cfg):
@@ -71,15 +75,17 @@ def test_one_position_per_step(sub, cfg):
     answers = decoding.keyed_answers(seed=81)
     state = dict(case.state)
     what = case.what()
-    reply, watch = costs.watched_call(sub, decoding.DRIVER, [dict(case.sizes), state, case.tokens], answers, isolate=[])
+    reply, watch = costs.watched_call(
+        sub, cfg, decoding.DRIVER, [dict(case.sizes), state, case.tokens], answers, isolate=[]
+    )
     n_layers = case.sizes["n_layers"]
-    recomputes = c.Msg("cause_ea_recomputes_past")
+    recomputes = Msg("cause_ea_recomputes_past")
     costs.check_sizes(watch, decoding.ATTENTION, 0, -2, [1] * (T * n_layers), what, recomputes)
     rows = [math.prod(s.shape(0)[:-1]) if s.shape(0) else None for s in watch.calls(decoding.LINEAR)]
     costs.must_call(watch, decoding.LINEAR, what)
     if any(r is None or r > B for r in rows):
-        c.fail(c.caused(t("ea_rows_per_step", what=what, most=max(r or 0 for r in rows), B=B), recomputes))
-    logits = c.tensor(reply.value[0] if isinstance(reply.value, (list, tuple)) else reply.value, what)
+        failing.fail(failing.caused(t("ea_rows_per_step", what=what, most=max(r or 0 for r in rows), B=B), recomputes))
+    logits = calls.tensor(reply.value[0] if isinstance(reply.value, (list, tuple)) else reply.value, what)
     want = decoding.replayed(case, answers)
-    c.check_meta(logits, f"{what} -> logits", tuple(want.shape), torch.float64, "cpu")
-    c.assert_close(logits, want, f"{what} -> logits", cfg, torch.float64)
+    value_checks.check_meta(logits, f"{what} -> logits", tuple(want.shape), torch.float64, "cpu")
+    value_checks.assert_close(logits, want, f"{what} -> logits", cfg, torch.float64)

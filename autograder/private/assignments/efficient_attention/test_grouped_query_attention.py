@@ -11,11 +11,12 @@ and T = 1 after a cache (a decoding step).
 import pytest
 import torch
 
+from autograder.judge.failure import Msg
 from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.assignments.efficient_attention import common
 from autograder.private.solutions import efficient_attention as ref
-from autograder.private.suites import checks as c
+from autograder.private.suites import calls, failing, modules, properties, tensors, value_checks
 from autograder.protocol import wire
 
 QUESTION = "grouped_query_attention"
@@ -30,10 +31,10 @@ class Case:
     def __init__(self, B, T, D, h, g, cached, seed, scale=1.0):
         self.ctor = [D, h, g]
         self.state = common.random_state(ref.GroupedQueryAttention(D, h, g), seed, scale)
-        self.x = c.randn((B, T, D), seed + 50)
+        self.x = tensors.randn((B, T, D), seed + 50)
         self.cache = None
         if cached:
-            past = c.randn((B, cached, D), seed + 51)
+            past = tensors.randn((B, cached, D), seed + 51)
             with torch.no_grad():
                 _, self.cache = self.reference()(past)
         self.args = [self.x] if self.cache is None else [self.x, self.cache]
@@ -55,11 +56,11 @@ class Case:
             shapes += f", cache of {self.cache[0].shape[-2]} positions"
         return f"{NAME}({', '.join(map(str, self.ctor))}) in {wire.dtype_name(dtype)} on {device}: {shapes}"
 
-    def hints(self):
+    def hints(self, cfg):
         """Likely causes of a wrong output, recomputed with the reference's parameters."""
 
         def output(got, expected):
-            return common.first_match(got, [(c.Msg(key), forward(self, how)) for how, key in MISTAKES.items()])
+            return common.first_match(got, [(Msg(key), forward(self, how)) for how, key in MISTAKES.items()], cfg)
 
         return {"output": output}
 
@@ -69,7 +70,7 @@ class Case:
         def repeated(got, want):
             h, g = self.ctor[1], self.ctor[2]
             if len(got) == 4 and h != g and got[1] == h and tuple(got[2:]) == tuple(want[2:]):
-                return c.Msg("cause_ea_cache_repeated")
+                return Msg("cause_ea_cache_repeated")
             return None
 
         return {"keys": repeated, "values": repeated}
@@ -108,10 +109,10 @@ MISTAKES = {
 
 def call(sub, case, dtype=torch.float64, device="cpu"):
     """The student's outputs by name; fails with its error or a reply of another form."""
-    state = c.as_meta(case.state) if device == "meta" else case.state
-    args = c.to(case.args, device, dtype)
+    state = tensors.as_meta(case.state) if device == "meta" else case.state
+    args = tensors.to(case.args, device, dtype)
     if device == "meta":
-        args = c.as_meta(args)
+        args = tensors.as_meta(args)
     opts = CallOptions(
         construct={"args": list(case.ctor), "kwargs": {}},
         state=state,
@@ -121,7 +122,7 @@ def call(sub, case, dtype=torch.float64, device="cpu"):
     what = case.describe(dtype, device)
     reply = sub.call(NAME, args, {}, opts)
     if not reply.ok:
-        c.call_failed(what, reply.error)
+        calls.call_failed(what, reply.error)
     value = reply.value
     ok = (
         isinstance(value, (list, tuple))
@@ -130,8 +131,8 @@ def call(sub, case, dtype=torch.float64, device="cpu"):
         and len(value[1]) == 2
     )
     if not ok:
-        c.fail(t("ea_gqa_reply", what=what))
-    got = c.outputs([value[0], *value[1]], what, list(OUT))
+        failing.fail(t("ea_gqa_reply", what=what))
+    got = calls.outputs([value[0], *value[1]], what, list(OUT))
     return got, what
 
 
@@ -139,7 +140,7 @@ def check(sub, cfg, case, dtype=torch.float64, device="cpu"):
     got, what = call(sub, case, dtype, device)
     expected = case.expected(dtype)
     if dtype == torch.float64 or device == "meta":
-        c.check_outputs(got, expected, what, cfg, dtype, device, case.hints(), case.shape_hints())
+        value_checks.check_outputs(got, expected, what, cfg, dtype, device, case.hints(cfg), case.shape_hints())
     return got, expected, what
 
 
@@ -160,8 +161,8 @@ def test_parameters(sub, cfg):
         NAME, options=CallOptions(construct={"args": [D, h, g], "kwargs": {}}, to={"dtype": "float64"}, invoke=False)
     )
     if not reply.ok:
-        c.call_failed(what, reply.error)
-    c.check_parameter_table(reply, want, what, lambda: None, lambda _n, _g, _w: None, lambda _first: None)
+        calls.call_failed(what, reply.error)
+    modules.check_parameter_table(reply, want, what, lambda: None, lambda _n, _g, _w: None, lambda _first: None)
 
 
 def test_shapes_and_values(sub, cfg):
@@ -176,7 +177,7 @@ def test_with_cache(sub, cfg):
 
 def test_bad_sizes(sub, cfg):
     for ctor in ([8, 4, 3], [10, 4, 2]):
-        c.expect_value_error(sub, NAME, ctor, {}, construct={"args": ctor, "kwargs": {}}, invoke=False)
+        properties.expect_value_error(sub, NAME, ctor, {}, construct={"args": ctor, "kwargs": {}}, invoke=False)
 
 
 @pytest.mark.property  # a property: it earns nothing where the values are wrong
@@ -187,4 +188,4 @@ def test_dtype_and_device(sub, cfg, dd):
     if device == "meta" or dtype == torch.float64:
         return
     for n in OUT:
-        c.assert_close(got[n], expected[n], f"{what} -> {n}", cfg, dtype)
+        value_checks.assert_close(got[n], expected[n], f"{what} -> {n}", cfg, dtype)
