@@ -29,6 +29,7 @@ BUILD = {
     "FeedForward": (8, 12),
     "DecoderBlock": (8, 2, 12),
     "TransformerLM": (9, 8, 2, 12, 2),
+    "GroupedQueryAttention": (8, 4, 2),
 }
 
 

@@ -52,7 +52,7 @@ def _code(assignment):
 
 
 def test_every_graded_class_is_covered():
-    assert set(ASSIGNMENTS) == {"multi_head", "seq2seq_attention", "transformer_block"}
+    assert set(ASSIGNMENTS) == {"multi_head", "seq2seq_attention", "transformer_block", "efficient_attention"}
 
 
 @pytest.mark.slow  # a worker per assignment, the reference's code loaded

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from autograder.messages import t
+from autograder.messages import number, t
 from autograder.private.assignments.efficient_attention.test_blocked_attention import MEMORY
 from autograder.private.solutions import efficient_attention as ref
 
@@ -72,7 +72,7 @@ def run(cfg, seeds):
     s = MEMORY
     T, d_k, cap = s["length"], s["d_k"], s["cap_mb"]
     kwargs = {"causal": True, "block_size": s["block_size"]}
-    scores_mib = f"{T * T * 4 / 2**20:.0f}"
+    scores_mib = number(T * T * 4 / 2**20, ".0f")
     print(t("ea_bench_setting", block_size=s["block_size"], T=T, d_k=d_k, cap=cap, scores=scores_mib))
     server = ForkServer()
     try:
@@ -98,10 +98,10 @@ def run(cfg, seeds):
                 t(
                     "ea_bench_entry",
                     label=f"{label:>18}",
-                    low=f"{min(peaks):7.1f}",
-                    high=f"{max(peaks):7.1f}",
-                    cpu_low=f"{min(seconds):.2f}",
-                    cpu_high=f"{max(seconds):.2f}",
+                    low=number(min(peaks), "7.1f"),
+                    high=number(max(peaks), "7.1f"),
+                    cpu_low=number(min(seconds), ".2f"),
+                    cpu_high=number(max(seconds), ".2f"),
                     verdicts=" ".join(verdicts),
                     n=verdicts.count("pass"),
                     of=len(verdicts),
