@@ -5,11 +5,11 @@ in a checkout it is the top-level `grading.yml`): it holds every default, and
 nothing else in the kit restates them. A course's own file overrides it: the
 path given to `load`, else `$KIT_GRADING_YML`, else `grading.yml` in the
 current folder, else the packaged one. Its `assignments` replace the packaged
-ones, but for an assignment's run in the grader (`assignments.<name>.run`): each key it
-sets there replaces the packaged run's, as in the other sections each key it sets
-replaces the default's. An older file's top-level run section (`training_run`,
-`transformer_run`: the names the assignments' declarations keep) still works, with a
-one-line deprecation note.
+ones, but for an assignment's run in the grader (`assignments.<name>.run`) and the
+settings of its cost checks (`assignments.<name>.costs`): each key it sets there replaces
+the packaged one's, as in the other sections each key it sets replaces the default's.
+An older file's top-level run section (`training_run`, `transformer_run`: the names the
+assignments' declarations keep) still works, with a one-line deprecation note.
 """
 
 import os
@@ -80,6 +80,10 @@ class Config:
     def run(self, assignment):
         """`assignment`'s run in the grader (grading.yml `assignments.<name>.run`; {}: none)."""
         return dict(self.data["assignments"][assignment].get("run") or {})
+
+    def costs(self, assignment):
+        """The settings of `assignment`'s cost checks (grading.yml `assignments.<name>.costs`; {}: none)."""
+        return dict(self.data["assignments"][assignment].get("costs") or {})
 
     @property
     def ci(self):
@@ -158,15 +162,20 @@ def _merged_run(default, own):
     return {**default, **own}
 
 
+DECLARED_SETTINGS = ("run", "costs")  # an assignment's settings its own schemas check (`declarations`)
+
+
 def _with_packaged_runs(own, packaged):
-    """A course's assignments, each one's run merged over the packaged run of its name."""
+    """A course's assignments, each one's run and cost settings merged over the packaged
+    ones of its name, key by key."""
     if not isinstance(own, dict):
         return own
     out = {}
     for name, entry in own.items():
-        default = (packaged.get(name) or {}).get("run")
-        if isinstance(entry, dict) and default is not None:
-            entry = {**entry, "run": _merged_run(default, entry.get("run", {}))}
+        for key in DECLARED_SETTINGS:
+            default = (packaged.get(name) or {}).get(key)
+            if isinstance(entry, dict) and default is not None:
+                entry = {**entry, key: _merged_run(default, entry.get(key, {}))}
         out[name] = entry
     return out
 

@@ -7,6 +7,10 @@ package whose `__init__.py` may declare:
           question: the schema its settings (grading.yml `assignments.<name>.run`)
           are checked against, the top-level section older course files held them
           in, and the text of its `kit-grading-run` cell.
+    COSTS the schema (an `autograder.schema.Section`) of the settings of its checks of
+          what the student's code costs (a call's memory cap, its inputs' sizes, the
+          reference's measured need), grading.yml `assignments.<name>.costs`, which its
+          suites read with `cfg.costs(name)`.
     TYPED its questions answered with words typed into a marked cell, {question: {"tag",
           "targets", "words": {target: allowed words}, "shape": the target holding a
           shape, or None}}: plain data, the reader's rule for that cell (`judge.by_hand`).
@@ -63,6 +67,12 @@ def run(name: str) -> Run | None:
     """`name`'s training run in the grader, or None: it declares none."""
     declared = module(name)
     return getattr(declared, "RUN", None) if declared is not None else None
+
+
+def costs(name: str) -> Any:
+    """The schema of `name`'s cost settings (`COSTS`), or None: it grades no cost."""
+    declared = module(name)
+    return getattr(declared, "COSTS", None) if declared is not None else None
 
 
 def similar_class(name: str) -> Any:

@@ -314,6 +314,7 @@ ASSIGNMENT = Section(
             required=(),
         ),
         "run": Declared(),
+        "costs": Declared(),
     },
     required=("questions",),
     rules=(_feedback_questions,),
@@ -393,13 +394,23 @@ def _devices_have_tolerances(data: dict[str, Any], key: str) -> None:
 
 
 def _runs_as_declared(data: dict[str, Any], key: str) -> None:
-    """Each assignment's run is checked by its own schema (`autograder.declarations`). Where
-    the private root is absent nothing declares a run, and no run is read."""
+    """Each assignment's run and cost settings are checked by its own schemas
+    (`autograder.declarations`). Where the private root is absent nothing declares them,
+    and none is read."""
     from autograder import declarations, layout
 
     if not layout.has_private():
         return
     for name, entry in data["assignments"].items():
+        costs = declarations.costs(name)
+        if "costs" in entry and costs is None:
+            raise Invalid(
+                f"assignments.{name}.costs", "is not a setting of this assignment: it grades no cost", shown=False
+            )
+        if costs is not None:
+            if "costs" not in entry:
+                raise Invalid(f"assignments.{name}", "needs costs (the settings of its cost checks)", shown=False)
+            costs.check(entry["costs"], f"assignments.{name}.costs")
         declared = declarations.run(name)
         where = f"assignments.{name}.run"
         if "run" in entry:

@@ -146,6 +146,43 @@ def test_each_run_is_checked_by_its_own_assignments_schema():
         schema.GRADING.check(data, "")
 
 
+def test_each_assignments_cost_settings_are_checked_by_its_own_schema(tmp_path):
+    """An assignment graded on cost (`COSTS` in its declaration) needs its `costs`, checked by
+    its own schema and rules (a cap the full score matrix would fit under measures nothing);
+    `costs` on an assignment that grades no cost is refused; a course file's costs merge over
+    the packaged ones key by key."""
+    from autograder import declarations
+
+    costed = sorted(n for n in PACKAGED["assignments"] if declarations.costs(n) is not None)
+    assert costed and all("costs" in PACKAGED["assignments"][n] for n in costed)
+    for name in costed:
+        data = copy.deepcopy(PACKAGED)
+        del data["assignments"][name]["costs"]
+        with pytest.raises(schema.Invalid, match=rf"assignments.{name} needs costs"):
+            schema.GRADING.check(data, "")
+        data = copy.deepcopy(PACKAGED)
+        data["assignments"][name]["costs"]["typo"] = 1
+        with pytest.raises(schema.Invalid, match=rf"^assignments\.{name}\.costs"):
+            schema.GRADING.check(data, "")
+    name = "efficient_attention"
+    for key, value, said in (("length", 1024, "must make the float32 scores"), ("reference_mb", 300, "must be under")):
+        data = copy.deepcopy(PACKAGED)
+        data["assignments"][name]["costs"]["memory"][key] = value
+        with pytest.raises(schema.Invalid, match=rf"assignments.{name}.costs.memory.{key} {said}"):
+            schema.GRADING.check(data, "")
+    plain = next(n for n in PACKAGED["assignments"] if declarations.costs(n) is None)
+    data = copy.deepcopy(PACKAGED)
+    data["assignments"][plain]["costs"] = {"memory": {}}
+    with pytest.raises(schema.Invalid, match=rf"assignments.{plain}.costs is not a setting of this assignment"):
+        schema.GRADING.check(data, "")
+    packaged = PACKAGED["assignments"][name]["costs"]
+    entry = {**copy.deepcopy(PACKAGED["assignments"][name]), "costs": {"memory": {**packaged["memory"], "cap_mb": 200}}}
+    cfg = course_cfg(tmp_path, {"assignments": {name: entry}})
+    assert cfg.costs(name) == {"memory": {**packaged["memory"], "cap_mb": 200}}
+    del entry["costs"]
+    assert course_cfg(tmp_path, {"assignments": {name: entry}}).costs(name) == packaged
+
+
 def test_an_old_top_level_run_section_still_works_with_one_deprecation_line(tmp_path, capfd):
     """A course file of the layout before runs sat under their assignment: its run section
     is the run of the assignment whose declaration names it, merged key by key, and stderr

@@ -56,6 +56,8 @@ def scoring_settings(cfg: Config, assignment: str) -> dict[str, Any]:
     }
     if RUN_QUESTION in questions:
         parts["run"] = cfg.run(assignment)
+    if cfg.costs(assignment):  # only where it grades a cost: the others' fingerprints stay as they were
+        parts["costs"] = cfg.costs(assignment)
     return parts
 
 

@@ -2,7 +2,7 @@
 the memory the capped call's inputs need in the reference and the catalog's full-matrix
 attention written as blocks (the most bytes of tensors alive at
 once, counted in this process), then each run in a worker under the suite's cap
-(`MEMORY` of test_blocked_attention.py), as test_fits_in_memory calls it. The
+(grading.yml `assignments.efficient_attention.costs.memory`), as test_fits_in_memory calls it. The
 reference must pass on every seed, the full-matrix entry fail on every one."""
 
 import time
@@ -13,7 +13,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder.messages import number, t
-from autograder.private.assignments.efficient_attention.test_blocked_attention import MEMORY
+from autograder.private.assignments.efficient_attention.test_blocked_attention import ASSIGNMENT
 from autograder.private.solutions import efficient_attention as ref
 
 HERE = Path(__file__).resolve().parent
@@ -69,7 +69,7 @@ def run(cfg, seeds):
     from autograder.sandbox.forkserver import ForkServer
     from autograder.sandbox.limits import Limits
 
-    s = MEMORY
+    s = cfg.costs(ASSIGNMENT)["memory"]
     T, d_k, cap = s["length"], s["d_k"], s["cap_mb"]
     kwargs = {"causal": True, "block_size": s["block_size"]}
     scores_mib = number(T * T * 4 / 2**20, ".0f")

@@ -15,15 +15,10 @@ from autograder.private.solutions import efficient_attention as ref
 from autograder.private.suites import calls, costs, dtypes, tensors, value_checks
 
 QUESTION = "blocked_attention"
+ASSIGNMENT = "efficient_attention"  # this folder's: its settings in grading.yml
 NAME = "blocked_attention"
 OUT = ("output",)
 REF = ref.blocked_attention
-# test_fits_in_memory: a causal call on (1, length, d_k) float32 under a cap the kernel enforces on
-# that one call, counted beyond a bare worker (what the notebook's cells left allocated counts too).
-# `python bench/cost_margins.py --seeds 10` prints the margins (docs/pages/measurements.md): the
-# reference holds 36 MiB of tensors at most and passes on every seed; the catalog's full-matrix
-# attention (its float32 scores alone 256 MiB) fails on every seed.
-MEMORY = {"length": 8192, "d_k": 16, "block_size": 256, "cap_mb": 256, "reference_mb": 40, "seed": 500}
 # (leading axes, T_q, T_k, d_k, d_v, block_size)
 SIZES = [
     ((), 3, 7, 4, 5, 3),
@@ -98,7 +93,7 @@ def test_fits_in_memory(sub, cfg):
     """A causal call at a length whose float32 score matrix alone is several times the cap
     (the kernel enforces it on that call: an allocation past it fails inside the worker):
     the blocks' running statistics fit with room to spare, and give the reference's output."""
-    s = MEMORY
+    s = cfg.costs(ASSIGNMENT)["memory"]  # grading.yml: its margins by bench/cost_margins.py
     T, d_k = s["length"], s["d_k"]
     q, k, v = (tensors.randn((1, T, d_k), s["seed"] + i).float() for i in range(3))
     kwargs = {"causal": True, "block_size": s["block_size"]}
