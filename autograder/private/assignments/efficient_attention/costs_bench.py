@@ -2,8 +2,11 @@
 the memory the capped call's inputs need in the reference and the catalog's full-matrix
 attention written as blocks (the most bytes of tensors alive at
 once, counted in this process), then each run in a worker under the suite's cap
-(grading.yml `assignments.efficient_attention.costs.memory`), as test_fits_in_memory calls it. The
-reference must pass on every seed, the full-matrix entry fail on every one."""
+(grading.yml `assignments.efficient_attention.costs.memory`), as test_fits_in_memory calls it;
+then test_one_position_per_step's check (the judge answering and watching the decoder's
+attention and nn.Linear calls) on the reference decode_step and the catalog's decoder that
+recomputes every past position, seed by seed. The reference must pass on every seed, the
+full-matrix attention and the recomputing decoder fail on every one."""
 
 import time
 import weakref
@@ -107,5 +110,47 @@ def run(cfg, seeds):
                     of=len(verdicts),
                 )
             )
+        _decoders(cfg, seeds, server)
     finally:
         server.close()
+
+
+def _decoders(cfg, seeds, server):
+    """test_one_position_per_step's check on the reference decode_step and the catalog's
+    decoder that runs the full forward at every step, seed by seed (the suite's is 80)."""
+    from autograder.judge import provided_source
+    from autograder.judge.failure import Failure
+    from autograder.judge.notebook import Cell, Submission
+    from autograder.judge.remote import Remote
+    from autograder.private.assignments.efficient_attention import test_decode_step
+    from autograder.sandbox.limits import Limits
+
+    recomputing = (HERE / "catalog" / "decode_recomputes_past.py").read_text(encoding="utf-8")
+    reference = "import torch\n\n" + _source(ref.decode_step)
+    print(t("ea_bench_decoder_setting"))
+    for label, code in (("reference", reference), ("recomputing decoder", recomputing)):
+        sub = Submission(Path("bench.ipynb"), {}, [Cell(1, code, code)])
+        remote = Remote(sub, provided_source(ASSIGNMENT), Limits.from_config(cfg.limits), forkserver=server)
+        verdicts, seconds = [], []
+        try:
+            for seed in range(80, 80 + 2 * seeds, 2):  # the case's seed and its answers' (seed + 1)
+                start = time.monotonic()
+                try:
+                    test_decode_step.one_position_per_step(remote, cfg, seed)
+                    verdicts.append("pass")
+                except Failure:
+                    verdicts.append("FAIL")
+                seconds.append(time.monotonic() - start)
+        finally:
+            remote.close()
+        print(
+            t(
+                "ea_bench_decoder",
+                label=f"{label:>20}",
+                low=number(min(seconds), ".2f"),
+                high=number(max(seconds), ".2f"),
+                verdicts=" ".join(verdicts),
+                n=verdicts.count("pass"),
+                of=len(verdicts),
+            )
+        )

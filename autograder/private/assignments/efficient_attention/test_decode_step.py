@@ -70,9 +70,15 @@ def test_one_position_per_step(sub, cfg):
     output that did not go through them is wrong) and sees each call: every attention call
     has one query, every projection computes one row per sequence. The logits must be the
     reference decoder's with the same answers."""
-    case = decoding.Run(2, 6, 11, 8, 2, 12, 2, seed=80)
+    one_position_per_step(sub, cfg, seed=80)
+
+
+def one_position_per_step(sub, cfg, seed):
+    """test_one_position_per_step on the case and keyed answers drawn from `seed` (the cost
+    bench runs it over seeds: bench/cost_margins.py)."""
+    case = decoding.Run(2, 6, 11, 8, 2, 12, 2, seed=seed)
     B, T = case.tokens.shape
-    answers = decoding.keyed_answers(seed=81)
+    answers = decoding.keyed_answers(seed=seed + 1)
     state = dict(case.state)
     what = case.what()
     reply, watch = costs.watched_call(
