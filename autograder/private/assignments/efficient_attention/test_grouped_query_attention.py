@@ -51,10 +51,12 @@ class Case:
         return {"output": out, "keys": k, "values": v}
 
     def describe(self, dtype=torch.float64, device="cpu"):
-        shapes = f"x {tuple(self.x.shape)}"
-        if self.cache is not None:
-            shapes += f", cache of {self.cache[0].shape[-2]} positions"
-        return f"{NAME}({', '.join(map(str, self.ctor))}) in {wire.dtype_name(dtype)} on {device}: {shapes}"
+        """`GroupedQueryAttention(8, 4, 2) in float64: x (2, 3, 8), a cache of 4 positions`:
+        shapes, never values, in the language in force."""
+        cache = "" if self.cache is None else t("ea_gqa_cache", n=self.cache[0].shape[-2])
+        at = "" if str(device) == "cpu" else t("mha_on_device", device=device)
+        module = f"{NAME}({', '.join(map(str, self.ctor))})"
+        return t("ea_gqa_call", module=module, dtype=wire.dtype_name(dtype), at=at, x=tuple(self.x.shape), cache=cache)
 
     def hints(self, cfg):
         """Likely causes of a wrong output, recomputed with the reference's parameters."""
