@@ -210,6 +210,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # One thread each for torch in the workers and what they start (kernels, judges): the
     # workers share the machine's cores, and more threads than cores only slow every one down.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # One judge for a batch a test grades without --jobs, for the same reason: a worker's
+    # share of the machine is one core, and each more judge imports torch twice (it and its
+    # fork server) to wait for that core. The tests of the judges' pool say --jobs 2.
+    os.environ.setdefault("KIT_JOBS", "1")
 
 
 def _fixture_scope(decorator):
@@ -403,7 +407,10 @@ def catalog_graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("catalog")
     chosen = list(catalog.entries())
     files = audit_run.fill_catalog(chosen, tmp / "in", "pt-BR")
-    rows = grade_batch(files, tmp / "out", progress=False, cfg=config.load(ROOT / "grading.yml"), keep_public=True)
+    # two judges: the catalog is the run's longest unit, and its two judges share the machine's
+    # cores with the other worker's tests (KIT_JOBS, one, would leave it alone the longest)
+    cfg = config.load(ROOT / "grading.yml")
+    rows = grade_batch(files, tmp / "out", progress=False, cfg=cfg, jobs=2, keep_public=True)
     assert [str(path) for _, path, _ in rows] == [str(f) for f in files], "grade_batch keeps the input order"
     seconds = {}
     for e, (_, _, data) in zip(chosen, rows):

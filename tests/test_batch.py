@@ -266,6 +266,31 @@ def test_bad_options_are_one_line_errors(tmp_path, args, message):
     assert file.read_text() == "x"
 
 
+@pytest.mark.parametrize("said", ["two", "0", "-1", "1.5"])
+def test_a_bad_kit_jobs_is_a_one_line_error_before_grading(tmp_path, said):
+    proc = run_cli(
+        "grade", SDP / "reference.ipynb", "--out", tmp_path / "o", "--no-progress", check=False, env={"KIT_JOBS": said}
+    )
+    assert proc.returncode == 2 and not (tmp_path / "o").exists(), proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"grade: $KIT_JOBS must be a whole number of judges, 1 or more (got '{said}')"
+    ]
+
+
+def test_kit_jobs_sets_the_judges_a_batch_runs_unless_jobs_says(monkeypatch):
+    """$KIT_JOBS is the default (a scheduler's share of the machine); --jobs wins; without
+    either, one judge per CPU this process may run on."""
+    from autograder.grade import batch
+
+    monkeypatch.setenv("KIT_JOBS", "3")
+    assert batch.default_jobs() == 3
+    monkeypatch.delenv("KIT_JOBS")
+    assert batch.default_jobs() == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("KIT_JOBS", "many")
+    with pytest.raises(ValueError):
+        batch.default_jobs()
+
+
 @pytest.fixture
 def read_only_folder(tmp_path):
     """An existing folder nobody may write into: a read-only bind mount as root (root ignores

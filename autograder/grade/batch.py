@@ -49,6 +49,29 @@ def _note(own: str | None, meta: str | None, graded_as: str | None, why: str) ->
     return t("batch_other_assignment", own=own, graded_as=graded_as, why=t(why))
 
 
+JOBS_ENV = "KIT_JOBS"  # the judges a batch runs when --jobs is not given
+
+
+def default_jobs() -> int:
+    """Judges in parallel when the caller names none: $KIT_JOBS where set (what a scheduler
+    gave the run: a Slurm job's CPUs, a pod's CPU limit, a test runner's share of the
+    machine), else one per CPU this process may run on (its affinity: a cpuset narrows it).
+    A value that is not a whole number of 1 or more raises ValueError."""
+    said = os.environ.get(JOBS_ENV)
+    if said is not None and said.strip():
+        try:
+            jobs = int(said)
+        except ValueError:
+            jobs = 0
+        if jobs < 1:
+            raise ValueError(said)
+        return jobs
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def grade_batch(
     paths: Any,
     out: str | os.PathLike[str],
@@ -96,7 +119,7 @@ class Batch:
         keep_public: bool = False,
     ) -> None:
         self.cfg = cfg = cfg or config_mod.load()
-        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.jobs = max(1, jobs or default_jobs())
         self.out = out = Path(out)
         self.assignment, self.resume, self.lang, self.shard = assignment, resume, lang, shard
         self.keep_public = keep_public

@@ -10,7 +10,7 @@ from autograder import config as config_mod
 from autograder import messages, release
 from autograder.grade import grades_csv
 from autograder.grade import shard as shard_mod
-from autograder.grade.batch import BATCH, export_limit, grade_batch
+from autograder.grade.batch import BATCH, JOBS_ENV, default_jobs, export_limit, grade_batch
 from autograder.grade.grades_csv import CSV_NAME, first_line, was_graded
 from autograder.grade.interrupts import EXIT_GRADER_FAULT, EXIT_INTERRUPTED, BatchInterrupted
 from autograder.grade.progress import say
@@ -81,6 +81,11 @@ def _grade(
         return _usage_error(t("grade_unknown_assignment_given", name=name, known=", ".join(cfg.assignments)))
     if jobs is not None and jobs < 1:
         return _usage_error(t("grade_jobs", got=jobs))
+    if jobs is None:
+        try:
+            jobs = default_jobs()
+        except ValueError as exc:
+            return _usage_error(t("grade_jobs_env", env=JOBS_ENV, got=repr(display(str(exc), 40))))
     try:
         part = shard_mod.parse(shard) if shard is not None else None
         export_limit(cfg)
