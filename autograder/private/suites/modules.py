@@ -4,6 +4,8 @@ loaded, run on the same inputs side by side), and what the class must hold (its 
 table, no persistent buffer the contract does not list).
 """
 
+import math
+
 import torch
 
 from autograder.judge import shrink
@@ -11,6 +13,25 @@ from autograder.judge.failure import Msg
 from autograder.messages import t
 from autograder.private.suites import failing, tensors
 from autograder.protocol import wire
+
+
+def random_state(module, seed, scale=1.0):
+    """{name: float64 tensor} for every parameter of a reference module, seeded: linear
+    weights of scale / sqrt(fan_in), layer-norm gains around 1, biases and embeddings
+    (`embed.weight`) of moderate size (so that float16 and bfloat16 stay within their
+    tolerances): the parameters a module question loads into both modules."""
+    out = {}
+    for i, (name, p) in enumerate(module.named_parameters()):
+        shape = tuple(p.shape)
+        if name.endswith("weight") and p.dim() == 1:  # a layer norm's gain
+            out[name] = 1.0 + tensors.randn(shape, seed + i, scale=0.2 * scale)
+        elif p.dim() == 1:  # a bias
+            out[name] = tensors.randn(shape, seed + i, scale=0.2 * scale)
+        elif name == "embed.weight":
+            out[name] = tensors.randn(shape, seed + i, scale=scale)
+        else:
+            out[name] = tensors.randn(shape, seed + i, scale=scale / math.sqrt(shape[1]))
+    return out
 
 
 class Case:

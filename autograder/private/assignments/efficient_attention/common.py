@@ -11,7 +11,7 @@ import math
 import torch
 
 from autograder.judge.failure import Msg
-from autograder.private.suites import compare, tensors
+from autograder.private.suites import compare
 
 NEG = float("-inf")
 
@@ -97,22 +97,6 @@ def blocked_hint(args, kwargs, cfg):
 
 
 # -- parameters ---------------------------------------------------------------------------
-def random_state(module, seed, scale=1.0):
-    """{name: float64 tensor} for every parameter of a reference module, seeded: linear
-    weights of scale / sqrt(fan_in), layer-norm gains around 1, biases and embeddings of
-    moderate size (so that float16 and bfloat16 stay within their tolerances)."""
-    out = {}
-    for i, (name, p) in enumerate(module.named_parameters()):
-        shape = tuple(p.shape)
-        if name.endswith("weight") and p.dim() == 1:  # a layer norm's gain
-            out[name] = 1.0 + tensors.randn(shape, seed + i, scale=0.2 * scale)
-        elif p.dim() == 1:  # a bias
-            out[name] = tensors.randn(shape, seed + i, scale=0.2 * scale)
-        elif name == "embed.weight":
-            out[name] = tensors.randn(shape, seed + i, scale=scale)
-        else:
-            out[name] = tensors.randn(shape, seed + i, scale=scale / math.sqrt(shape[1]))
-    return out
 
 
 def loaded(module, state, dtype=torch.float64):

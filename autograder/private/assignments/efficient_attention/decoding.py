@@ -11,7 +11,7 @@ from autograder.judge.remote import CallOptions
 from autograder.messages import t
 from autograder.private.assignments.efficient_attention import common
 from autograder.private.solutions import efficient_attention as ref
-from autograder.private.suites import calls, costs, failing, tensors
+from autograder.private.suites import calls, costs, failing, modules, tensors
 from autograder.protocol import wire
 
 DRIVER = "decode_logits"
@@ -23,7 +23,7 @@ class Run:
 
     def __init__(self, B, T, V, D, h, F, L, seed, scale=1.0):
         self.sizes = {"vocab_size": V, "d_model": D, "n_heads": h, "d_ff": F, "n_layers": L}
-        self.state = common.random_state(ref.TransformerLM(**self.sizes), seed, scale)
+        self.state = modules.random_state(ref.TransformerLM(**self.sizes), seed, scale)
         self.tokens = torch.randint(V, (B, T), generator=tensors.gen(seed + 50))
 
     def model(self, dtype=torch.float64):

@@ -30,7 +30,7 @@ CACHED = [(2, 3, 8, 4, 2, 4), (2, 1, 12, 6, 2, 5), (3, 2, 8, 4, 1, 3)]
 class Case:
     def __init__(self, B, T, D, h, g, cached, seed, scale=1.0):
         self.ctor = [D, h, g]
-        self.state = common.random_state(ref.GroupedQueryAttention(D, h, g), seed, scale)
+        self.state = modules.random_state(ref.GroupedQueryAttention(D, h, g), seed, scale)
         self.x = tensors.randn((B, T, D), seed + 50)
         self.cache = None
         if cached:

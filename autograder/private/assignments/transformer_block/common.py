@@ -16,8 +16,6 @@ and dtype cross the wire as tags); the student's DecoderBlock builds the judge's
 FeedForward.
 """
 
-import math
-
 import torch
 from torch.nn import functional as F
 
@@ -39,25 +37,6 @@ from autograder.private.suites import (
 )
 
 
-# -- parameters -----------------------------------------------------------------------
-def random_state(module, seed, scale=1.0):
-    """{name: float64 tensor} for every parameter of a reference module, seeded: linear
-    weights of scale / sqrt(fan_in), layer-norm gains around 1, biases and embeddings
-    of moderate size (so that float16 and bfloat16 stay within their tolerances)."""
-    out = {}
-    for i, (name, p) in enumerate(module.named_parameters()):
-        shape = tuple(p.shape)
-        if name.endswith("weight") and p.dim() == 1:  # a layer norm's gain
-            out[name] = 1.0 + tensors.randn(shape, seed + i, scale=0.2 * scale)
-        elif p.dim() == 1:  # a bias
-            out[name] = tensors.randn(shape, seed + i, scale=0.2 * scale)
-        elif name == "embed.weight":
-            out[name] = tensors.randn(shape, seed + i, scale=scale)
-        else:
-            out[name] = tensors.randn(shape, seed + i, scale=scale / math.sqrt(shape[1]))
-    return out
-
-
 def pad_mask_of(B, T, seed, leading=True):
     """(B, T) bool, True at real tokens: the first row full, the others padded after
     their tokens, and (`leading`) the last one before them too (a query with no
@@ -74,14 +53,14 @@ def pad_mask_of(B, T, seed, leading=True):
 # -- a module case ----------------------------------------------------------------------
 class ModuleCase(modules.Case):
     """One call of a graded class (`modules.Case`), made from named sizes and a seed: the
-    judge's parameters (`random_state`) and the forward's inputs (`inputs`); subclasses
+    judge's parameters (`modules.random_state`) and the forward's inputs (`inputs`); subclasses
     say the class, its constructor's arguments and inputs, and a case at other sizes (`at`)."""
 
     SOLUTIONS = ref
 
     def __init__(self, sizes, seed, scale=1.0):
         self.sizes, self.seed, self.scale = dict(sizes), seed, scale
-        self.state = random_state(self.reference_module(), seed, scale)
+        self.state = modules.random_state(self.reference_module(), seed, scale)
         self.args, self.kwargs = self.inputs(seed + 50)
 
     def inputs(self, seed):
