@@ -3,7 +3,9 @@ declares a cost bench (`costs_bench.py` under its private folder, with `run(cfg,
 the figures that bench prints (what each measured entry needs, and whether it passes the
 grading.yml settings the suites use, seed by seed).
 
-    .venv/bin/python bench/cost_margins.py [--assignment NAME] [--seeds 10]
+    .venv/bin/python bench/cost_margins.py [--assignment NAME] [--seeds 10] [--curves]
+
+`--curves`: also what the bench measures against the length (`curves()`, where it has one).
 
 An assignment without a cost bench is skipped (a line says so)."""
 
@@ -23,6 +25,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="cost_margins", description=__doc__.split("\n\n")[0])
     chosen.add_argument(ap)
     ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument(
+        "--curves", action="store_true", help="also time and memory against the length, where the bench has them"
+    )
     args = ap.parse_args(argv)
     from autograder import config, declarations
 
@@ -35,6 +40,8 @@ def main(argv=None):
             continue
         print(f"{name}:")
         bench.run(cfg, args.seeds)
+        if args.curves and hasattr(bench, "curves"):
+            bench.curves()
 
 
 if __name__ == "__main__":

@@ -154,3 +154,76 @@ def _decoders(cfg, seeds, server):
                 of=len(verdicts),
             )
         )
+
+
+def curves(lengths=(256, 512, 1024, 2048), steps=(8, 16, 32, 64)):
+    """Time and memory against the length, this process, one thread: the reference
+    blocked_attention (block_size 128), the catalog's full-matrix attention written as
+    blocks and the full attention (scaled_dot_product_attention with the causal mask) on
+    (1, T, 32) float32, causal (the most MiB of tensors alive at once, the best of 3 wall
+    clocks); then greedy generation of n tokens from a 4-token prompt by a
+    TransformerLM(50, 64, 4, 128, 2), with the reference decode_step and with the catalog's
+    recomputing decoder (the best of 3)."""
+    torch.set_num_threads(1)
+    full_matrix = _fn((HERE / "catalog" / "blocked_full_matrix.py").read_text(encoding="utf-8"))
+
+    def full(q, k, v):
+        return ref.scaled_dot_product_attention(q, k, v, ref.causal_mask(q.shape[-2]))[0]
+
+    attentions = (
+        ("reference", lambda q, k, v: ref.blocked_attention(q, k, v, causal=True, block_size=128)),
+        ("full-matrix bug", lambda q, k, v: full_matrix(q, k, v, causal=True, block_size=128)),
+        ("full attention", lambda q, k, v: full(q, k, v)),
+    )
+    for label, fn in attentions:
+        row = []
+        for T in lengths:
+            g = torch.Generator().manual_seed(T)
+            q, k, v = (torch.randn(1, T, 32, generator=g) for _ in range(3))
+            with torch.no_grad(), _Meter() as meter:
+                fn(q, k, v)
+            row.append(
+                t(
+                    "ea_curve_point",
+                    T=T,
+                    mib=number(meter.peak / 2**20, ".2f"),
+                    ms=number(1000 * _best(lambda: fn(q, k, v)), ".1f"),
+                )
+            )
+        print(t("ea_curve", label=f"{label:>16}", points="; ".join(row)))
+    torch.manual_seed(0)
+    lm = ref.TransformerLM(50, 64, 4, 128, 2).eval()
+    prompt = torch.randint(0, 50, (1, 4))
+    recomputing = _decoder_from((HERE / "catalog" / "decode_recomputes_past.py").read_text(encoding="utf-8"))
+    for label, step in (("reference", ref.decode_step), ("recomputing", recomputing)):
+        row = []
+        for n in steps:
+            with torch.no_grad():
+                row.append(
+                    t("ea_curve_tokens", n=n, ms=number(1000 * _best(lambda: _generate(lm, prompt, n, step)), ".1f"))
+                )
+        print(t("ea_curve", label=f"{label:>16}", points="; ".join(row)))
+
+
+def _decoder_from(code):
+    """The catalog entry's decode_step, run where the provided functions are its globals."""
+    ns = dict(vars(ref))
+    exec(compile(code, "<entry>", "exec"), ns)  # noqa: S102  the kit's own catalog code, in the bench
+    return ns["decode_step"]
+
+
+def _generate(model, prompt, n, step):
+    cache, logits = None, None
+    for i in range(prompt.shape[1]):
+        logits, cache = step(model, prompt[:, i], cache)
+    for _ in range(n):
+        logits, cache = step(model, logits.argmax(-1), cache)
+
+
+def _best(fn, repeat=3):
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
