@@ -165,13 +165,15 @@ def suite_skeleton(tmp_path, assignment, monkeypatch):
 def suite_files(pattern="*.py"):
     """Every file of the hidden suites: their shared library and each assignment's suites
     (its audit's parts aside, the catalog's student code and the battery's cases, and its
-    run's schema and text, staff-facing settings as autograder/schema.py's are)."""
+    settings' schemas, its run's with its text and its cost checks', staff-facing as
+    autograder/schema.py's are)."""
     from autograder import layout
 
     def suites(root, p):
         rel = p.relative_to(root)
         own = rel.parts[1:]  # inside the assignment's folder
-        return root == layout.SUITES or not own or not (layout.audit_only(Path(*own)) or rel.name == "run.py")
+        settings = rel.name in ("run.py", "cost_settings.py")
+        return root == layout.SUITES or not own or not (layout.audit_only(Path(*own)) or settings)
 
     return sorted(p for root in (layout.SUITES, layout.ASSIGNMENTS) for p in root.rglob(pattern) if suites(root, p))
 
