@@ -140,7 +140,7 @@ def _load(path):
     own = _read(path)
     merged = dict(data)
     if "assignments" in own:
-        merged["assignments"] = _with_packaged_runs(own["assignments"], data["assignments"])
+        merged["assignments"] = _with_packaged_settings(own["assignments"], data["assignments"])
     for section in MERGED_SECTIONS:
         if section in own:
             if not isinstance(own[section], dict):
@@ -154,9 +154,9 @@ def _load(path):
     return Config(Path(path), merged)
 
 
-def _merged_run(default, own):
-    """A course's run over the packaged one, key by key (a run that is not a mapping is left
-    for the schema to name)."""
+def _merged_setting(default, own):
+    """A course's run or cost settings over the packaged ones, key by key (settings that are not
+    a mapping are left for the schema to name)."""
     if not isinstance(own, dict) or not isinstance(default, dict):
         return own
     return {**default, **own}
@@ -165,7 +165,7 @@ def _merged_run(default, own):
 DECLARED_SETTINGS = ("run", "costs")  # an assignment's settings its own schemas check (`declarations`)
 
 
-def _with_packaged_runs(own, packaged):
+def _with_packaged_settings(own, packaged):
     """A course's assignments, each one's run and cost settings merged over the packaged
     ones of its name, key by key."""
     if not isinstance(own, dict):
@@ -175,7 +175,7 @@ def _with_packaged_runs(own, packaged):
         for key in DECLARED_SETTINGS:
             default = (packaged.get(name) or {}).get(key)
             if isinstance(entry, dict) and default is not None:
-                entry = {**entry, key: _merged_run(default, entry.get(key, {}))}
+                entry = {**entry, key: _merged_setting(default, entry.get(key, {}))}
         out[name] = entry
     return out
 
@@ -202,7 +202,10 @@ def _move_legacy_runs(own, merged, defaults, path):
             stated = own_assignments.get(name)
             stated = stated.get("run", {}) if isinstance(stated, dict) else {}
             packaged = (defaults["assignments"].get(name) or {}).get("run", {})
-            assignments[name] = {**assignments[name], "run": _merged_run(_merged_run(packaged, own[key]), stated)}
+            assignments[name] = {
+                **assignments[name],
+                "run": _merged_setting(_merged_setting(packaged, own[key]), stated),
+            }
 
 
 def load(path=None):

@@ -254,7 +254,7 @@ class Section(Spec):
 
 @dataclass(frozen=True)
 class Declared(Spec):
-    """A mapping whose keys its assignment's declaration says (`_runs_as_declared`)."""
+    """A mapping whose keys its assignment's declaration says (`_settings_as_declared`: its run, its cost settings)."""
 
     def check(self, value: Any, key: str) -> None:
         if not isinstance(value, dict):
@@ -393,7 +393,7 @@ def _devices_have_tolerances(data: dict[str, Any], key: str) -> None:
             raise Invalid("scoring.evidence_devices", f"names {device}, which devices does not list", device)
 
 
-def _runs_as_declared(data: dict[str, Any], key: str) -> None:
+def _settings_as_declared(data: dict[str, Any], key: str) -> None:
     """Each assignment's run and cost settings are checked by its own schemas
     (`autograder.declarations`). Where the private root is absent nothing declares them,
     and none is read."""
@@ -445,5 +445,5 @@ GRADING = Section(
         "feedback": FEEDBACK,
     },
     required=("assignments", "tolerances", "devices", "limits"),
-    rules=(_devices_have_tolerances, _runs_as_declared, _feedback_later_shows_more),
+    rules=(_devices_have_tolerances, _settings_as_declared, _feedback_later_shows_more),
 )

@@ -48,10 +48,9 @@ class _Meter(TorchDispatchMode):
 
 
 def _entries():
-    full = (HERE / "catalog" / "blocked_full_matrix.py").read_text(encoding="utf-8")
-    ns_ref = {"blocked_attention": ref.blocked_attention}
+    """(label, source) of the capped call's two attentions: the reference and the full-matrix bug."""
     code_ref = "import math\nimport torch\n\n" + _source(ref.blocked_attention)
-    return [("reference", code_ref, ns_ref), ("full-matrix bug", full, None)]
+    return [("reference", code_ref), ("full-matrix bug", _catalog("blocked_full_matrix"))]
 
 
 def _source(fn):
@@ -60,10 +59,16 @@ def _source(fn):
     return inspect.getsource(fn)
 
 
-def _fn(code):
-    ns = {}
+def _catalog(entry):
+    """A catalog entry's source."""
+    return (HERE / "catalog" / f"{entry}.py").read_text(encoding="utf-8")
+
+
+def _defined(code, name):
+    """`name` as `code` defines it, run where the reference's names (the provided functions) are its globals."""
+    ns = dict(vars(ref))
     exec(compile(code, "<entry>", "exec"), ns)  # noqa: S102  the kit's own catalog code, in the bench
-    return ns["blocked_attention"]
+    return ns[name]
 
 
 def run(cfg, seeds):
@@ -79,8 +84,8 @@ def run(cfg, seeds):
     print(t("ea_bench_setting", block_size=s["block_size"], T=T, d_k=d_k, cap=cap, scores=scores_mib))
     server = ForkServer()
     try:
-        for label, code, _ in _entries():
-            fn = _fn(code)
+        for label, code in _entries():
+            fn = _defined(code, "blocked_attention")
             sub = Submission(Path("bench.ipynb"), {}, [Cell(1, code, code)])
             remote = Remote(sub, "", Limits.from_config(cfg.limits), forkserver=server)
             peaks, verdicts, seconds = [], [], []
@@ -125,7 +130,7 @@ def _decoders(cfg, seeds, server):
     from autograder.private.assignments.efficient_attention import test_decode_step
     from autograder.sandbox.limits import Limits
 
-    recomputing = (HERE / "catalog" / "decode_recomputes_past.py").read_text(encoding="utf-8")
+    recomputing = _catalog("decode_recomputes_past")
     reference = "import torch\n\n" + _source(ref.decode_step)
     print(t("ea_bench_decoder_setting"))
     for label, code in (("reference", reference), ("recomputing decoder", recomputing)):
@@ -165,7 +170,7 @@ def curves(lengths=(256, 512, 1024, 2048), steps=(8, 16, 32, 64)):
     TransformerLM(50, 64, 4, 128, 2), with the reference decode_step and with the catalog's
     recomputing decoder (the best of 3)."""
     torch.set_num_threads(1)
-    full_matrix = _fn((HERE / "catalog" / "blocked_full_matrix.py").read_text(encoding="utf-8"))
+    full_matrix = _defined(_catalog("blocked_full_matrix"), "blocked_attention")
 
     def full(q, k, v):
         return ref.scaled_dot_product_attention(q, k, v, ref.causal_mask(q.shape[-2]))[0]
@@ -173,7 +178,7 @@ def curves(lengths=(256, 512, 1024, 2048), steps=(8, 16, 32, 64)):
     attentions = (
         ("reference", lambda q, k, v: ref.blocked_attention(q, k, v, causal=True, block_size=128)),
         ("full-matrix bug", lambda q, k, v: full_matrix(q, k, v, causal=True, block_size=128)),
-        ("full attention", lambda q, k, v: full(q, k, v)),
+        ("full attention", full),
     )
     for label, fn in attentions:
         row = []
@@ -194,7 +199,7 @@ def curves(lengths=(256, 512, 1024, 2048), steps=(8, 16, 32, 64)):
     torch.manual_seed(0)
     lm = ref.TransformerLM(50, 64, 4, 128, 2).eval()
     prompt = torch.randint(0, 50, (1, 4))
-    recomputing = _decoder_from((HERE / "catalog" / "decode_recomputes_past.py").read_text(encoding="utf-8"))
+    recomputing = _defined(_catalog("decode_recomputes_past"), "decode_step")
     for label, step in (("reference", ref.decode_step), ("recomputing", recomputing)):
         row = []
         for n in steps:
@@ -203,13 +208,6 @@ def curves(lengths=(256, 512, 1024, 2048), steps=(8, 16, 32, 64)):
                     t("ea_curve_tokens", n=n, ms=number(1000 * _best(lambda: _generate(lm, prompt, n, step)), ".1f"))
                 )
         print(t("ea_curve", label=f"{label:>16}", points="; ".join(row)))
-
-
-def _decoder_from(code):
-    """The catalog entry's decode_step, run where the provided functions are its globals."""
-    ns = dict(vars(ref))
-    exec(compile(code, "<entry>", "exec"), ns)  # noqa: S102  the kit's own catalog code, in the bench
-    return ns["decode_step"]
 
 
 def _generate(model, prompt, n, step):
